@@ -1,0 +1,2 @@
+// Replaced by the certificate code (issue: the TLS admission webhook).
+namespace gpuadmit {}

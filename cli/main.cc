@@ -1,0 +1,49 @@
+// gpuadmit: the one binary. Dispatches to the subcommands of SPEC §8.
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: gpuadmit <command> [flags]
+
+commands:
+  serve   --policy P --tls-cert C --tls-key K [--listen ADDR] [--metrics-listen ADDR]
+          [--client-ca CA] [--threads N] [--max-body BYTES] [--log-level L]
+  lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]] PATH...
+  review  [--policy P] [--endpoint mutate|validate] < review.json
+  policy  check P
+  certs   --service S --namespace NS --out DIR [--san NAME]...
+
+Without --policy, the embedded default policy (policies/default.yaml) is used.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    using namespace gpuadmit::cli;
+    if (command == "policy") return policy_command(args);
+    if (command == "review") return review_command(args);
+    if (command == "serve") return serve_command(args);
+    if (command == "certs") return certs_command(args);
+    if (command == "lint") return lint_command(args);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuadmit " << command << ": internal error: " << e.what() << "\n";
+    return 2;
+  }
+  std::cerr << "gpuadmit: unknown command \"" << command << "\"\n" << kUsage;
+  return 2;
+}

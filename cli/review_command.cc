@@ -1,0 +1,52 @@
+// gpuadmit review: one AdmissionReview on stdin, the response review on stdout, no network.
+
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "engine/admission.h"
+#include "mutators/all_mutators.h"
+#include "policies/loader.h"
+#include "rules/all_rules.h"
+
+namespace gpuadmit::cli {
+
+int review_command(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto error = Args::parse(argv, {"policy", "endpoint"}, {}, args)) {
+    std::cerr << "gpuadmit review: " << *error
+              << "\nusage: gpuadmit review [--policy P] [--endpoint mutate|validate] < review.json\n";
+    return 2;
+  }
+  if (!args.positional().empty()) {
+    std::cerr << "gpuadmit review: unexpected argument \"" << args.positional().front()
+              << "\"; the review is read from standard input\n";
+    return 2;
+  }
+  const std::string endpoint_name = args.value_or("endpoint", "mutate");
+  if (endpoint_name != "mutate" && endpoint_name != "validate") {
+    std::cerr << "gpuadmit review: --endpoint must be mutate or validate, not \"" << endpoint_name
+              << "\"\n";
+    return 2;
+  }
+  CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
+  if (!loaded.policy) {
+    for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
+    return 2;
+  }
+  const std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const Pipeline pipeline(default_mutators(), default_rules());
+  AdmissionResult result = handle_admission_review_text(
+      body, endpoint_name == "mutate" ? Endpoint::kMutate : Endpoint::kValidate, pipeline,
+      *loaded.policy);
+  if (result.error) {
+    std::cerr << "gpuadmit review: <stdin>: " << result.error->message << "\n";
+    return 2;
+  }
+  std::cout << result.outcome->response.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace gpuadmit::cli

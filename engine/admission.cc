@@ -1,0 +1,180 @@
+#include "engine/admission.h"
+
+#include <exception>
+#include <utility>
+
+namespace gpuadmit {
+namespace {
+
+constexpr int kMaxDepth = 100;
+constexpr std::string_view kApiVersion = "admission.k8s.io/v1";
+
+AdmissionResult fail(std::string message) {
+  AdmissionResult r;
+  r.error = AdmissionError{std::move(message)};
+  return r;
+}
+
+Json response_envelope(const std::string& uid, bool allowed) {
+  Json response = Json::object();
+  response["uid"] = uid;
+  response["allowed"] = allowed;
+  Json review = Json::object();
+  review["apiVersion"] = kApiVersion;
+  review["kind"] = "AdmissionReview";
+  review["response"] = std::move(response);
+  return review;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) {
+    if (!out.empty()) out += ",";
+    out += s;
+  }
+  return out;
+}
+
+std::optional<Operation> parse_operation(std::string_view op) {
+  if (op == "CREATE") return Operation::kCreate;
+  if (op == "UPDATE") return Operation::kUpdate;
+  if (op == "DELETE") return Operation::kDelete;
+  if (op == "CONNECT") return Operation::kConnect;
+  return std::nullopt;
+}
+
+}  // namespace
+
+AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
+                                             const Pipeline& pipeline,
+                                             const CompiledPolicy& policy) {
+  if (json_depth_exceeds(body, kMaxDepth)) {
+    return fail("request body nests deeper than " + std::to_string(kMaxDepth) + " levels");
+  }
+  Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (review.is_discarded()) return fail("request body is not valid JSON");
+  return handle_admission_review(review, endpoint, pipeline, policy);
+}
+
+AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
+                                        const Pipeline& pipeline, const CompiledPolicy& policy) {
+  if (!review.is_object()) return fail("request body is not a JSON object");
+  const std::string_view api_version = string_member(review, "apiVersion");
+  if (api_version != kApiVersion) {
+    return fail("apiVersion must be \"admission.k8s.io/v1\", got \"" + std::string(api_version) +
+                "\" (set admissionReviewVersions: [v1] in the webhook configuration)");
+  }
+  if (string_member(review, "kind") != "AdmissionReview") {
+    return fail("kind must be \"AdmissionReview\", got \"" +
+                std::string(string_member(review, "kind")) + "\"");
+  }
+  const Json* request = find_member(review, "request");
+  if (request == nullptr || !request->is_object()) return fail("request is missing");
+  const std::string uid(string_member(*request, "uid"));
+  if (uid.empty()) return fail("request.uid is missing");
+
+  AdmissionOutcome outcome;
+  outcome.uid = uid;
+  outcome.operation = std::string(string_member(*request, "operation"));
+  outcome.name = std::string(string_member(*request, "name"));
+  if (const Json* kind = find_member(*request, "kind")) outcome.kind = std::string(string_member(*kind, "kind"));
+
+  const Json* object = find_member(*request, "object");
+  std::string ns(string_member(*request, "namespace"));
+  if (ns.empty() && object != nullptr) {
+    if (const Json* metadata = find_member(*object, "metadata")) ns = std::string(string_member(*metadata, "namespace"));
+  }
+  if (ns.empty()) ns = "default";
+  outcome.ns = ns;
+  if (outcome.name.empty() && object != nullptr) {
+    if (const Json* metadata = find_member(*object, "metadata")) {
+      outcome.name = std::string(string_member(*metadata, "name"));
+      if (outcome.name.empty()) outcome.name = std::string(string_member(*metadata, "generateName"));
+    }
+  }
+
+  // SPEC §7.1: CREATE is mutated and validated; UPDATE of a workload with templates is validated
+  // (and its templates mutated); UPDATE of a Pod (its spec is immutable but for a few fields),
+  // DELETE, CONNECT and subresources pass untouched.
+  const std::optional<Operation> operation = parse_operation(outcome.operation);
+  const bool subresource = !string_member(*request, "subResource").empty();
+  const bool is_pod = object != nullptr && string_member(*object, "kind") == "Pod";
+  const bool evaluate = operation && !subresource && object != nullptr && object->is_object() &&
+                        (*operation == Operation::kCreate ||
+                         (*operation == Operation::kUpdate && !is_pod));
+  if (!evaluate) {
+    outcome.response = response_envelope(uid, true);
+    AdmissionResult r;
+    r.outcome = std::move(outcome);
+    return r;
+  }
+
+  EvaluateOptions options;
+  options.ns = ns;
+  options.operation = *operation;
+  options.mutate = endpoint == Endpoint::kMutate;
+  outcome.evaluation = pipeline.evaluate(*object, options, policy);
+  outcome.evaluated = true;
+  const Evaluation& e = outcome.evaluation;
+
+  Json review_out = response_envelope(uid, e.allowed);
+  Json& response = review_out["response"];
+  if (e.allowed && e.changed()) {
+    response["patchType"] = "JSONPatch";
+    response["patch"] = base64_encode(e.patch.dump());
+  }
+  if (std::vector<std::string> warnings = e.warnings(); !warnings.empty()) {
+    response["warnings"] = warnings;
+  }
+  if (!e.allowed) {
+    Json status = Json::object();
+    status["code"] = 403;
+    status["reason"] = "Forbidden";
+    status["message"] = "gpuadmit denied " + outcome.kind + " " + ns + "/" + outcome.name + ": " +
+                        e.deny_message();
+    response["status"] = std::move(status);
+  }
+  // The API server prefixes each key with the webhook's name ("mutate.gpuadmit.io/class"), and
+  // rejects keys that already hold a "/" (apiserver admission checkKeyFormat), so the keys are bare.
+  if (endpoint == Endpoint::kMutate && (!e.classes.empty() || !e.mutations.empty())) {
+    Json audit = Json::object();
+    if (!e.classes.empty()) audit["class"] = join(e.classes);
+    if (!e.mutations.empty()) audit["mutations"] = join(e.mutations);
+    response["auditAnnotations"] = std::move(audit);
+  }
+  AdmissionResult r;
+  r.outcome = std::move(outcome);
+  r.outcome->response = std::move(review_out);
+  return r;
+}
+
+std::string base64_encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
+                       uint32_t(uint8_t(bytes[i + 2]));
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    const uint32_t n = uint32_t(uint8_t(bytes[i])) << 16;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace gpuadmit

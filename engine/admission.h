@@ -1,0 +1,43 @@
+#pragma once
+// AdmissionReview admission.k8s.io/v1 codec (SPEC §7.1): request in, response review out.
+// Pure JSON: the webhook and `gpuadmit review` both call handle_admission_review.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "engine/json.h"
+#include "engine/pipeline.h"
+
+namespace gpuadmit {
+
+enum class Endpoint { kMutate, kValidate };
+
+// A review that cannot be answered (HTTP 400): not JSON, wrong apiVersion/kind, no request.uid,
+// nesting too deep.
+struct AdmissionError {
+  std::string message;  // one line: "request.uid is missing"
+};
+
+struct AdmissionOutcome {
+  Json response;  // the AdmissionReview to send back (apiVersion, kind, response)
+  Evaluation evaluation;
+  std::string uid, kind, ns, name, operation;
+  bool evaluated = false;  // false when passed through untouched (DELETE, subresource, ...)
+};
+
+// Parses review text (depth checked before parsing), validates it and answers it.
+// Exactly one of the two is set.
+struct AdmissionResult {
+  std::optional<AdmissionOutcome> outcome;
+  std::optional<AdmissionError> error;
+};
+AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
+                                             const Pipeline& pipeline, const CompiledPolicy& policy);
+AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
+                                        const Pipeline& pipeline, const CompiledPolicy& policy);
+
+// Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
+std::string base64_encode(std::string_view bytes);
+
+}  // namespace gpuadmit

@@ -1,0 +1,51 @@
+#pragma once
+// What mutators and rules know about the pod spec they look at, beyond the spec itself.
+
+#include <string>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/pod_view.h"
+#include "policies/compiled_policy.h"
+
+namespace gpuadmit {
+
+enum class Operation { kCreate, kUpdate, kDelete, kConnect };
+
+// Facts about the whole admission request / manifest document.
+struct RequestContext {
+  const CompiledPolicy* policy = nullptr;
+  std::string ns;           // the namespace the object lives in
+  std::string api_version;  // of the object
+  std::string kind;
+  std::string name;
+  Operation operation = Operation::kCreate;
+  bool daemonset_owned = false;  // a Pod whose controller ownerReference is a DaemonSet
+};
+
+// Facts about one pod spec, resolved before mutators and rules run (class resolution, SPEC §4.2).
+struct PodContext {
+  const RequestContext* request = nullptr;
+  const CompiledPolicy* policy = nullptr;
+  const Tenant* tenant = nullptr;  // null: the namespace matches no tenant (docs/decisions.md)
+  bool gpu_pod = false;            // from the original spec, before any mutation
+
+  // Class resolution: `class_name` is what the pod names or resolves to (possibly unknown:
+  // GPU004), `gpu_class` the policy class when known.
+  std::string class_name;
+  const GpuClass* gpu_class = nullptr;
+  bool class_from_annotation = false;
+
+  std::string mig_profile;    // gpuadmit.io/mig-profile, "" when unset
+  std::string workload_type;  // gpuadmit.io/workload, "" when unset
+
+  // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
+  std::vector<std::string> mutations;
+};
+
+// Fills the class, MIG profile and workload type of a pod spec (SPEC §4.2): the
+// gpuadmit.io/class setting; else the class whose nodeSelector matches the pod's own
+// nodeSelector; else the tenant's defaultClass; else the only class when the policy has one.
+void resolve_pod_context(const PodView& pod, PodContext& ctx);
+
+}  // namespace gpuadmit

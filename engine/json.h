@@ -1,0 +1,29 @@
+#pragma once
+// The JSON type of the whole engine. ordered_json keeps the input's key order, so that lint's
+// --fix output and the patched objects read like what the user wrote.
+
+#include <cstddef>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuadmit {
+
+using Json = nlohmann::ordered_json;
+using JsonPointer = Json::json_pointer;
+
+// True when `text` nests arrays/objects deeper than `max_depth`. Scans bytes (strings skipped)
+// without parsing: nlohmann's recursive-descent parser would overflow the stack on deep input,
+// so this runs first (SPEC §7.1: nesting deeper than 100 is rejected).
+bool json_depth_exceeds(std::string_view text, int max_depth);
+
+// Escapes one JSON Pointer reference token (RFC 6901: "~" → "~0", "/" → "~1").
+std::string escape_pointer_token(std::string_view token);
+
+// Member lookup that never throws: nullptr when `j` is not an object or has no such key.
+const Json* find_member(const Json& j, std::string_view key);
+Json* find_member(Json& j, std::string_view key);
+// The string value of a member, or empty when absent or not a string.
+std::string_view string_member(const Json& j, std::string_view key);
+
+}  // namespace gpuadmit

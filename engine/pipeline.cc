@@ -1,0 +1,166 @@
+#include "engine/pipeline.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+#include <variant>
+
+#include "engine/resources.h"
+#include "engine/workload.h"
+
+namespace gpuadmit {
+namespace {
+
+void add_unique(std::vector<std::string>& list, std::string_view value) {
+  if (std::find(list.begin(), list.end(), value) == list.end()) list.emplace_back(value);
+}
+
+Severity severity_for(Action action) {
+  return action == Action::kWarn ? Severity::kWarn : Severity::kDeny;
+}
+
+// A Pod whose controller is a DaemonSet: its pods must run on every node, GPU pools included
+// (GPU009 exempts them, as the device plugin and DCGM exporter are such pods).
+bool owned_by_daemonset(const Json& object) {
+  const Json* metadata = find_member(object, "metadata");
+  if (metadata == nullptr) return false;
+  const Json* owners = find_member(*metadata, "ownerReferences");
+  if (owners == nullptr || !owners->is_array()) return false;
+  for (const Json& owner : *owners) {
+    if (string_member(owner, "kind") != "DaemonSet") continue;
+    const Json* controller = find_member(owner, "controller");
+    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) return true;
+  }
+  return false;
+}
+
+std::string object_name(const Json& object) {
+  const Json* metadata = find_member(object, "metadata");
+  if (metadata == nullptr) return {};
+  std::string_view name = string_member(*metadata, "name");
+  if (name.empty()) name = string_member(*metadata, "generateName");
+  return std::string(name);
+}
+
+}  // namespace
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::kDeny:
+      return "deny";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kError:
+      return "error";
+  }
+  return "deny";
+}
+
+std::vector<std::string> Evaluation::warnings() const {
+  std::vector<std::string> out;
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::kWarn) out.push_back(f.rule + ": " + f.message);
+  }
+  return out;
+}
+
+std::string Evaluation::deny_message() const {
+  std::string out;
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::kWarn) continue;
+    if (!out.empty()) out += "; ";
+    out += f.rule + ": " + f.message;
+  }
+  return out;
+}
+
+Pipeline::Pipeline(std::vector<std::unique_ptr<const Mutator>> mutators,
+                   std::vector<std::unique_ptr<const Rule>> rules)
+    : mutators_(std::move(mutators)), rules_(std::move(rules)) {}
+
+Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options,
+                              const CompiledPolicy& policy) const {
+  Evaluation e;
+  e.mutated = object;
+  if (!object.is_object()) return e;
+  if (policy.is_exempt(options.ns)) {
+    e.exempt = true;
+    return e;
+  }
+  const std::vector<PodSpecLocation> locations = find_pod_specs(object, policy);
+  if (locations.empty()) return e;
+  e.is_workload = true;
+
+  RequestContext request;
+  request.policy = &policy;
+  request.ns = options.ns;
+  request.api_version = std::string(string_member(object, "apiVersion"));
+  request.kind = std::string(string_member(object, "kind"));
+  request.name = object_name(object);
+  request.operation = options.operation;
+  request.daemonset_owned = owned_by_daemonset(object);
+  const Tenant* tenant = policy.tenant_for(options.ns);
+
+  std::vector<Violation> violations;
+  for (const PodSpecLocation& location : locations) {
+    auto made = PodView::make(e.mutated, location);
+    if (auto* error = std::get_if<std::string>(&made)) {
+      e.findings.push_back(Finding{"PODSPEC", Severity::kError,
+                                   "cannot interpret the pod spec: " + *error +
+                                       "; fix the manifest so that it is a valid PodSpec",
+                                   location.path});
+      continue;
+    }
+    PodView& pod = std::get<PodView>(made);
+    PodContext ctx;
+    ctx.request = &request;
+    ctx.policy = &policy;
+    ctx.tenant = tenant;
+    ctx.gpu_pod = is_gpu_pod(pod, policy);
+    resolve_pod_context(pod, ctx);
+    if (options.mutate) {
+      for (const auto& mutator : mutators_) {
+        if (mutator->mutate(pod, ctx)) add_unique(ctx.mutations, mutator->name());
+      }
+      for (const std::string& m : ctx.mutations) add_unique(e.mutations, m);
+    }
+    if (ctx.gpu_pod && !ctx.class_name.empty()) add_unique(e.classes, ctx.class_name);
+    for (const auto& rule : rules_) {
+      const Action action = policy.action_for(rule->id(), rule->default_action());
+      if (action == Action::kOff) continue;
+      violations.clear();
+      rule->check(pod, ctx, violations);
+      for (Violation& v : violations) {
+        e.findings.push_back(
+            Finding{std::string(rule->id()), severity_for(action), std::move(v.message), std::move(v.path)});
+      }
+    }
+  }
+
+  e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
+                           [](const Finding& f) { return f.severity != Severity::kWarn; });
+  if (options.mutate && e.mutated != object) {
+    // One diff at the end (STYLE.md §5), checked by applying it back: a patch that would not
+    // reproduce the mutated object is never sent.
+    e.patch = Json::diff(object, e.mutated);
+    bool reproduces = false;
+    try {
+      reproduces = object.patch(e.patch) == e.mutated;
+    } catch (const std::exception&) {
+      reproduces = false;
+    }
+    if (!reproduces) {
+      e.patch = Json::array();
+      e.mutated = object;
+      e.allowed = false;
+      e.findings.push_back(Finding{"PATCH", Severity::kError,
+                                   "internal error: the computed JSON Patch does not reproduce the "
+                                   "mutated object; report this object to the gpuadmit maintainers",
+                                   ""});
+    }
+  }
+  if (!e.allowed) e.patch = Json::array();
+  return e;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,62 @@
+#pragma once
+// The pipeline (SPEC §4–§5): object → pod specs → mutators (on a copy) → rules → decision.
+// Pure: no HTTP, no files. Shared by `gpuadmit review`, the webhook and lint.
+//
+//   Pipeline pipeline(default_mutators(), default_rules());
+//   Evaluation e = pipeline.evaluate(object, {.ns = "ml", .mutate = true}, *policy);
+//   e.allowed; e.patch;  // RFC 6902 ops that turn `object` into e.mutated
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/finding.h"
+#include "engine/json.h"
+#include "engine/mutator.h"
+#include "engine/rule.h"
+#include "policies/compiled_policy.h"
+
+namespace gpuadmit {
+
+struct EvaluateOptions {
+  std::string ns;  // namespace of the object (request.namespace, metadata.namespace, or default)
+  Operation operation = Operation::kCreate;
+  bool mutate = true;  // false: rules only (the validating webhook)
+};
+
+struct Evaluation {
+  bool allowed = true;
+  bool is_workload = false;  // the object has pod specs gpuadmit looks at
+  bool exempt = false;       // exempt namespace: untouched
+  Json mutated;              // the object after mutation (a copy of the input when unchanged)
+  Json patch = Json::array();
+  std::vector<Finding> findings;   // in pod-spec order, then rule order
+  std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order
+  std::vector<std::string> classes;    // resolved class names, unique, in pod-spec order
+
+  bool changed() const { return !patch.empty(); }
+  // Warnings for AdmissionResponse.warnings: "GPU014: ..." for each warn finding.
+  std::vector<std::string> warnings() const;
+  // The denial message: every deny/error finding, "; "-separated, each "GPU001: ...".
+  std::string deny_message() const;
+};
+
+class Pipeline {
+ public:
+  Pipeline(std::vector<std::unique_ptr<const Mutator>> mutators,
+           std::vector<std::unique_ptr<const Rule>> rules);
+
+  // Never throws for any JSON input.
+  Evaluation evaluate(const Json& object, const EvaluateOptions& options,
+                      const CompiledPolicy& policy) const;
+
+  const std::vector<std::unique_ptr<const Mutator>>& mutators() const { return mutators_; }
+  const std::vector<std::unique_ptr<const Rule>>& rules() const { return rules_; }
+
+ private:
+  std::vector<std::unique_ptr<const Mutator>> mutators_;
+  std::vector<std::unique_ptr<const Rule>> rules_;
+};
+
+}  // namespace gpuadmit

@@ -1,0 +1,252 @@
+#include "engine/pod_view.h"
+
+#include <utility>
+
+namespace gpuadmit {
+namespace {
+
+std::string_view type_name(const Json& j) {
+  if (j.is_object()) return "object";
+  if (j.is_array()) return "array";
+  if (j.is_string()) return "string";
+  if (j.is_boolean()) return "boolean";
+  if (j.is_number()) return "number";
+  return "null";
+}
+
+// Collects the first shape error; every check is "absent or null is fine".
+class ShapeChecker {
+ public:
+  bool ok() const { return error_.empty(); }
+  std::string take() { return std::move(error_); }
+
+  const Json* object(const Json& parent, std::string_view key, const std::string& path) {
+    const Json* v = find_member(parent, key);
+    if (v == nullptr || v->is_null()) return nullptr;
+    if (!v->is_object()) return fail(path + "." + std::string(key), "an object", *v);
+    return v;
+  }
+  const Json* array(const Json& parent, std::string_view key, const std::string& path) {
+    const Json* v = find_member(parent, key);
+    if (v == nullptr || v->is_null()) return nullptr;
+    if (!v->is_array()) return fail(path + "." + std::string(key), "a list", *v);
+    return v;
+  }
+  void string(const Json& parent, std::string_view key, const std::string& path) {
+    const Json* v = find_member(parent, key);
+    if (v != nullptr && !v->is_null() && !v->is_string()) fail(path + "." + std::string(key), "a string", *v);
+  }
+  void string_map(const Json& parent, std::string_view key, const std::string& path) {
+    const Json* m = object(parent, key, path);
+    if (m == nullptr) return;
+    for (auto it = m->begin(); it != m->end() && ok(); ++it) {
+      if (!it->is_string() && !it->is_null()) fail(path + "." + std::string(key) + "[\"" + it.key() + "\"]", "a string", *it);
+    }
+  }
+  // Each element of a list must be an object; calls `each(element, element_path)`.
+  template <typename F>
+  void object_list(const Json& parent, std::string_view key, const std::string& path, F each) {
+    const Json* list = array(parent, key, path);
+    if (list == nullptr) return;
+    for (size_t i = 0; i < list->size() && ok(); ++i) {
+      std::string element_path = path + "." + std::string(key) + "[" + std::to_string(i) + "]";
+      if (!(*list)[i].is_object()) {
+        fail(element_path, "an object", (*list)[i]);
+        return;
+      }
+      each((*list)[i], element_path);
+    }
+  }
+  void quantity_map(const Json& parent, std::string_view key, const std::string& path) {
+    const Json* m = object(parent, key, path);
+    if (m == nullptr) return;
+    for (auto it = m->begin(); it != m->end() && ok(); ++it) {
+      if (!it->is_string() && !it->is_number() && !it->is_null())
+        fail(path + "." + std::string(key) + "[\"" + it.key() + "\"]", "a quantity", *it);
+    }
+  }
+
+  std::nullptr_t fail(const std::string& path, std::string_view expected, const Json& got) {
+    if (error_.empty()) {
+      error_ = path + ": must be " + std::string(expected) + ", not " + std::string(type_name(got));
+    }
+    return nullptr;
+  }
+
+ private:
+  std::string error_;
+};
+
+void check_container(ShapeChecker& c, const Json& container, const std::string& path) {
+  c.string(container, "name", path);
+  c.string(container, "restartPolicy", path);
+  if (const Json* resources = c.object(container, "resources", path)) {
+    c.quantity_map(*resources, "requests", path + ".resources");
+    c.quantity_map(*resources, "limits", path + ".resources");
+  }
+}
+
+void check_affinity(ShapeChecker& c, const Json& spec, const std::string& path) {
+  const Json* affinity = c.object(spec, "affinity", path);
+  if (affinity == nullptr) return;
+  const Json* node_affinity = c.object(*affinity, "nodeAffinity", path + ".affinity");
+  if (node_affinity == nullptr) return;
+  const std::string na_path = path + ".affinity.nodeAffinity";
+  const Json* required =
+      c.object(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", na_path);
+  if (required == nullptr) return;
+  c.object_list(*required, "nodeSelectorTerms", na_path + ".requiredDuringSchedulingIgnoredDuringExecution",
+                [&](const Json& term, const std::string& term_path) {
+                  for (std::string_view list : {"matchExpressions", "matchFields"}) {
+                    c.object_list(term, list, term_path, [&](const Json& expr, const std::string& expr_path) {
+                      c.string(expr, "key", expr_path);
+                      c.string(expr, "operator", expr_path);
+                      if (const Json* values = c.array(expr, "values", expr_path)) {
+                        for (size_t i = 0; i < values->size() && c.ok(); ++i) {
+                          if (!(*values)[i].is_string())
+                            c.fail(expr_path + ".values[" + std::to_string(i) + "]", "a string", (*values)[i]);
+                        }
+                      }
+                    });
+                  }
+                });
+}
+
+const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
+  if (!object.contains(pointer)) return nullptr;
+  const Json& m = object.at(pointer);
+  return m.is_object() ? &m : nullptr;
+}
+
+std::optional<std::string> lookup(const Json* metadata, std::string_view section, std::string_view key) {
+  if (metadata == nullptr) return std::nullopt;
+  const Json* map = find_member(*metadata, section);
+  if (map == nullptr) return std::nullopt;
+  const Json* v = find_member(*map, key);
+  if (v == nullptr || !v->is_string()) return std::nullopt;
+  return v->get<std::string>();
+}
+
+}  // namespace
+
+std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLocation& location) {
+  if (!object.contains(location.spec)) return location.path + ": missing";
+  Json& spec = object.at(location.spec);
+  ShapeChecker c;
+  if (!spec.is_object()) {
+    c.fail(location.path, "an object", spec);
+    return c.take();
+  }
+  const std::string& path = location.path;
+  for (std::string_view list : {"initContainers", "containers", "ephemeralContainers"}) {
+    c.object_list(spec, list, path, [&](const Json& container, const std::string& p) {
+      check_container(c, container, p);
+    });
+  }
+  c.object_list(spec, "tolerations", path, [&](const Json& t, const std::string& p) {
+    for (std::string_view k : {"key", "operator", "value", "effect"}) c.string(t, k, p);
+  });
+  c.string_map(spec, "nodeSelector", path);
+  check_affinity(c, spec, path);
+  c.string(spec, "priorityClassName", path);
+  if (const Json* priority = find_member(spec, "priority");
+      priority != nullptr && !priority->is_null() && !priority->is_number_integer()) {
+    c.fail(path + ".priority", "an integer", *priority);
+  }
+  if (const Json* resources = c.object(spec, "resources", path)) {
+    c.quantity_map(*resources, "requests", path + ".resources");
+    c.quantity_map(*resources, "limits", path + ".resources");
+  }
+  if (object.contains(location.metadata)) {
+    const Json& metadata = object.at(location.metadata);
+    const std::string meta_path = dotted_path(location.metadata);
+    if (!metadata.is_null() && !metadata.is_object()) {
+      c.fail(meta_path, "an object", metadata);
+    } else if (metadata.is_object()) {
+      c.string_map(metadata, "annotations", meta_path);
+      c.string_map(metadata, "labels", meta_path);
+    }
+  }
+  if (!c.ok()) return c.take();
+  return PodView(object, location);
+}
+
+PodView::PodView(Json& object, const PodSpecLocation& location)
+    : object_(&object), location_(&location) {
+  const Json& spec = this->spec();
+  const std::pair<std::string_view, ContainerKind> lists[] = {
+      {"initContainers", ContainerKind::kInit},
+      {"containers", ContainerKind::kApp},
+      {"ephemeralContainers", ContainerKind::kEphemeral}};
+  for (const auto& [key, kind] : lists) {
+    const Json* list = find_member(spec, key);
+    if (list == nullptr || !list->is_array()) continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const Json& c = (*list)[i];
+      ContainerRef ref;
+      ref.kind = kind;
+      ref.index = i;
+      ref.name = std::string(string_member(c, "name"));
+      // KEP-753: an init container with restartPolicy Always is a sidecar that keeps running.
+      ref.restartable = kind == ContainerKind::kInit && string_member(c, "restartPolicy") == "Always";
+      ref.path = location.path + "." + std::string(key) + "[" + std::to_string(i) + "]";
+      containers_.push_back(std::move(ref));
+    }
+  }
+}
+
+namespace {
+std::string_view list_key(ContainerKind kind) {
+  switch (kind) {
+    case ContainerKind::kInit:
+      return "initContainers";
+    case ContainerKind::kEphemeral:
+      return "ephemeralContainers";
+    case ContainerKind::kApp:
+      break;
+  }
+  return "containers";
+}
+}  // namespace
+
+Json& PodView::container(const ContainerRef& ref) {
+  return spec()[std::string(list_key(ref.kind))][ref.index];
+}
+
+const Json& PodView::container(const ContainerRef& ref) const {
+  return spec().at(std::string(list_key(ref.kind))).at(ref.index);
+}
+
+const Json* PodView::metadata() const { return metadata_at(*object_, location_->metadata); }
+
+Json& PodView::mutable_metadata() {
+  Json& m = (*object_)[location_->metadata];
+  if (!m.is_object()) m = Json::object();
+  return m;
+}
+
+std::optional<std::string> PodView::setting(std::string_view key) const {
+  const Json* pod_meta = metadata();
+  const Json* top_meta = metadata_at(*object_, JsonPointer("/metadata"));
+  if (auto v = lookup(pod_meta, "annotations", key)) return v;
+  if (auto v = lookup(pod_meta, "labels", key)) return v;
+  if (top_meta != pod_meta) {
+    if (auto v = lookup(top_meta, "annotations", key)) return v;
+    if (auto v = lookup(top_meta, "labels", key)) return v;
+  }
+  return std::nullopt;
+}
+
+bool PodView::set_annotation(std::string_view key, std::string_view value) {
+  Json& meta = mutable_metadata();
+  Json& annotations = meta["annotations"];
+  if (!annotations.is_object()) annotations = Json::object();
+  Json* existing = find_member(annotations, key);
+  if (existing != nullptr && existing->is_string() && existing->get_ref<const std::string&>() == value) {
+    return false;
+  }
+  annotations[std::string(key)] = std::string(value);
+  return true;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,71 @@
+#pragma once
+// A view over one pod spec of a workload: its containers (init containers, restartable sidecars
+// and ephemeral containers included), its metadata and the workload settings (SPEC §2).
+// Built only after the spec's shape was checked, so accessors never meet a wrong JSON type.
+//
+//   auto view = PodView::make(object, location);            // or an error message
+//   for (const ContainerRef& c : view->containers()) view->container(c)["resources"] ...
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/workload.h"
+
+namespace gpuadmit {
+
+enum class ContainerKind { kInit, kApp, kEphemeral };
+
+struct ContainerRef {
+  ContainerKind kind = ContainerKind::kApp;
+  size_t index = 0;          // index in its list
+  std::string name;          // "" when the container has no name
+  bool restartable = false;  // an init container with restartPolicy: Always (a sidecar, KEP-753)
+  std::string path;          // dotted: "spec.template.spec.initContainers[0]"
+};
+
+class PodView {
+ public:
+  // Checks the shape SPEC §7.1 asks gpuadmit to interpret (containers are lists of objects with
+  // object `resources` whose requests/limits are objects; tolerations a list of objects;
+  // nodeSelector a string map; affinity an object; metadata annotations/labels string maps).
+  // Returns the view, or a message saying what is malformed and where.
+  static std::variant<PodView, std::string> make(Json& object, const PodSpecLocation& location);
+
+  const PodSpecLocation& location() const { return *location_; }
+  bool is_template() const { return location_->is_template; }
+
+  Json& object() { return *object_; }
+  const Json& object() const { return *object_; }
+  // Resolved on each call: a mutation that adds a sibling key (template metadata) may move the
+  // spec in memory, so no reference to it is kept.
+  Json& spec() { return object_->at(location_->spec); }
+  const Json& spec() const { return object_->at(location_->spec); }
+
+  // Containers in Kubernetes order: init containers, then app containers, then ephemeral ones.
+  const std::vector<ContainerRef>& containers() const { return containers_; }
+  Json& container(const ContainerRef& ref);
+  const Json& container(const ContainerRef& ref) const;
+
+  // The pod (template) metadata, or null when absent. mutable_metadata() creates it.
+  const Json* metadata() const;
+  Json& mutable_metadata();
+
+  // A workload setting (SPEC §2): the pod (template) annotation, else its label, else the
+  // top-level object's annotation, else its label. Annotations win over labels.
+  std::optional<std::string> setting(std::string_view key) const;
+
+  // Sets an annotation on the pod (template) metadata; returns true when it changed.
+  bool set_annotation(std::string_view key, std::string_view value);
+
+ private:
+  PodView(Json& object, const PodSpecLocation& location);
+  Json* object_;
+  const PodSpecLocation* location_;
+  std::vector<ContainerRef> containers_;
+};
+
+}  // namespace gpuadmit

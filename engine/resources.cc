@@ -1,0 +1,119 @@
+#include "engine/resources.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace gpuadmit {
+namespace {
+
+const Json* section_of(const Json& container, std::string_view section) {
+  const Json* resources = find_member(container, "resources");
+  if (resources == nullptr) return nullptr;
+  const Json* s = find_member(*resources, section);
+  return (s != nullptr && s->is_object()) ? s : nullptr;
+}
+
+// Whole units of a quantity, rounded up (Value()); negative counts as 0.
+int64_t units(const std::optional<Quantity>& q) {
+  if (!q || q->is_negative()) return 0;
+  return q->value();
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+}  // namespace
+
+std::optional<Quantity> parse_json_quantity(const Json& value) {
+  if (value.is_string()) return Quantity::parse(value.get_ref<const std::string&>());
+  if (value.is_number_integer()) {
+    return Quantity::parse(value.is_number_unsigned() ? std::to_string(value.get<uint64_t>())
+                                                      : std::to_string(value.get<int64_t>()));
+  }
+  if (value.is_number_float()) return Quantity::parse(value.dump());
+  return std::nullopt;
+}
+
+std::optional<Quantity> container_quantity(const Json& container, std::string_view section,
+                                           std::string_view resource) {
+  const Json* s = section_of(container, section);
+  if (s == nullptr) return std::nullopt;
+  const Json* v = find_member(*s, resource);
+  if (v == nullptr) return std::nullopt;
+  return parse_json_quantity(*v);
+}
+
+std::vector<GpuResourceUse> gpu_resources_of(const Json& container, const CompiledPolicy& policy) {
+  std::vector<GpuResourceUse> uses;
+  auto entry = [&](const std::string& name) -> GpuResourceUse& {
+    for (GpuResourceUse& u : uses) {
+      if (u.resource == name) return u;
+    }
+    uses.push_back(GpuResourceUse{name, std::nullopt, std::nullopt});
+    return uses.back();
+  };
+  for (std::string_view section : {"requests", "limits"}) {
+    const Json* s = section_of(container, section);
+    if (s == nullptr) continue;
+    for (auto it = s->begin(); it != s->end(); ++it) {
+      if (!policy.is_gpu_resource(it.key())) continue;
+      GpuResourceUse& u = entry(it.key());
+      (section == "requests" ? u.request : u.limit) = parse_json_quantity(it.value());
+    }
+  }
+  return uses;
+}
+
+int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy) {
+  int64_t total = 0;
+  for (const GpuResourceUse& u : gpu_resources_of(container, policy)) {
+    total = saturating_add(total, units(u.effective()));
+  }
+  return total;
+}
+
+bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
+  for (const ContainerRef& ref : pod.containers()) {
+    for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
+      const bool positive_request = u.request && !u.request->is_zero() && !u.request->is_negative();
+      const bool positive_limit = u.limit && !u.limit->is_zero() && !u.limit->is_negative();
+      if (positive_request || positive_limit) return true;
+    }
+  }
+  return false;
+}
+
+// Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests (v1.29+, with sidecars):
+//   reqs = Σ app containers
+//   for each init container in order:
+//     restartable: reqs += r; restartableInitReqs += r
+//     otherwise:  initReqs = max(initReqs, r + restartableInitReqs)
+//   result = max(reqs, initReqs)
+// Ephemeral containers declare no resources that count (the API forbids them).
+int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
+  int64_t app = 0;
+  int64_t restartable_init = 0;
+  int64_t init_max = 0;
+  for (const ContainerRef& ref : pod.containers()) {
+    const int64_t n = container_gpu_units(pod.container(ref), policy);
+    switch (ref.kind) {
+      case ContainerKind::kApp:
+        app = saturating_add(app, n);
+        break;
+      case ContainerKind::kInit:
+        if (ref.restartable) {
+          app = saturating_add(app, n);
+          restartable_init = saturating_add(restartable_init, n);
+        } else {
+          init_max = std::max(init_max, saturating_add(n, restartable_init));
+        }
+        break;
+      case ContainerKind::kEphemeral:
+        break;
+    }
+  }
+  return std::max(app, init_max);
+}
+
+}  // namespace gpuadmit

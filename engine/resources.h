@@ -1,0 +1,51 @@
+#pragma once
+// GPU resource accounting over containers and pods, as the scheduler counts it.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/pod_view.h"
+#include "engine/quantity.h"
+#include "policies/compiled_policy.h"
+
+namespace gpuadmit {
+
+// The quantity of `resource` under container.resources.<section> ("requests" | "limits"), or
+// nullopt when absent or unparsable. Accepts JSON strings and numbers, as the API server does.
+std::optional<Quantity> container_quantity(const Json& container, std::string_view section,
+                                           std::string_view resource);
+
+// Parses a JSON quantity value (string or number).
+std::optional<Quantity> parse_json_quantity(const Json& value);
+
+// One GPU resource a container names, with its request and limit as written.
+struct GpuResourceUse {
+  std::string resource;
+  std::optional<Quantity> request;
+  std::optional<Quantity> limit;
+  // The amount the scheduler uses: the request, else the limit (the API server defaults an
+  // extended resource's request to its limit).
+  std::optional<Quantity> effective() const { return request ? request : limit; }
+};
+
+// The GPU resources of a container in the order they appear (requests first, then limits-only).
+std::vector<GpuResourceUse> gpu_resources_of(const Json& container, const CompiledPolicy& policy);
+
+// GPU units a container asks for (sum over its GPU resources of the effective amount, rounded up
+// to whole units; 0 when none is positive).
+int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy);
+
+// True when a container, init container or ephemeral container requests or limits a positive
+// quantity of a GPU resource (SPEC §2: "0" is not a GPU request).
+bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy);
+
+// The pod's effective GPU request, as the scheduler computes it (k8s.io/component-helpers
+// resource.PodRequests): max(sum of app containers + restartable init sidecars,
+// max over init containers of (its request + sidecars started before it)).
+int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy);
+
+}  // namespace gpuadmit

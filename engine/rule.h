@@ -1,0 +1,26 @@
+#pragma once
+// A rule checks one pod spec and reports violations (SPEC §5). It cannot mutate: it sees a
+// const view. Severity comes from the policy's enforcement, applied by the pipeline.
+
+#include <string_view>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/finding.h"
+#include "engine/pod_view.h"
+#include "policies/model.h"
+
+namespace gpuadmit {
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  virtual std::string_view id() const = 0;       // "GPU001"
+  virtual std::string_view summary() const = 0;  // one line: what the rule requires (SARIF help)
+  virtual Action default_action() const = 0;     // kDeny or kWarn
+  // Appends every violation of the pod spec (not only the first).
+  virtual void check(const PodView& pod, const PodContext& ctx,
+                     std::vector<Violation>& out) const = 0;
+};
+
+}  // namespace gpuadmit

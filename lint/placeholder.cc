@@ -1,0 +1,2 @@
+// Replaced by lint (issue: lint mode).
+namespace gpuadmit {}

@@ -1,0 +1,61 @@
+#pragma once
+// The compiled, read-only form of a Policy: RE2 patterns compiled, names resolved, built once
+// per load and shared by every request through std::shared_ptr<const CompiledPolicy>.
+//
+//   auto compiled = CompiledPolicy::compile(policy);          // policy already validated
+//   const Tenant* t = compiled->tenant_for("ml-vision");       // first matching tenant or null
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policies/model.h"
+
+namespace gpuadmit {
+
+class CompiledPolicy {
+ public:
+  // Compiles a policy that the loader has validated. Patterns that fail to compile (only
+  // possible for a hand-built Policy) never match.
+  static std::shared_ptr<const CompiledPolicy> compile(Policy policy);
+  ~CompiledPolicy();
+  CompiledPolicy(const CompiledPolicy&) = delete;
+  CompiledPolicy& operator=(const CompiledPolicy&) = delete;
+
+  const Policy& policy() const { return policy_; }
+
+  // The first tenant whose namespace patterns full-match `ns`, or nullptr.
+  const Tenant* tenant_for(std::string_view ns) const;
+  // True when `ns` matches an `enforcement.exempt.namespaces` pattern.
+  bool is_exempt(std::string_view ns) const;
+
+  const GpuClass* find_class(std::string_view name) const;
+  const PriorityClassDecl* find_priority_class(std::string_view name) const;
+  // The class marked globalDefault, if any.
+  const PriorityClassDecl* global_default_priority_class() const;
+
+  // A GPU resource name (SPEC §2): nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*,
+  // and the policy's `gpuResources`.
+  bool is_gpu_resource(std::string_view resource) const;
+
+  // The action for a rule id: `enforcement.rules[id]` if set, else the rule-specific field
+  // (GPU001 ← requestsEqualLimits, GPU009 ← nonGpuOnGpuPool, GPU014 ← fragmentation), else
+  // `default_action`.
+  Action action_for(std::string_view rule_id, Action default_action) const;
+
+  // Every class's taints and node-selector label keys: the "GPU pool" markers used by GPU009 and
+  // the strip mutation.
+  bool is_gpu_pool_taint_key(std::string_view key) const;
+  bool is_gpu_pool_label_key(std::string_view key) const;
+
+ private:
+  explicit CompiledPolicy(Policy policy);
+  struct Patterns;
+  Policy policy_;
+  std::unique_ptr<Patterns> patterns_;
+};
+
+using PolicyPtr = std::shared_ptr<const CompiledPolicy>;
+
+}  // namespace gpuadmit

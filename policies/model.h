@@ -1,0 +1,116 @@
+#pragma once
+// The GPUPolicy model (SPEC §3): plain data, as written by the platform team. Loading (YAML,
+// with every error located) is policies/loader.h; the read-only compiled form that the engine
+// evaluates against is policies/compiled_policy.h.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/quantity.h"
+
+namespace gpuadmit {
+
+// What a rule or mutation does when it applies (SPEC §3 `enforcement`).
+enum class Action { kFix, kDeny, kWarn, kOff, kStrip };
+std::string_view action_name(Action a);
+
+struct Taint {
+  std::string key;
+  std::string value;   // empty: the taint has no value (tolerated with operator Exists)
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct MigConfig {
+  enum class Strategy { kMixed, kSingle };
+  Strategy strategy = Strategy::kMixed;
+  std::vector<std::string> profiles;  // "1g.10gb", "1g.10gb+me", ...
+};
+
+struct TimeSlicing {
+  int64_t replicas = 0;
+  bool rename_by_default = false;
+  bool fail_requests_greater_than_one = false;
+};
+
+// An ordered label -> allowed values map (policy order is kept: it is the order of the
+// matchExpressions gpuadmit writes).
+using LabelSelectorValues = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+struct GpuClass {
+  std::string name;
+  LabelSelectorValues node_selector;
+  std::vector<Taint> taints;
+  std::optional<int64_t> gpus_per_node;
+  std::optional<int64_t> nodes;
+  std::optional<MigConfig> mig;
+  std::optional<TimeSlicing> time_slicing;
+};
+
+struct PriorityClassDecl {
+  std::string name;
+  int32_t value = 0;
+  std::string preemption_policy = "PreemptLowerPriority";  // or "Never"
+  bool global_default = false;
+};
+
+// An ordered resource name -> quantity list.
+using ResourceList = std::vector<std::pair<std::string, Quantity>>;
+
+struct TenantDefaults {
+  ResourceList request;  // LimitRange defaultRequest
+  ResourceList limit;    // LimitRange default
+  ResourceList per_gpu;  // request per GPU unit, used instead of `request` when it names the key
+};
+
+struct TenantLimits {
+  std::optional<int64_t> max_gpus_per_container;
+  std::optional<int64_t> max_gpus_per_pod;
+};
+
+struct TenantPriority {
+  std::optional<std::string> default_class;
+  std::vector<std::pair<std::string, std::string>> by_workload;  // workload type -> class name
+  std::optional<std::vector<std::string>> allowed;                // unset: any class allowed
+};
+
+struct Tenant {
+  std::string name;
+  std::vector<std::string> namespaces;  // RE2 full-match patterns
+  std::optional<std::string> default_class;
+  // Unset: every class of the policy is allowed. Set and empty: no GPUs for this tenant.
+  std::optional<std::vector<std::string>> allowed_classes;
+  TenantDefaults defaults;
+  TenantLimits limits;
+  std::optional<int64_t> quota_gpus;
+  TenantPriority priority;
+};
+
+struct Enforcement {
+  Action requests_equal_limits = Action::kFix;  // fix | deny | warn
+  Action non_gpu_on_gpu_pool = Action::kDeny;   // deny | strip | warn | off
+  Action fragmentation = Action::kWarn;         // deny | warn | off (GPU014)
+  std::vector<std::pair<std::string, Action>> rules;  // rule id -> deny | warn | off
+  std::vector<std::string> exempt_namespaces;         // RE2 full-match patterns
+};
+
+struct WorkloadDecl {
+  std::string api_version;
+  std::string kind;
+  std::vector<std::string> pod_specs;  // "spec.workers[*].template.spec"
+};
+
+struct Policy {
+  std::string name;
+  std::vector<std::string> gpu_resources;  // extra whole-GPU resource names
+  std::vector<GpuClass> classes;           // in file order
+  std::vector<PriorityClassDecl> priority_classes;
+  std::vector<Tenant> tenants;  // first match wins
+  Enforcement enforcement;
+  std::vector<WorkloadDecl> workloads;
+};
+
+}  // namespace gpuadmit

@@ -1,0 +1,2 @@
+// Replaced by the webhook server (issue: the TLS admission webhook).
+namespace gpuadmit {}
