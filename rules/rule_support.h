@@ -1,0 +1,92 @@
+#pragma once
+// Helpers shared by the rules of rules/: how a container and a resource are named in messages
+// and paths, the GPU resources a container writes (raw JSON, so that absent and unparsable stay
+// distinct), the kind of a GPU resource, and the pod's effective GPU count with its contributors.
+//
+//   container_label(ref)                      // "init container setup"
+//   resource_path(ref, "limits", "nvidia.com/gpu")
+//       // spec.containers[0].resources.limits["nvidia.com/gpu"]
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/context.h"
+#include "engine/json.h"
+#include "engine/pod_view.h"
+#include "engine/quantity.h"
+#include "policies/compiled_policy.h"
+#include "policies/model.h"
+
+namespace gpuadmit::rule_support {
+
+inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+inline constexpr std::string_view kSharedGpuResource = "nvidia.com/gpu.shared";
+inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
+inline constexpr std::string_view kClassKey = "gpuadmit.io/class";
+inline constexpr std::string_view kMigProfileKey = "gpuadmit.io/mig-profile";
+
+// "container trainer", "init container setup", "ephemeral container debugger"; a container
+// without a name is named by its path ("container spec.containers[1]").
+std::string container_label(const ContainerRef& ref);
+
+// spec.containers[0].resources.<section>["<resource>"]
+std::string resource_path(const ContainerRef& ref, std::string_view section,
+                          std::string_view resource);
+
+// A quantity as the user wrote it: the string, or the JSON number.
+std::string written(const Json& value);
+
+// One GPU resource a container names, with the raw JSON values (nullptr when absent or null).
+struct RawGpuResource {
+  std::string resource;
+  const Json* request = nullptr;
+  const Json* limit = nullptr;
+  // The value the scheduler uses: the request, else the limit.
+  const Json* effective() const { return request != nullptr ? request : limit; }
+};
+
+// The GPU resources of a container (requests first, then limits-only), in written order.
+std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy);
+
+// The parsed quantity of a raw value; nullopt when absent or unparsable.
+std::optional<Quantity> parse_raw(const Json* value);
+
+// True when the value parses to a quantity > 0 (SPEC §2: "0" is not a GPU request).
+bool is_positive(const Json* value);
+
+// Whole GPUs, shared (time-sliced) GPUs, or MIG slices.
+enum class GpuKind { kWhole, kShared, kMig };
+GpuKind gpu_kind(std::string_view resource);
+std::string_view gpu_kind_name(GpuKind kind);  // "whole GPUs", "shared GPUs", "MIG slices"
+
+// The MIG profile a resource names: "nvidia.com/mig-1g.10gb.me" → "1g.10gb+me" (the device
+// plugin writes the +me suffix as .me); nullopt for a non-MIG resource.
+std::optional<std::string> mig_profile_of_resource(std::string_view resource);
+
+// The number of compute slices of a MIG profile ("3g.40gb" → 3); nullopt when malformed.
+std::optional<int64_t> mig_compute_slices(std::string_view profile);
+
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+// The dotted path of a workload setting (SPEC §2), where it was found: the pod (template)
+// annotation, its label, the object's annotation or label; the pod annotation when absent.
+std::string setting_path(const PodView& pod, std::string_view key);
+
+// The node labels the pod's class places it on (SPEC §4.5): the class's nodeSelector, except
+// that with MIG strategy single and a profile the product label targets the MIG product
+// (GPU Feature Discovery labels such nodes `<product>-MIG-<profile>`).
+LabelSelectorValues class_label_values(const PodContext& ctx);
+
+// The pod's effective GPU count (engine/resources.h effective_pod_gpus) and the containers that
+// make it up, for messages: "container a: 4, container b: 2".
+struct PodGpuCount {
+  int64_t total = 0;
+  std::string breakdown;
+};
+PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy);
+
+}  // namespace gpuadmit::rule_support

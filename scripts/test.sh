@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds gpuadmit twice and runs every test under CTest:
+#   1. build/       RelWithDebInfo with -Werror: the binary that ships;
+#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADMIT_WERROR=ON >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUADMIT_SANITIZE=ON -DGPUADMIT_WERROR=ON >/dev/null
+  cmake --build build-asan -j"$jobs"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --output-on-failure -j"$jobs")
+fi
