@@ -1,0 +1,225 @@
+#include "rules/rule_support.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "engine/resources.h"
+#include "engine/workload.h"
+
+namespace gpuadmit::rule_support {
+namespace {
+
+constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+const Json* section_of(const Json& container, std::string_view section) {
+  const Json* resources = find_member(container, "resources");
+  if (resources == nullptr) return nullptr;
+  const Json* s = find_member(*resources, section);
+  return (s != nullptr && s->is_object()) ? s : nullptr;
+}
+
+const Json* lookup(const Json* metadata, std::string_view section, std::string_view key) {
+  if (metadata == nullptr) return nullptr;
+  const Json* map = find_member(*metadata, section);
+  if (map == nullptr) return nullptr;
+  const Json* v = find_member(*map, key);
+  return (v != nullptr && v->is_string()) ? v : nullptr;
+}
+
+const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
+  if (!object.contains(pointer)) return nullptr;
+  const Json& m = object.at(pointer);
+  return m.is_object() ? &m : nullptr;
+}
+
+}  // namespace
+
+std::string container_label(const ContainerRef& ref) {
+  std::string label;
+  switch (ref.kind) {
+    case ContainerKind::kInit:
+      label = "init container ";
+      break;
+    case ContainerKind::kApp:
+      label = "container ";
+      break;
+    case ContainerKind::kEphemeral:
+      label = "ephemeral container ";
+      break;
+  }
+  return label + (ref.name.empty() ? ref.path : ref.name);
+}
+
+std::string resource_path(const ContainerRef& ref, std::string_view section,
+                          std::string_view resource) {
+  std::string path = ref.path;
+  path += ".resources.";
+  path += section;
+  path += "[\"";
+  path += resource;
+  path += "\"]";
+  return path;
+}
+
+std::string written(const Json& value) {
+  if (value.is_string()) return value.get_ref<const std::string&>();
+  return value.dump();
+}
+
+std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy) {
+  std::vector<RawGpuResource> out;
+  for (std::string_view section : {"requests", "limits"}) {
+    const Json* s = section_of(container, section);
+    if (s == nullptr) continue;
+    for (auto it = s->begin(); it != s->end(); ++it) {
+      if (it.value().is_null() || !policy.is_gpu_resource(it.key())) continue;
+      auto found = std::find_if(out.begin(), out.end(),
+                                [&](const RawGpuResource& r) { return r.resource == it.key(); });
+      if (found == out.end()) {
+        out.push_back(RawGpuResource{it.key(), nullptr, nullptr});
+        found = out.end() - 1;
+      }
+      (section == "requests" ? found->request : found->limit) = &it.value();
+    }
+  }
+  return out;
+}
+
+std::optional<Quantity> parse_raw(const Json* value) {
+  if (value == nullptr) return std::nullopt;
+  return parse_json_quantity(*value);
+}
+
+bool is_positive(const Json* value) {
+  const std::optional<Quantity> q = parse_raw(value);
+  return q && !q->is_zero() && !q->is_negative();
+}
+
+GpuKind gpu_kind(std::string_view resource) {
+  if (resource == kSharedGpuResource) return GpuKind::kShared;
+  if (resource.starts_with(kMigResourcePrefix)) return GpuKind::kMig;
+  return GpuKind::kWhole;
+}
+
+std::string_view gpu_kind_name(GpuKind kind) {
+  switch (kind) {
+    case GpuKind::kShared:
+      return "shared GPUs";
+    case GpuKind::kMig:
+      return "MIG slices";
+    case GpuKind::kWhole:
+      break;
+  }
+  return "whole GPUs";
+}
+
+std::optional<std::string> mig_profile_of_resource(std::string_view resource) {
+  if (!resource.starts_with(kMigResourcePrefix)) return std::nullopt;
+  std::string profile(resource.substr(kMigResourcePrefix.size()));
+  // The device plugin advertises the "+me" (media extensions) profiles as ".me" because "+" is
+  // not valid in a resource name (k8s-device-plugin internal/rm/... MIG naming).
+  constexpr std::string_view kMe = ".me";
+  if (profile.size() > kMe.size() && profile.ends_with(kMe)) {
+    profile.replace(profile.size() - kMe.size(), kMe.size(), "+me");
+  }
+  return profile;
+}
+
+std::optional<int64_t> mig_compute_slices(std::string_view profile) {
+  const size_t g = profile.find('g');
+  if (g == std::string_view::npos || g == 0) return std::nullopt;
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(profile.data(), profile.data() + g, n);
+  if (ec != std::errc() || end != profile.data() + g || n <= 0) return std::nullopt;
+  return n;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+std::string setting_path(const PodView& pod, std::string_view key) {
+  const PodSpecLocation& location = pod.location();
+  const Json* pod_meta = pod.metadata();
+  const Json* top_meta = metadata_at(pod.object(), JsonPointer("/metadata"));
+  auto path_of = [&](const JsonPointer& meta, std::string_view section) {
+    return dotted_path(meta) + "." + std::string(section) + "[\"" + std::string(key) + "\"]";
+  };
+  if (lookup(pod_meta, "annotations", key) != nullptr) {
+    return path_of(location.metadata, "annotations");
+  }
+  if (lookup(pod_meta, "labels", key) != nullptr) return path_of(location.metadata, "labels");
+  if (top_meta != pod_meta) {
+    if (lookup(top_meta, "annotations", key) != nullptr) {
+      return path_of(JsonPointer("/metadata"), "annotations");
+    }
+    if (lookup(top_meta, "labels", key) != nullptr) {
+      return path_of(JsonPointer("/metadata"), "labels");
+    }
+  }
+  return path_of(location.metadata, "annotations");
+}
+
+LabelSelectorValues class_label_values(const PodContext& ctx) {
+  if (ctx.gpu_class == nullptr) return {};
+  LabelSelectorValues values = ctx.gpu_class->node_selector;
+  const auto& mig = ctx.gpu_class->mig;
+  if (!mig || mig->strategy != MigConfig::Strategy::kSingle || ctx.mig_profile.empty()) {
+    return values;
+  }
+  for (auto& [key, allowed] : values) {
+    if (key != kProductLabel) continue;
+    for (std::string& v : allowed) v += "-MIG-" + ctx.mig_profile;
+  }
+  return values;
+}
+
+PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
+  // Same walk as effective_pod_gpus (k8s.io/component-helpers resource.PodRequests), keeping the
+  // containers behind each candidate so that the message can name them.
+  struct Part {
+    std::string label;
+    int64_t gpus;
+  };
+  std::vector<Part> app;
+  std::vector<Part> sidecars;
+  std::vector<Part> init_best;
+  int64_t app_total = 0;
+  int64_t sidecar_total = 0;
+  int64_t init_max = 0;
+  for (const ContainerRef& ref : pod.containers()) {
+    const int64_t n = container_gpu_units(pod.container(ref), policy);
+    if (ref.kind == ContainerKind::kApp || (ref.kind == ContainerKind::kInit && ref.restartable)) {
+      app_total = saturating_add(app_total, n);
+      if (n > 0) app.push_back(Part{container_label(ref), n});
+      if (ref.kind == ContainerKind::kInit) {
+        sidecar_total = saturating_add(sidecar_total, n);
+        if (n > 0) sidecars.push_back(Part{container_label(ref), n});
+      }
+    } else if (ref.kind == ContainerKind::kInit &&
+               saturating_add(n, sidecar_total) > init_max) {
+      init_max = saturating_add(n, sidecar_total);
+      init_best = sidecars;
+      init_best.push_back(Part{container_label(ref), n});
+    }
+  }
+  PodGpuCount count;
+  count.total = effective_pod_gpus(pod, policy);
+  const std::vector<Part>& parts = init_max > app_total ? init_best : app;
+  std::vector<std::string> items;
+  for (const Part& p : parts) items.push_back(p.label + ": " + std::to_string(p.gpus));
+  count.breakdown = join(items);
+  return count;
+}
+
+}  // namespace gpuadmit::rule_support
