@@ -1,12 +1,85 @@
-#include <iostream>
+// gpuadmit certs: a CA and a serving certificate for the webhook's Service (SPEC §8), for
+// clusters without cert-manager and for local development.
 
+#include <charconv>
+#include <iostream>
+#include <string>
+
+#include "certs/certs.h"
+#include "cli/args.h"
 #include "cli/commands.h"
 
 namespace gpuadmit::cli {
+namespace {
 
-int certs_command(const std::vector<std::string>&) {
-  std::cerr << "gpuadmit certs: not built yet\n";
-  return 2;
+constexpr const char* kUsage =
+    "usage: gpuadmit certs --service S --namespace NS --out DIR [--san NAME]... [--days N]\n";
+
+}  // namespace
+
+int certs_command(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto error = Args::parse(argv, {"service", "namespace", "out", "san", "days"}, {}, args)) {
+    std::cerr << "gpuadmit certs: " << *error << "\n" << kUsage;
+    return 2;
+  }
+  if (!args.positional().empty()) {
+    std::cerr << "gpuadmit certs: unexpected argument \"" << args.positional().front() << "\"\n"
+              << kUsage;
+    return 2;
+  }
+  for (const char* required : {"service", "namespace", "out"}) {
+    if (args.value_or(required, "").empty()) {
+      std::cerr << "gpuadmit certs: --" << required << " is required\n" << kUsage;
+      return 2;
+    }
+  }
+  int days = 365;
+  if (auto text = args.value("days")) {
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), days);
+    if (ec != std::errc() || end != text->data() + text->size() || days < 1 || days > 3650) {
+      std::cerr << "gpuadmit certs: --days must be a whole number of days from 1 to 3650, not \""
+                << *text << "\"\n";
+      return 2;
+    }
+  }
+  const std::string service = *args.value("service"), ns = *args.value("namespace");
+  const std::string out = *args.value("out");
+
+  certs::LeafProfile profile;
+  profile.common_name = service + "." + ns + ".svc";
+  profile.names = certs::service_dns_names(service, ns);
+  for (const std::string& san : args.values("san")) {
+    if (san.empty()) {
+      std::cerr << "gpuadmit certs: --san needs a DNS name or an IP address\n";
+      return 2;
+    }
+    profile.names.push_back(san);
+  }
+  profile.valid_days = days;
+
+  // Ten years for the CA: it must outlive the serving certificate it signs.
+  auto ca = certs::generate_ca(service + "." + ns + " webhook CA", 3650);
+  if (auto* error = std::get_if<std::string>(&ca)) {
+    std::cerr << "gpuadmit certs: " << *error << "\n";
+    return 2;
+  }
+  const certs::PemPair& ca_pair = std::get<certs::PemPair>(ca);
+  auto leaf = certs::issue_certificate(ca_pair, profile);
+  if (auto* error = std::get_if<std::string>(&leaf)) {
+    std::cerr << "gpuadmit certs: " << *error << "\n";
+    return 2;
+  }
+  if (std::string error =
+          certs::write_certificate_files(out, ca_pair.cert_pem, std::get<certs::PemPair>(leaf));
+      !error.empty()) {
+    std::cerr << "gpuadmit certs: " << error << "\n";
+    return 2;
+  }
+  std::cerr << "gpuadmit certs: wrote " << out << "/ca.crt, " << out << "/tls.crt, " << out
+            << "/tls.key; caBundle (base64 of ca.crt) on stdout\n";
+  std::cout << certs::base64(ca_pair.cert_pem) << "\n";
+  return 0;
 }
 
 }  // namespace gpuadmit::cli

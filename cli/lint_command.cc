@@ -1,12 +1,169 @@
-#include <iostream>
+// gpuadmit lint: manifests in CI, through the webhook's own pipeline (docs/lint.md).
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "engine/pipeline.h"
+#include "lint/fix_writer.h"
+#include "lint/linter.h"
+#include "lint/report.h"
+#include "mutators/all_mutators.h"
+#include "policies/loader.h"
+#include "rules/all_rules.h"
+#include "rules/document_rules.h"
 
 namespace gpuadmit::cli {
+namespace {
 
-int lint_command(const std::vector<std::string>&) {
-  std::cerr << "gpuadmit lint: not built yet\n";
-  return 2;
+namespace fs = std::filesystem;
+
+constexpr const char* kUsage =
+    "usage: gpuadmit lint [--policy P] [--namespace NS] [--output text|json|sarif|junit]\n"
+    "                     [--fix [--write DIR]] [--no-color] PATH...\n"
+    "PATH: a file, a folder (recursive *.yaml, *.yml, *.json) or - for standard input\n";
+
+bool lintable_name(const fs::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// The manifest files under a folder, sorted so that output is stable. Hidden entries (.git) are
+// skipped; symlinked folders are not followed (no cycles).
+std::vector<std::string> files_under(const std::string& dir, std::string& error) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) {
+    error = ec.message();
+    return files;
+  }
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      error = ec.message();
+      break;
+    }
+    const fs::path& path = it->path();
+    const std::string name = path.filename().string();
+    if (!name.empty() && name[0] == '.') {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec) && lintable_name(path)) files.push_back(path.string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+int lint_command(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto error = Args::parse(argv, {"policy", "namespace", "output", "write"},
+                               {"fix", "no-color"}, args)) {
+    std::cerr << "gpuadmit lint: " << *error << "\n" << kUsage;
+    return 2;
+  }
+  if (args.positional().empty()) {
+    std::cerr << "gpuadmit lint: no manifests given; name files, folders or - (stdin)\n" << kUsage;
+    return 2;
+  }
+  const std::string output_name = args.value_or("output", "text");
+  const auto format = lint::parse_output_format(output_name);
+  if (!format) {
+    std::cerr << "gpuadmit lint: --output must be text, json, sarif or junit, not \"" << output_name
+              << "\"\n";
+    return 2;
+  }
+  const bool fix = args.has("fix");
+  const auto write_dir = args.value("write");
+  if (write_dir && !fix) {
+    std::cerr << "gpuadmit lint: --write needs --fix (it is where the fixed files go)\n";
+    return 2;
+  }
+  size_t stdin_count = 0;
+  for (const std::string& p : args.positional()) stdin_count += p == "-";
+  if (stdin_count > 1) {
+    std::cerr << "gpuadmit lint: - (standard input) may be given only once\n";
+    return 2;
+  }
+
+  CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
+  if (!loaded.policy) {
+    for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
+    std::cerr << "gpuadmit lint: the policy is invalid; fix the errors above\n";
+    return 2;
+  }
+
+  const Pipeline pipeline(default_mutators(), default_rules());
+  const auto document_rules = default_document_rules();
+
+  // With --fix and no --write, standard output carries the fixed manifests (pipe them to
+  // kubectl apply -f -), so the report goes to standard error.
+  std::FILE* report_out = (fix && !write_dir) ? stderr : stdout;
+  const char* no_color = std::getenv("NO_COLOR");
+  lint::ReportOptions report_options;
+  report_options.rules = lint::lint_rule_table(pipeline, document_rules);
+  report_options.color = !args.has("no-color") && (no_color == nullptr || *no_color == '\0') &&
+                         isatty(fileno(report_out)) == 1;
+  report_options.version = "0.1.0";
+  auto made = lint::make_reporter(*format, report_out, report_options);
+
+  std::unique_ptr<lint::FixWriter> fix_writer;
+  if (fix) {
+    fix_writer = write_dir
+                     ? std::make_unique<lint::FixWriter>(lint::FixWriter::Directory{*write_dir})
+                     : std::make_unique<lint::FixWriter>(stdout);
+  }
+  lint::LintOptions options;
+  options.default_namespace = args.value_or("namespace", "default");
+  lint::Linter linter(loaded.policy, pipeline, document_rules, options, *made, fix_writer.get());
+
+  for (const std::string& path : args.positional()) {
+    if (path == "-") {
+      linter.lint_stream(stdin, "<stdin>", false);
+      continue;
+    }
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) {
+      std::cerr << "gpuadmit lint: " << path << ": no such file or folder\n";
+      linter.input_error(path, "no such file or folder; check the path");
+      continue;
+    }
+    if (fs::is_directory(status)) {
+      std::string error;
+      for (const std::string& file : files_under(path, error)) linter.lint_file(file, file);
+      if (!error.empty()) {
+        std::cerr << "gpuadmit lint: " << path << ": " << error << "\n";
+        linter.input_error(path, "cannot read the folder: " + error);
+      }
+      continue;
+    }
+    linter.lint_file(path, path);
+  }
+  const lint::LintSummary summary = linter.finish();
+  int code = summary.exit_code();
+  if (fix_writer) {
+    for (const std::string& e : fix_writer->errors()) {
+      std::cerr << "gpuadmit lint: cannot write " << e << "\n";
+      code = 2;
+    }
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return code;
 }
 
 }  // namespace gpuadmit::cli

@@ -1,12 +1,144 @@
-#include <iostream>
+// gpuadmit serve: the admission webhook (SPEC §7). Flags → ServerConfig, the pipeline built
+// here (the only place that wires mutators and rules), signals handled on a thread of their own.
 
+#include <malloc.h>
+#include <signal.h>
+
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "mutators/all_mutators.h"
+#include "rules/all_rules.h"
+#include "webhook/log.h"
+#include "webhook/server.h"
 
 namespace gpuadmit::cli {
+namespace {
 
-int serve_command(const std::vector<std::string>&) {
-  std::cerr << "gpuadmit serve: not built yet\n";
-  return 2;
+constexpr const char* kUsage =
+    "usage: gpuadmit serve [--policy P] --tls-cert C --tls-key K [--listen ADDR]\n"
+    "                      [--metrics-listen ADDR|off] [--client-ca CA] [--threads N]\n"
+    "                      [--max-body BYTES] [--log-level debug|info|warn|error]\n"
+    "                      [--watch-interval-ms N] [--shutdown-delay-ms N]\n";
+
+template <typename T>
+bool parse_number(const std::string& text, T& out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& argv) {
+  const auto started = std::chrono::steady_clock::now();
+  Args args;
+  if (auto error = Args::parse(argv,
+                               {"policy", "tls-cert", "tls-key", "listen", "metrics-listen",
+                                "client-ca", "threads", "max-body", "log-level",
+                                "watch-interval-ms", "shutdown-delay-ms"},
+                               {}, args)) {
+    std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
+    return 2;
+  }
+  if (!args.positional().empty()) {
+    std::cerr << "gpuadmit serve: unexpected argument \"" << args.positional().front() << "\"\n"
+              << kUsage;
+    return 2;
+  }
+  auto level = webhook::parse_log_level(args.value_or("log-level", "info"));
+  if (!level) {
+    std::cerr << "gpuadmit serve: --log-level must be debug, info, warn or error\n";
+    return 2;
+  }
+  webhook::ServerConfig config;
+  config.policy_path = args.value_or("policy", "");
+  config.cert_path = args.value_or("tls-cert", "");
+  config.key_path = args.value_or("tls-key", "");
+  config.client_ca_path = args.value_or("client-ca", "");
+  config.listen = args.value_or("listen", config.listen);
+  config.metrics_listen = args.value_or("metrics-listen", config.metrics_listen);
+  struct NumberFlag {
+    const char* name;
+    long long min, max;
+    long long* out;
+  };
+  long long threads = config.threads, max_body = static_cast<long long>(config.max_body);
+  long long watch_ms = config.watch_interval.count(), delay_ms = config.shutdown_delay.count();
+  for (const NumberFlag& flag : {NumberFlag{"threads", 1, 4096, &threads},
+                                 NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
+                                 NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
+                                 NumberFlag{"shutdown-delay-ms", 0, 600000, &delay_ms}}) {
+    if (auto text = args.value(flag.name)) {
+      if (!parse_number(*text, *flag.out) || *flag.out < flag.min || *flag.out > flag.max) {
+        std::cerr << "gpuadmit serve: --" << flag.name << " must be a whole number from "
+                  << flag.min << " to " << flag.max << ", not \"" << *text << "\"\n";
+        return 2;
+      }
+    }
+  }
+  config.threads = static_cast<int>(threads);
+  config.max_body = static_cast<size_t>(max_body);
+  config.watch_interval = std::chrono::milliseconds(watch_ms);
+  config.shutdown_delay = std::chrono::milliseconds(delay_ms);
+
+  // Few malloc arenas: every worker thread would otherwise get one, and RSS grows with the
+  // thread count, not with the work.
+  mallopt(M_ARENA_MAX, 2);
+
+  // Signals go to one thread that waits for them; every other thread (created below) inherits
+  // the blocked mask, so SIGTERM never interrupts a worker. A write to a socket the client has
+  // closed must not kill the process either.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  const webhook::Logger logger(*level);
+  const Pipeline pipeline(default_mutators(), default_rules());
+  auto created = webhook::Server::create(config, pipeline, logger);
+  if (auto* errors = std::get_if<std::vector<std::string>>(&created)) {
+    for (const std::string& e : *errors) logger.error("cannot start", {{"error", e}});
+    return 2;
+  }
+  webhook::Server& server = *std::get<std::unique_ptr<webhook::Server>>(created);
+
+  std::atomic<bool> done{false};
+  std::thread signal_thread([&] {
+    const timespec tick{0, 200 * 1000 * 1000};
+    while (!done.load()) {
+      const int sig = sigtimedwait(&signals, nullptr, &tick);
+      if (sig == SIGTERM || sig == SIGINT) {
+        logger.info("signal received", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        server.shutdown();
+        return;
+      }
+    }
+  });
+
+  const auto ready_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
+  logger.info("ready", {{"listen", config.listen},
+                        {"port", server.port()},
+                        {"metrics_port", server.metrics_port()},
+                        {"policy", config.policy_path.empty() ? "(embedded default)"
+                                                              : config.policy_path},
+                        {"threads", config.threads},
+                        {"client_ca", !config.client_ca_path.empty()},
+                        {"startup_us", ready_us}});
+  const bool clean = server.run();
+  done.store(true);
+  signal_thread.join();
+  logger.info("stopped", {{"clean", clean}});
+  return clean ? 0 : 1;
 }
 
 }  // namespace gpuadmit::cli

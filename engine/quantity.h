@@ -28,7 +28,10 @@ class Quantity {
   // Whole-number constructor (DecimalSI).
   static Quantity from_int(int64_t value);
 
-  // The canonical string, exactly as Kubernetes' Quantity.String() prints it.
+  // The canonical string, exactly as Kubernetes' Quantity.CanonicalizeBytes() builds it
+  // ("0.5" -> "500m", "1.5Gi" -> "1536Mi", "1000" -> "1k"). Kubernetes' String() differs only for
+  // a parsed value whose input it judged already canonical: it then returns the input verbatim,
+  // quirks included ("+1", "1E3", "1.500"), where this prints "1", "1e3", "1500m".
   std::string to_string() const;
 
   Format format() const { return format_; }
@@ -38,9 +41,10 @@ class Quantity {
   bool is_integer() const;
   // The exact value when it is a whole number that fits in int64.
   std::optional<int64_t> as_int64() const;
-  // Kubernetes' Value(): rounded up to the nearest integer (saturating).
+  // Kubernetes' Value(): rounded up to the nearest integer away from zero, so -1.5 gives -2
+  // (math.go negativeScaleInt64); saturates at the int64 bounds where Kubernetes overflows.
   int64_t value() const;
-  // Kubernetes' MilliValue(): value × 1000 rounded up (saturating).
+  // Kubernetes' MilliValue(): value × 1000, rounded and saturated like value().
   int64_t milli_value() const;
 
   // Exact multiplication by a whole number; nullopt on overflow. Keeps the format.
@@ -57,6 +61,9 @@ class Quantity {
   __int128 mantissa_ = 0;
   int32_t exponent_ = 0;
   Format format_ = Format::kDecimalSI;
+
+  // The value × 10^shift, rounded away from zero, saturating at the int64 bounds.
+  int64_t scaled_value(int shift) const;
 };
 
 }  // namespace gpuadmit

@@ -3,6 +3,9 @@
 // toleration matching (k8s.io/api/core/v1 Toleration.ToleratesTaint), node-selector requirement
 // matching (k8s.io/component-helpers/scheduling/corev1/nodeaffinity), and whether a pod's own
 // placement constraints can be satisfied together with its class's labels (GPU011).
+//
+//   tolerates({"operator": "Exists"}, Taint{"nvidia.com/gpu", "", "NoSchedule"})   // true
+//   class_conflict(pod, class_node_labels(*ctx.gpu_class, ctx.mig_profile))     // nullopt: fine
 
 #include <optional>
 #include <string>
@@ -15,9 +18,13 @@
 
 namespace gpuadmit {
 
+// The node label GPU Feature Discovery sets to the GPU model ("NVIDIA-A100-SXM4-80GB").
+inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
+
 // Toleration.ToleratesTaint: effects match when the toleration's effect is empty or equal;
-// an empty key with operator Exists matches every taint; keys must be equal otherwise;
-// operator Exists matches any value, Equal (or empty operator) compares values.
+// an empty key matches every key; operator Exists matches any value, Equal (or empty operator)
+// compares values, Gt/Lt compare base-10 int64 values (KEP-5471), anything else matches nothing.
+// Absent and null fields count as "".
 bool tolerates(const Json& toleration, const Taint& taint);
 
 // True when any toleration in `tolerations` (a JSON list, may be null) tolerates `taint`.
@@ -28,10 +35,22 @@ bool any_tolerates(const Json* tolerations, const Taint& taint);
 // other keys are not considered (returns true).
 bool requirement_allows(const Json& requirement, std::string_view key, std::string_view value);
 
+// True when a nodeSelectorTerm has no requirement at all: Kubernetes' nodeaffinity skips such a
+// term, so it matches no node (component-helpers nodeaffinity.newNodeSelectorTerms).
+bool is_empty_node_selector_term(const Json& term);
+
+// The node labels a class places its pods on (SPEC §4.3, §4.5): the class's nodeSelector, except
+// that with MIG strategy single and a profile the product label values become
+// `<product>-MIG-<profile>`, as GPU Feature Discovery labels such nodes (k8s-device-plugin
+// internal/lm/resource.go productLabel(model, "MIG", profile), where the profile name has "+"
+// replaced by "." as in internal/resource/nvml-mig-device.go GetName: 1g.10gb+me → 1g.10gb.me).
+LabelSelectorValues class_node_labels(const GpuClass& gpu_class, std::string_view mig_profile);
+
 // When the pod's own nodeSelector, or every one of its required node-affinity terms, allows no
 // value of some class label (SPEC §4.5, GPU011), a message naming the label, the pod's
 // constraint and the class's values; nullopt when compatible. `label_values` is the class's
-// node selector (for MIG single: the MIG product values).
-std::optional<std::string> class_conflict(const PodView& pod, const LabelSelectorValues& label_values);
+// node selector (for MIG single: the MIG product values, see class_node_labels).
+std::optional<std::string> class_conflict(const PodView& pod,
+                                          const LabelSelectorValues& label_values);
 
 }  // namespace gpuadmit

@@ -1,1 +1,176 @@
-// placeholder
+#include "policies/compiled_policy.h"
+
+#include <re2/re2.h>
+
+#include <cctype>
+#include <map>
+#include <set>
+
+namespace gpuadmit {
+
+namespace {
+
+// Namespace names are [a-z0-9-]: a pattern of only such characters matches only itself.
+bool is_literal(std::string_view pattern) {
+  for (char c : pattern) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  }
+  return true;
+}
+
+// A list of RE2 full-match patterns, matched as one: literal patterns (most namespace names)
+// by string comparison, the rest as one anchored alternation compiled once.
+class NamespaceMatcher {
+ public:
+  explicit NamespaceMatcher(const std::vector<std::string>& patterns) {
+    std::string alternation;
+    for (const std::string& p : patterns) {
+      if (is_literal(p)) {
+        literals_.insert(p);
+        continue;
+      }
+      // Each pattern must compile on its own: a bad one never matches and cannot break the
+      // others (only possible for a Policy built by hand, the loader rejects it).
+      RE2 alone(p, RE2::Quiet);
+      if (!alone.ok()) continue;
+      if (!alternation.empty()) alternation += '|';
+      alternation += "(?:" + p + ")";
+    }
+    if (!alternation.empty()) {
+      regex_ = std::make_unique<RE2>(alternation, RE2::Quiet);
+      if (!regex_->ok()) regex_.reset();
+    }
+  }
+
+  bool matches(std::string_view ns) const {
+    if (literals_.find(ns) != literals_.end()) return true;
+    return regex_ && RE2::FullMatch(re2::StringPiece(ns.data(), ns.size()), *regex_);
+  }
+
+ private:
+  std::set<std::string, std::less<>> literals_;
+  std::unique_ptr<RE2> regex_;
+};
+
+// Node labels that every node has: selecting them says nothing about GPU pools, so a class that
+// also pins e.g. the architecture does not turn every arm64 pod into a GPU009 finding.
+bool is_generic_node_label(std::string_view key) {
+  static const std::set<std::string_view> kGeneric = {"kubernetes.io/arch",
+                                                      "kubernetes.io/os",
+                                                      "kubernetes.io/hostname",
+                                                      "topology.kubernetes.io/zone",
+                                                      "topology.kubernetes.io/region",
+                                                      "node.kubernetes.io/instance-type",
+                                                      "beta.kubernetes.io/arch",
+                                                      "beta.kubernetes.io/os",
+                                                      "beta.kubernetes.io/instance-type",
+                                                      "failure-domain.beta.kubernetes.io/zone",
+                                                      "failure-domain.beta.kubernetes.io/region"};
+  return kGeneric.count(key) > 0;
+}
+
+constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
+
+}  // namespace
+
+struct CompiledPolicy::Patterns {
+  std::vector<NamespaceMatcher> tenants;  // parallel to policy_.tenants
+  std::unique_ptr<NamespaceMatcher> exempt;
+  std::map<std::string, size_t, std::less<>> classes;           // name -> index
+  std::map<std::string, size_t, std::less<>> priority_classes;  // name -> index
+  std::map<std::string, Action, std::less<>> rule_actions;
+  std::set<std::string, std::less<>> gpu_resources;
+  std::set<std::string, std::less<>> taint_keys;
+  std::set<std::string, std::less<>> label_keys;
+  const PriorityClassDecl* global_default = nullptr;
+};
+
+std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(Policy policy) {
+  return std::shared_ptr<const CompiledPolicy>(new CompiledPolicy(std::move(policy)));
+}
+
+CompiledPolicy::CompiledPolicy(Policy policy)
+    : policy_(std::move(policy)), patterns_(std::make_unique<Patterns>()) {
+  Patterns& p = *patterns_;
+  p.tenants.reserve(policy_.tenants.size());
+  for (const Tenant& t : policy_.tenants) p.tenants.emplace_back(t.namespaces);
+  p.exempt = std::make_unique<NamespaceMatcher>(policy_.enforcement.exempt_namespaces);
+  for (size_t i = 0; i < policy_.classes.size(); ++i) {
+    const GpuClass& c = policy_.classes[i];
+    p.classes.emplace(c.name, i);  // the first of duplicate names wins
+    for (const Taint& taint : c.taints) p.taint_keys.insert(taint.key);
+    for (const auto& [key, values] : c.node_selector) {
+      if (!is_generic_node_label(key)) p.label_keys.insert(key);
+    }
+  }
+  for (size_t i = 0; i < policy_.priority_classes.size(); ++i) {
+    const PriorityClassDecl& pc = policy_.priority_classes[i];
+    p.priority_classes.emplace(pc.name, i);
+    if (pc.global_default && !p.global_default) p.global_default = &pc;
+  }
+  for (const auto& [id, action] : policy_.enforcement.rules) p.rule_actions.emplace(id, action);
+  p.gpu_resources.insert("nvidia.com/gpu");
+  p.gpu_resources.insert("nvidia.com/gpu.shared");
+  for (const std::string& r : policy_.gpu_resources) p.gpu_resources.insert(r);
+}
+
+CompiledPolicy::~CompiledPolicy() = default;
+
+const Tenant* CompiledPolicy::tenant_for(std::string_view ns) const {
+  for (size_t i = 0; i < patterns_->tenants.size(); ++i) {
+    if (patterns_->tenants[i].matches(ns)) return &policy_.tenants[i];
+  }
+  return nullptr;
+}
+
+bool CompiledPolicy::is_exempt(std::string_view ns) const { return patterns_->exempt->matches(ns); }
+
+const GpuClass* CompiledPolicy::find_class(std::string_view name) const {
+  auto it = patterns_->classes.find(name);
+  return it == patterns_->classes.end() ? nullptr : &policy_.classes[it->second];
+}
+
+const PriorityClassDecl* CompiledPolicy::find_priority_class(std::string_view name) const {
+  auto it = patterns_->priority_classes.find(name);
+  return it == patterns_->priority_classes.end() ? nullptr : &policy_.priority_classes[it->second];
+}
+
+const PriorityClassDecl* CompiledPolicy::global_default_priority_class() const {
+  return patterns_->global_default;
+}
+
+bool CompiledPolicy::is_gpu_resource(std::string_view resource) const {
+  if (resource.size() > kMigPrefix.size() && resource.substr(0, kMigPrefix.size()) == kMigPrefix) {
+    return true;
+  }
+  return patterns_->gpu_resources.find(resource) != patterns_->gpu_resources.end();
+}
+
+Action CompiledPolicy::action_for(std::string_view rule_id, Action default_action) const {
+  if (auto it = patterns_->rule_actions.find(rule_id); it != patterns_->rule_actions.end()) {
+    return it->second;
+  }
+  const Enforcement& e = policy_.enforcement;
+  if (rule_id == "GPU001") {
+    // `fix` repairs a missing request or limit; requests and limits that differ remain a
+    // violation, which `fix` denies (the API server would reject the pod anyway).
+    return e.requests_equal_limits == Action::kFix ? Action::kDeny : e.requests_equal_limits;
+  }
+  if (rule_id == "GPU009") {
+    // `strip` removes the offending tolerations and selectors; whatever it cannot remove
+    // (e.g. a nodeName) is still denied.
+    return e.non_gpu_on_gpu_pool == Action::kStrip ? Action::kDeny : e.non_gpu_on_gpu_pool;
+  }
+  if (rule_id == "GPU014") return e.fragmentation;
+  return default_action;
+}
+
+bool CompiledPolicy::is_gpu_pool_taint_key(std::string_view key) const {
+  return patterns_->taint_keys.find(key) != patterns_->taint_keys.end();
+}
+
+bool CompiledPolicy::is_gpu_pool_label_key(std::string_view key) const {
+  return patterns_->label_keys.find(key) != patterns_->label_keys.end();
+}
+
+}  // namespace gpuadmit

@@ -1,20 +1,20 @@
 #include "rules/all_rules.h"
 
-#include "rules/requests_equal_limits.h"
-#include "rules/whole_gpu_quantities.h"
 #include "rules/allowed_classes.h"
-#include "rules/known_class.h"
-#include "rules/gpu_count_limits.h"
+#include "rules/allowed_priority_class.h"
+#include "rules/class_placement.h"
 #include "rules/fits_on_node.h"
+#include "rules/fragmentation.h"
+#include "rules/gpu_count_limits.h"
+#include "rules/gpu_quota.h"
+#include "rules/known_class.h"
 #include "rules/mig_profile.h"
 #include "rules/no_mixed_gpu_kinds.h"
 #include "rules/non_gpu_on_gpu_pool.h"
-#include "rules/allowed_priority_class.h"
-#include "rules/class_placement.h"
-#include "rules/time_slicing_one_per_container.h"
-#include "rules/gpu_quota.h"
-#include "rules/fragmentation.h"
 #include "rules/pod_level_gpu_resources.h"
+#include "rules/requests_equal_limits.h"
+#include "rules/time_slicing_one_per_container.h"
+#include "rules/whole_gpu_quantities.h"
 
 namespace gpuadmit {
 
@@ -23,21 +23,21 @@ namespace gpuadmit {
 std::vector<std::unique_ptr<const Rule>> default_rules() {
   std::vector<std::unique_ptr<const Rule>> rules;
   rules.reserve(15);
-  rules.push_back(make_requests_equal_limits_rule());  // GPU001
-  rules.push_back(make_whole_gpu_quantities_rule());  // GPU002
-  rules.push_back(make_allowed_classes_rule());  // GPU003
-  rules.push_back(make_known_class_rule());  // GPU004
-  rules.push_back(make_gpu_count_limits_rule());  // GPU005
-  rules.push_back(make_fits_on_node_rule());  // GPU006
-  rules.push_back(make_mig_profile_rule());  // GPU007
-  rules.push_back(make_no_mixed_gpu_kinds_rule());  // GPU008
-  rules.push_back(make_non_gpu_on_gpu_pool_rule());  // GPU009
-  rules.push_back(make_allowed_priority_class_rule());  // GPU010
-  rules.push_back(make_class_placement_rule());  // GPU011
+  rules.push_back(make_requests_equal_limits_rule());           // GPU001
+  rules.push_back(make_whole_gpu_quantities_rule());            // GPU002
+  rules.push_back(make_allowed_classes_rule());                 // GPU003
+  rules.push_back(make_known_class_rule());                     // GPU004
+  rules.push_back(make_gpu_count_limits_rule());                // GPU005
+  rules.push_back(make_fits_on_node_rule());                    // GPU006
+  rules.push_back(make_mig_profile_rule());                     // GPU007
+  rules.push_back(make_no_mixed_gpu_kinds_rule());              // GPU008
+  rules.push_back(make_non_gpu_on_gpu_pool_rule());             // GPU009
+  rules.push_back(make_allowed_priority_class_rule());          // GPU010
+  rules.push_back(make_class_placement_rule());                 // GPU011
   rules.push_back(make_time_slicing_one_per_container_rule());  // GPU012
-  rules.push_back(make_gpu_quota_rule());  // GPU013
-  rules.push_back(make_fragmentation_rule());  // GPU014
-  rules.push_back(make_pod_level_gpu_resources_rule());  // GPU015
+  rules.push_back(make_gpu_quota_rule());                       // GPU013
+  rules.push_back(make_fragmentation_rule());                   // GPU014
+  rules.push_back(make_pod_level_gpu_resources_rule());         // GPU015
   return rules;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// GPU011: the pod's own nodeSelector and affinity must not contradict its class (SPEC §5). See docs/rules.md#gpu011.
+// GPU011: the pod's own nodeSelector and affinity must not contradict its class (SPEC §5). See
+// docs/rules.md#gpu011.
 
 #include <memory>
 

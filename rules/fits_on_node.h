@@ -1,5 +1,6 @@
 #pragma once
-// GPU006: a container's (and pod's) GPUs must fit on one node of its class (SPEC §5). See docs/rules.md#gpu006.
+// GPU006: a container's (and pod's) GPUs must fit on one node of its class (SPEC §5). See
+// docs/rules.md#gpu006.
 
 #include <memory>
 

@@ -1,5 +1,6 @@
 #pragma once
-// GPU014: a pod's GPU count should divide the class's GPUs per node (SPEC §5). See docs/rules.md#gpu014.
+// GPU014: a pod's GPU count should divide the class's GPUs per node (SPEC §5). See
+// docs/rules.md#gpu014.
 
 #include <memory>
 

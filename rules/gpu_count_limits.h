@@ -1,5 +1,6 @@
 #pragma once
-// GPU005: at most maxGPUsPerContainer per container and maxGPUsPerPod per pod (SPEC §5). See docs/rules.md#gpu005.
+// GPU005: at most maxGPUsPerContainer per container and maxGPUsPerPod per pod (SPEC §5). See
+// docs/rules.md#gpu005.
 
 #include <memory>
 

@@ -1,5 +1,6 @@
 #pragma once
-// GPU008: a container must not mix whole GPUs, shared GPUs and MIG slices (SPEC §5). See docs/rules.md#gpu008.
+// GPU008: a container must not mix whole GPUs, shared GPUs and MIG slices (SPEC §5). See
+// docs/rules.md#gpu008.
 
 #include <memory>
 

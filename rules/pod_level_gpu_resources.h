@@ -1,5 +1,6 @@
 #pragma once
-// GPU015: GPUs must be requested in containers, not in pod-level spec.resources (SPEC §5). See docs/rules.md#gpu015.
+// GPU015: GPUs must be requested in containers, not in pod-level spec.resources (SPEC §5). See
+// docs/rules.md#gpu015.
 
 #include <memory>
 

@@ -1,5 +1,6 @@
 #pragma once
-// GPU001: GPU requests must equal limits, for every container and GPU resource (SPEC §5). See docs/rules.md#gpu001.
+// GPU001: GPU requests must equal limits, for every container and GPU resource (SPEC §5). See
+// docs/rules.md#gpu001.
 
 #include <memory>
 

@@ -10,8 +10,6 @@
 namespace gpuadmit::rule_support {
 namespace {
 
-constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
-
 int64_t saturating_add(int64_t a, int64_t b) {
   return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
 }
@@ -68,7 +66,11 @@ std::string resource_path(const ContainerRef& ref, std::string_view section,
 
 std::string written(const Json& value) {
   if (value.is_string()) return value.get_ref<const std::string&>();
-  return value.dump();
+  return json_text(value);
+}
+
+std::string json_text(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy) {
@@ -130,6 +132,14 @@ std::optional<std::string> mig_profile_of_resource(std::string_view resource) {
   return profile;
 }
 
+std::string mig_resource_name(std::string_view profile) {
+  std::string name(kMigResourcePrefix);
+  name += profile;
+  constexpr std::string_view kPlusMe = "+me";
+  if (name.ends_with(kPlusMe)) name.replace(name.size() - kPlusMe.size(), kPlusMe.size(), ".me");
+  return name;
+}
+
 std::optional<int64_t> mig_compute_slices(std::string_view profile) {
   const size_t g = profile.find('g');
   if (g == std::string_view::npos || g == 0) return std::nullopt;
@@ -170,21 +180,23 @@ std::string setting_path(const PodView& pod, std::string_view key) {
   return path_of(location.metadata, "annotations");
 }
 
-LabelSelectorValues class_label_values(const PodContext& ctx) {
-  if (ctx.gpu_class == nullptr) return {};
-  LabelSelectorValues values = ctx.gpu_class->node_selector;
-  const auto& mig = ctx.gpu_class->mig;
-  if (!mig || mig->strategy != MigConfig::Strategy::kSingle || ctx.mig_profile.empty()) {
-    return values;
-  }
-  for (auto& [key, allowed] : values) {
-    if (key != kProductLabel) continue;
-    for (std::string& v : allowed) v += "-MIG-" + ctx.mig_profile;
-  }
-  return values;
+PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
+  return pod_gpu_count(pod, policy, nullptr);
 }
 
-PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
+PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy,
+                          const std::function<bool(std::string_view)>& counts) {
+  // Units of one container: container_gpu_units, or the same sum over the accepted resources.
+  auto units_of = [&](const Json& container) -> int64_t {
+    if (!counts) return container_gpu_units(container, policy);
+    int64_t n = 0;
+    for (const RawGpuResource& r : raw_gpu_resources(container, policy)) {
+      if (!counts(r.resource)) continue;
+      const std::optional<Quantity> q = parse_raw(r.effective());
+      if (q && !q->is_negative()) n = saturating_add(n, q->value());
+    }
+    return n;
+  };
   // Same walk as effective_pod_gpus (k8s.io/component-helpers resource.PodRequests), keeping the
   // containers behind each candidate so that the message can name them.
   struct Part {
@@ -198,7 +210,7 @@ PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
   int64_t sidecar_total = 0;
   int64_t init_max = 0;
   for (const ContainerRef& ref : pod.containers()) {
-    const int64_t n = container_gpu_units(pod.container(ref), policy);
+    const int64_t n = units_of(pod.container(ref));
     if (ref.kind == ContainerKind::kApp || (ref.kind == ContainerKind::kInit && ref.restartable)) {
       app_total = saturating_add(app_total, n);
       if (n > 0) app.push_back(Part{container_label(ref), n});
@@ -206,15 +218,14 @@ PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
         sidecar_total = saturating_add(sidecar_total, n);
         if (n > 0) sidecars.push_back(Part{container_label(ref), n});
       }
-    } else if (ref.kind == ContainerKind::kInit &&
-               saturating_add(n, sidecar_total) > init_max) {
+    } else if (ref.kind == ContainerKind::kInit && saturating_add(n, sidecar_total) > init_max) {
       init_max = saturating_add(n, sidecar_total);
       init_best = sidecars;
       init_best.push_back(Part{container_label(ref), n});
     }
   }
   PodGpuCount count;
-  count.total = effective_pod_gpus(pod, policy);
+  count.total = std::max(app_total, init_max);
   const std::vector<Part>& parts = init_max > app_total ? init_best : app;
   std::vector<std::string> items;
   for (const Part& p : parts) items.push_back(p.label + ": " + std::to_string(p.gpus));

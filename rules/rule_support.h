@@ -8,6 +8,7 @@
 //       // spec.containers[0].resources.limits["nvidia.com/gpu"]
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,9 @@ std::string resource_path(const ContainerRef& ref, std::string_view section,
 // A quantity as the user wrote it: the string, or the JSON number.
 std::string written(const Json& value);
 
+// The value as JSON text ("\"abc\"", 1.5); invalid UTF-8 is replaced, never thrown on.
+std::string json_text(const Json& value);
+
 // One GPU resource a container names, with the raw JSON values (nullptr when absent or null).
 struct RawGpuResource {
   std::string resource;
@@ -66,6 +70,9 @@ std::string_view gpu_kind_name(GpuKind kind);  // "whole GPUs", "shared GPUs", "
 // plugin writes the +me suffix as .me); nullopt for a non-MIG resource.
 std::optional<std::string> mig_profile_of_resource(std::string_view resource);
 
+// The resource that asks for a MIG profile: "1g.10gb+me" → "nvidia.com/mig-1g.10gb.me".
+std::string mig_resource_name(std::string_view profile);
+
 // The number of compute slices of a MIG profile ("3g.40gb" → 3); nullopt when malformed.
 std::optional<int64_t> mig_compute_slices(std::string_view profile);
 
@@ -76,11 +83,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // annotation, its label, the object's annotation or label; the pod annotation when absent.
 std::string setting_path(const PodView& pod, std::string_view key);
 
-// The node labels the pod's class places it on (SPEC §4.5): the class's nodeSelector, except
-// that with MIG strategy single and a profile the product label targets the MIG product
-// (GPU Feature Discovery labels such nodes `<product>-MIG-<profile>`).
-LabelSelectorValues class_label_values(const PodContext& ctx);
-
 // The pod's effective GPU count (engine/resources.h effective_pod_gpus) and the containers that
 // make it up, for messages: "container a: 4, container b: 2".
 struct PodGpuCount {
@@ -88,5 +90,9 @@ struct PodGpuCount {
   std::string breakdown;
 };
 PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy);
+
+// The same count over the GPU resources `counts(resource)` accepts only (e.g. whole GPUs).
+PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy,
+                          const std::function<bool(std::string_view)>& counts);
 
 }  // namespace gpuadmit::rule_support

@@ -1,5 +1,6 @@
 #pragma once
-// GPU012: at most 1 shared GPU per container on a time-sliced class with failRequestsGreaterThanOne (SPEC §5). See docs/rules.md#gpu012.
+// GPU012: at most 1 shared GPU per container on a time-sliced class with failRequestsGreaterThanOne
+// (SPEC §5). See docs/rules.md#gpu012.
 
 #include <memory>
 

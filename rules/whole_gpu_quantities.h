@@ -1,5 +1,6 @@
 #pragma once
-// GPU002: GPU quantities must be whole non-negative integers (1, not 0.5 or 500m) (SPEC §5). See docs/rules.md#gpu002.
+// GPU002: GPU quantities must be whole non-negative integers (1, not 0.5 or 500m) (SPEC §5). See
+// docs/rules.md#gpu002.
 
 #include <memory>
 

@@ -1,0 +1,151 @@
+// Micro-benchmark: the whole review pipeline on a typical ~4 KB GPU-pod AdmissionReview
+// (parse → pod specs → mutators → rules → diff + verify → response encode), single thread.
+//
+//   build/bench/pipeline_bench [--policy P] [--iterations N]
+//
+// Prints µs per review (mean, p50, p99, max) for the full text→text path and for evaluate()
+// alone. Goal (SPEC §9): ≤ 20 µs p99 of policy evaluation.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/admission.h"
+#include "mutators/all_mutators.h"
+#include "policies/loader.h"
+#include "rules/all_rules.h"
+
+namespace {
+
+using gpuadmit::Json;
+
+// A training pod as the API server sends it: defaulted fields, env, volumes, probes.
+Json typical_gpu_pod() {
+  return Json::parse(R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "trainer-7d9f8", "generateName": "trainer-", "namespace": "ml-vision",
+    "labels": {"app": "trainer", "team": "vision", "gpuadmit.io/workload": "training"},
+    "annotations": {"kubectl.kubernetes.io/default-container": "trainer"}},
+  "spec": {
+    "containers": [{
+      "name": "trainer", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+      "command": ["torchrun", "--nproc_per_node=4", "train.py", "--epochs=90", "--batch-size=256"],
+      "env": [{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "OMP_NUM_THREADS", "value": "8"},
+              {"name": "DATA_DIR", "value": "/data/imagenet"}, {"name": "CHECKPOINT_DIR", "value": "/ckpt"},
+              {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+      "resources": {"limits": {"nvidia.com/gpu": "4", "memory": "200Gi"}, "requests": {"cpu": "16"}},
+      "volumeMounts": [{"name": "data", "mountPath": "/data", "readOnly": true},
+                       {"name": "ckpt", "mountPath": "/ckpt"}, {"name": "dshm", "mountPath": "/dev/shm"},
+                       {"name": "kube-api-access-abcde", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}],
+      "livenessProbe": {"exec": {"command": ["cat", "/tmp/healthy"]}, "initialDelaySeconds": 60, "periodSeconds": 30,
+                        "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
+      "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+      "imagePullPolicy": "IfNotPresent"}],
+    "initContainers": [{"name": "fetch", "image": "busybox:1.36", "command": ["sh", "-c", "cp -r /src/* /data/"],
+      "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+      "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File", "imagePullPolicy": "IfNotPresent"}],
+    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "imagenet"}},
+                {"name": "ckpt", "persistentVolumeClaim": {"claimName": "vision-ckpt"}},
+                {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "64Gi"}},
+                {"name": "kube-api-access-abcde", "projected": {"defaultMode": 420, "sources": [
+                  {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                  {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                  {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}],
+    "restartPolicy": "Never", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+    "serviceAccountName": "default", "serviceAccount": "default", "securityContext": {},
+    "schedulerName": "default-scheduler", "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority",
+    "priority": 0,
+    "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]}
+})");
+}
+
+std::string review_text(const Json& pod) {
+  Json review = {{"apiVersion", "admission.k8s.io/v1"},
+                 {"kind", "AdmissionReview"},
+                 {"request",
+                  {{"uid", "705ab4f5-6393-11e8-b7cc-42010a800002"},
+                   {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                   {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+                   {"requestKind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                   {"requestResource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+                   {"namespace", "ml-vision"},
+                   {"operation", "CREATE"},
+                   {"userInfo", {{"username", "system:serviceaccount:kube-system:job-controller"},
+                                 {"uid", "b4fa8a3c-1"}, {"groups", {"system:serviceaccounts", "system:authenticated"}}}},
+                   {"object", pod},
+                   {"oldObject", nullptr},
+                   {"dryRun", false},
+                   {"options", {{"apiVersion", "meta.k8s.io/v1"}, {"kind", "CreateOptions"}}}}}};
+  return review.dump();
+}
+
+struct Stats {
+  double mean, p50, p99, max;
+};
+
+Stats summarize(std::vector<double>& us) {
+  std::sort(us.begin(), us.end());
+  double sum = 0;
+  for (double v : us) sum += v;
+  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))]; };
+  return {sum / us.size(), at(0.50), at(0.99), us.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string policy_path;
+  int iterations = 20000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--policy") policy_path = argv[i + 1];
+    if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
+  }
+  auto loaded = gpuadmit::load_compiled_policy(policy_path);
+  if (!loaded.policy) {
+    for (const auto& e : loaded.errors) std::fprintf(stderr, "%s\n", e.to_string().c_str());
+    return 2;
+  }
+  const gpuadmit::Pipeline pipeline(gpuadmit::default_mutators(), gpuadmit::default_rules());
+  const Json pod = typical_gpu_pod();
+  const std::string body = review_text(pod);
+  using Clock = std::chrono::steady_clock;
+
+  auto first = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline, *loaded.policy);
+  if (!first.outcome) return 2;
+  std::printf("review: %zu bytes in, %zu bytes out, allowed=%s, patch ops=%zu, findings=%zu\n", body.size(),
+              first.outcome->response.dump().size(),
+              first.outcome->evaluation.allowed ? "true" : "false", first.outcome->evaluation.patch.size(),
+              first.outcome->evaluation.findings.size());
+
+  std::vector<double> full, eval;
+  full.reserve(iterations);
+  eval.reserve(iterations);
+  size_t sink = 0;
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = Clock::now();
+    auto r = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline, *loaded.policy);
+    std::string out = r.outcome->response.dump();
+    auto t1 = Clock::now();
+    sink += out.size();
+    full.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = Clock::now();
+    auto e = pipeline.evaluate(pod, {"ml-vision", gpuadmit::Operation::kCreate, true}, *loaded.policy);
+    auto t1 = Clock::now();
+    sink += e.patch.size();
+    eval.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  Stats f = summarize(full), e = summarize(eval);
+  std::printf("iterations: %d (sink %zu)\n", iterations, sink);
+  std::printf("full review (parse+evaluate+encode): mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n", f.mean,
+              f.p50, f.p99, f.max);
+  std::printf("evaluate only (mutate+rules+diff):   mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n", e.mean,
+              e.p50, e.p99, e.max);
+  return 0;
+}

@@ -1,2 +1,0 @@
-// Replaced by the certificate code (issue: the TLS admission webhook).
-namespace gpuadmit {}

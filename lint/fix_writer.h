@@ -1,0 +1,52 @@
+#pragma once
+// `lint --fix` output: every document of every input in input order; the ones the mutating
+// webhook would patch re-emitted from the patched object (lint/yaml_emitter.h), the others
+// verbatim (comments kept, CR LF made LF). To a stream as one YAML stream, or with --write
+// under a directory that mirrors the input paths (each file written to a temporary name and
+// renamed, so that --write into the input folder never truncates a file being read).
+//
+//   FixWriter to_stdout(stdout);
+//   FixWriter to_dir(FixWriter::Directory{"fixed"});  // fixed/deploy/train.yaml
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "lint/linter.h"
+
+namespace gpuadmit::lint {
+
+// Where --write puts an input: "deploy/a.yaml" → "deploy/a.yaml"; "/abs/a.yaml" → "abs/a.yaml";
+// "../a.yaml" → "__/a.yaml"; "<stdin>" → "stdin.yaml".
+std::string mirror_path(const std::string& display);
+
+class FixWriter final : public FixSink {
+ public:
+  struct Directory {
+    std::string path;
+  };
+  explicit FixWriter(std::FILE* out) : out_(out) {}
+  explicit FixWriter(Directory dir) : dir_(std::move(dir.path)) {}
+  ~FixWriter() override;
+
+  void begin_file(const std::string& file, bool json_file) override;
+  void document(const SourceDocument& source, const ParsedDocument& parsed,
+                const Json* replacement) override;
+  void end_file() override;
+
+  // Files that could not be written, each "<path>: <reason>".
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  void write(const std::string& text);
+
+  std::FILE* out_ = nullptr;  // stream mode
+  std::string dir_;           // --write mode
+  std::FILE* file_ = nullptr;
+  std::string target_, temporary_;
+  bool json_file_ = false;
+  bool first_ = true;  // no document written yet (to this stream or file)
+  std::vector<std::string> errors_;
+};
+
+}  // namespace gpuadmit::lint

@@ -1,0 +1,172 @@
+#pragma once
+// `gpuadmit lint`: manifests through the same Pipeline as the webhook (mutate=true, CREATE, as the
+// mutating webhook's early deny sees them), plus lint's document rules and the namespace GPU
+// quota sum. Streams: one document in memory at a time; results go to a Reporter as each file
+// is done, fixed documents to a FixWriter in input order.
+//
+//   Linter linter(policy, pipeline, document_rules, options, reporter, &fix_writer);
+//   linter.lint_file("deploy/train.yaml", "deploy/train.yaml");
+//   LintSummary summary = linter.finish();   // exit code: summary.exit_code()
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/document_rule.h"
+#include "engine/finding.h"
+#include "engine/json.h"
+#include "engine/pipeline.h"
+#include "lint/yaml_reader.h"
+#include "policies/compiled_policy.h"
+
+namespace gpuadmit::lint {
+
+// A finding with its place in the input. `rule` is GPU0xx, PARSE (unreadable input; a duplicate
+// key is a PARSE warning), or the engine's PODSPEC/PATCH.
+struct LintFinding {
+  std::string file;
+  int line = 0;           // the offending field's line when found, else the document's
+  int document_line = 0;  // the first content line of the object's document (or List item)
+  std::string api_version, kind, ns, name;
+  std::string rule;
+  Severity severity = Severity::kDeny;
+  std::string message;
+  std::string path;  // dotted JSON path in the object
+};
+
+// One object lint looked at: a workload, a LimitRange/ResourceQuota, or an unreadable document.
+struct ObjectResult {
+  std::string file;
+  int line = 0;  // document line
+  std::string api_version, kind, ns, name;
+  bool is_workload = false;
+  bool unreadable = false;    // a PARSE error: the document could not be read
+  bool would_change = false;  // the mutating webhook would patch it (`--fix` changes it)
+  std::vector<LintFinding> findings;
+};
+
+// GPU013's namespace sum (SPEC §5): every workload of a namespace, replicas × per-pod GPUs,
+// against its tenant's quota.gpus.
+struct NamespaceQuotaResult {
+  std::string ns, tenant;
+  int64_t quota = 0;
+  int64_t total = 0;
+  std::vector<std::string> contributors;  // "Deployment train: 2 × 4 GPUs", the largest first
+  std::optional<LintFinding> finding;     // set when total > quota and GPU013 is not off
+};
+
+struct LintSummary {
+  size_t files = 0;
+  size_t documents = 0;  // non-empty documents read (a List counts once)
+  size_t workloads = 0;  // workload objects (List items counted one by one)
+  size_t deny = 0, warn = 0, errors = 0;
+  size_t fixable = 0;        // objects the webhook would patch
+  bool input_error = false;  // a PARSE error or an unreadable path
+  // 2: input errors; 1: deny- or error-level findings; 0 otherwise (docs/lint.md).
+  int exit_code() const {
+    if (input_error) return 2;
+    return (deny > 0 || errors > 0) ? 1 : 0;
+  }
+};
+
+// Receives results as the linter goes. Calls: begin_file, object*, end_file per input, then
+// namespace_result* and end once.
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void begin_file(const std::string& /*file*/) {}
+  virtual void object(const ObjectResult& result) = 0;
+  virtual void end_file(const std::string& /*file*/) {}
+  virtual void namespace_result(const NamespaceQuotaResult& /*result*/) {}
+  virtual void end(const LintSummary& summary) = 0;
+};
+
+// Receives every document of every input in order, with its replacement when the webhook would
+// mutate it.
+class FixSink {
+ public:
+  virtual ~FixSink() = default;
+  virtual void begin_file(const std::string& /*file*/, bool /*json_file*/) {}
+  virtual void document(const SourceDocument& source, const ParsedDocument& parsed,
+                        const Json* replacement) = 0;
+  virtual void end_file() {}
+};
+
+struct LintOptions {
+  std::string default_namespace = "default";  // --namespace: for objects without one
+};
+
+class Linter {
+ public:
+  Linter(PolicyPtr policy, const Pipeline& pipeline,
+         const std::vector<std::unique_ptr<const DocumentRule>>& document_rules,
+         LintOptions options, Reporter& reporter, FixSink* fix);
+
+  // Lints a file; a file that cannot be opened or read is an input error with a PARSE finding.
+  // `display`: the name findings carry.
+  void lint_file(const std::string& path, const std::string& display);
+  // Lints an open stream (stdin).
+  void lint_stream(std::FILE* file, const std::string& display, bool json_file);
+  // Lints text held in memory (tests, benchmarks).
+  void lint_text(std::string_view text, const std::string& display, bool json_file);
+  // A path that names nothing lint can read.
+  void input_error(const std::string& display, const std::string& message);
+
+  // Namespace sums, then the reporter's end. Call once.
+  LintSummary finish();
+
+ private:
+  struct NamespaceUsage {
+    const Tenant* tenant = nullptr;
+    int64_t total = 0;
+    size_t workloads = 0;
+    std::vector<std::pair<int64_t, std::string>> contributors;
+    std::optional<LintFinding> crossing;  // the object that took the total over the quota
+  };
+
+  void lint_documents(DocumentStream& stream, const std::string& display, bool json_file);
+  void lint_document(const SourceDocument& source, const std::string& display, bool json_file);
+  // Lints one object; returns the mutated object when the webhook would patch it.
+  std::optional<Json> lint_object(const Json& object, const std::string& display, int line,
+                                  const std::string& locate_prefix,
+                                  std::vector<ObjectResult>& results,
+                                  std::vector<std::string>& locate_paths_out,
+                                  std::vector<std::pair<size_t, size_t>>& locate_refs);
+  // GPU013's sum: adds a workload's GPUs to its namespace; `where` locates the finding.
+  void count_quota(int64_t gpus, const std::string& description, const std::string& ns,
+                   const LintFinding& where);
+  void tally(const LintFinding& f);
+
+  PolicyPtr policy_;
+  const Pipeline& pipeline_;
+  const std::vector<std::unique_ptr<const DocumentRule>>& document_rules_;
+  LintOptions options_;
+  Reporter& reporter_;
+  FixSink* fix_;
+  LintSummary summary_;
+  std::map<std::string, NamespaceUsage> namespaces_;
+  std::vector<Violation> violations_;  // reused
+  struct PendingQuota {
+    size_t result;  // index in the document's results
+    int64_t gpus;
+    std::string description;
+    std::string path;
+  };
+  std::vector<PendingQuota> pending_quota_;  // of the current document
+};
+
+// Every rule id lint can report with its one-line help text and default severity, for SARIF's
+// rule table: the pipeline's rules, the document rules, PARSE, PODSPEC and PATCH.
+struct RuleInfo {
+  std::string id;
+  std::string summary;
+  Severity default_severity = Severity::kDeny;
+};
+std::vector<RuleInfo> lint_rule_table(
+    const Pipeline& pipeline, const std::vector<std::unique_ptr<const DocumentRule>>& rules);
+
+}  // namespace gpuadmit::lint

@@ -1,2 +1,0 @@
-// Replaced by lint (issue: lint mode).
-namespace gpuadmit {}

@@ -1,0 +1,516 @@
+#include "lint/yaml_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+#include "lint/fast_yaml.h"
+#include "lint/yaml_scalar.h"
+
+namespace gpuadmit::lint {
+namespace {
+
+enum class Marker { kNone, kStart, kEnd };
+
+Marker marker_kind(std::string_view line) {
+  if (line.size() < 3) return Marker::kNone;
+  const bool start = line.substr(0, 3) == "---";
+  const bool end = line.substr(0, 3) == "...";
+  if (!start && !end) return Marker::kNone;
+  if (line.size() > 3 && !std::strchr(" \t\r\n", line[3])) return Marker::kNone;
+  return start ? Marker::kStart : Marker::kEnd;
+}
+
+// `--- # comment` carries nothing; `--- {a: 1}` or `--- !tag` does.
+bool marker_has_content(std::string_view line) {
+  size_t i = 3;
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  return i < line.size() && line[i] != '#' && line[i] != '\r' && line[i] != '\n';
+}
+
+// The offset of the first character that is not whitespace or part of a comment, or npos.
+size_t first_content(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      ++i;
+    } else if (c == '#') {
+      const size_t nl = text.find('\n', i);
+      if (nl == std::string_view::npos) return std::string_view::npos;
+      i = nl + 1;
+    } else {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+int line_of_offset(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  return static_cast<int>(
+      std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(offset), '\n'));
+}
+
+// A rough nesting estimate that keeps yaml-cpp's recursive parser away from input nested deeply
+// enough to overflow the stack. Generous on purpose: the converter enforces kMaxDepth exactly.
+bool nesting_estimate_exceeds(std::string_view text, int limit) {
+  int flow = 0;
+  std::vector<int> indents;
+  size_t i = 0;
+  while (i < text.size()) {
+    // Line start: indentation and "- " prefixes.
+    size_t j = i;
+    while (j < text.size() && text[j] == ' ') ++j;
+    const int indent = static_cast<int>(j - i);
+    int dashes = 0;
+    while (j + 1 < text.size() && text[j] == '-' && (text[j + 1] == ' ')) {
+      ++dashes;
+      j += 2;
+      while (j < text.size() && text[j] == ' ') ++j;
+    }
+    const bool content = j < text.size() && text[j] != '\n' && text[j] != '\r' && text[j] != '#';
+    if (content && flow == 0) {
+      while (!indents.empty() && indents.back() >= indent) indents.pop_back();
+      indents.push_back(indent);
+      if (static_cast<int>(indents.size()) + dashes > limit) return true;
+    }
+    char quote = 0;
+    for (; j < text.size() && text[j] != '\n'; ++j) {
+      const char c = text[j];
+      if (quote != 0) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '#' && j > 0 && (text[j - 1] == ' ' || text[j - 1] == '\t')) {
+        while (j < text.size() && text[j] != '\n') ++j;
+        break;
+      } else if (c == '[' || c == '{') {
+        if (++flow > limit) return true;
+      } else if ((c == ']' || c == '}') && flow > 0) {
+        --flow;
+      }
+    }
+    i = j + 1;
+  }
+  return false;
+}
+
+struct LimitExceeded {
+  std::string message;
+  int line;
+};
+
+// yaml-cpp node → Json with go-yaml v2 scalar typing, merge keys, last-wins duplicates and the
+// expansion limits (aliases share nodes in yaml-cpp but expand here).
+class YamlCppConverter {
+ public:
+  explicit YamlCppConverter(std::vector<DuplicateKey>* duplicates) : duplicates_(duplicates) {}
+
+  void convert(const YAML::Node& node, Json& out, int depth) {
+    if (depth > kMaxDepth) {
+      throw LimitExceeded{"nested deeper than " + std::to_string(kMaxDepth) + " levels",
+                          node.Mark().line};
+    }
+    if (++nodes_ > kMaxExpandedNodes) {
+      throw LimitExceeded{"expands to more than " + std::to_string(kMaxExpandedNodes) +
+                              " nodes (aliases); refusing to expand it (billion laughs)",
+                          node.Mark().line};
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Map:
+        convert_map(node, out, depth);
+        return;
+      case YAML::NodeType::Sequence: {
+        out = Json::array();
+        for (const YAML::Node& item : node) {
+          convert(item, out.emplace_back(), depth + 1);
+        }
+        return;
+      }
+      case YAML::NodeType::Scalar:
+        out = scalar(node);
+        return;
+      default:
+        out = nullptr;
+        return;
+    }
+  }
+
+ private:
+  Json scalar(const YAML::Node& node) {
+    const std::string& s = node.Scalar();
+    bytes_ += s.size();
+    if (bytes_ > kMaxDocumentBytes) {
+      throw LimitExceeded{"expands to more than 64 MiB of text (aliases); refusing to expand it",
+                          node.Mark().line};
+    }
+    const std::string& tag = node.Tag();
+    if (tag == "?" || tag.empty()) return resolve_plain_scalar(s);
+    if (tag == "!" || tag == "tag:yaml.org,2002:str") return s;
+    Json resolved = resolve_plain_scalar(s);
+    if (tag == "tag:yaml.org,2002:int" || tag == "tag:yaml.org,2002:float" ||
+        tag == "tag:yaml.org,2002:bool" || tag == "tag:yaml.org,2002:null") {
+      return resolved;
+    }
+    return resolved;  // other tags: typed by content, as untagged
+  }
+
+  std::string key_of(const YAML::Node& key) {
+    if (!key.IsScalar()) {
+      throw LimitExceeded{
+          "a mapping key that is not a scalar (`? [a, b]`); Kubernetes objects "
+          "only have string keys",
+          key.Mark().line};
+    }
+    const std::string& tag = key.Tag();
+    if (tag == "?" || tag.empty()) {
+      std::string out;
+      if (!resolve_plain_key(key.Scalar(), out)) {
+        throw LimitExceeded{
+            "mapping key \"" + key.Scalar() + "\" is not a string, number or boolean; quote it",
+            key.Mark().line};
+      }
+      return out;
+    }
+    return key.Scalar();
+  }
+
+  void convert_map(const YAML::Node& node, Json& out, int depth) {
+    out = Json::object();
+    auto& object = out.get_ref<Json::object_t&>();
+    std::vector<YAML::Node> merge_storage;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (key.IsScalar() && key.Tag() == "?" && key.Scalar() == "<<") {
+        merge_storage.push_back(it->second);
+        continue;
+      }
+      std::string name = key_of(key);
+      auto [slot, inserted] = object.emplace(name, nullptr);
+      if (!inserted && duplicates_ != nullptr) duplicates_->push_back({name, key.Mark().line});
+      convert(it->second, slot->second, depth + 1);
+    }
+    // Merge keys (YAML 1.1, as go-yaml v2): keys written in the map win over merged ones; of
+    // several merged maps the first wins.
+    for (const YAML::Node& merge : merge_storage) {
+      std::vector<YAML::Node> sources;
+      if (merge.IsMap()) {
+        sources.push_back(merge);
+      } else if (merge.IsSequence()) {
+        for (const YAML::Node& s : merge) sources.push_back(s);
+      }
+      for (const YAML::Node& source : sources) {
+        if (!source.IsMap()) {
+          throw LimitExceeded{"a merge key (<<) whose value is not a map", merge.Mark().line};
+        }
+        for (auto it = source.begin(); it != source.end(); ++it) {
+          std::string name = key_of(it->first);
+          if (object.find(name) != object.end()) continue;
+          convert(it->second, object.emplace(name, nullptr).first->second, depth + 1);
+        }
+      }
+    }
+  }
+
+  std::vector<DuplicateKey>* duplicates_;
+  size_t nodes_ = 0;
+  size_t bytes_ = 0;
+};
+
+void add_duplicate_warnings(const std::vector<DuplicateKey>& duplicates, int first_line,
+                            ParsedDocument& doc) {
+  for (const DuplicateKey& d : duplicates) {
+    doc.warnings.push_back(
+        {first_line + d.line, 0,
+         "duplicate key \"" + d.key +
+             "\": the last value is used, as kubectl's YAML decoder does, but the API server's "
+             "strict field validation rejects duplicate fields; remove one of them"});
+  }
+}
+
+void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
+  doc.parser = Parser::kYamlCpp;
+  const int base = source.first_line;
+  if (nesting_estimate_exceeds(source.text, 10 * kMaxDepth)) {
+    doc.error = ParseIssue{
+        base, 0,
+        "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
+    return;
+  }
+  try {
+    YAML::Node node = YAML::Load(source.text);
+    if (!node.IsDefined() || node.IsNull()) {
+      doc.value = nullptr;
+      return;
+    }
+    std::vector<DuplicateKey> duplicates;
+    YamlCppConverter converter(&duplicates);
+    converter.convert(node, doc.value, 0);
+    add_duplicate_warnings(duplicates, base, doc);
+  } catch (const YAML::Exception& e) {
+    doc.value = nullptr;
+    doc.error = ParseIssue{base + std::max(0, e.mark.line), e.mark.column + 1, e.msg};
+  } catch (const LimitExceeded& e) {
+    doc.value = nullptr;
+    doc.error = ParseIssue{base + std::max(0, e.line), 0, e.message};
+  } catch (const std::exception& e) {
+    doc.value = nullptr;
+    doc.error = ParseIssue{base, 0, e.what()};
+  }
+}
+
+// Walks a yaml-cpp tree along `tokens`; the 0-based line of the deepest node found, or -1.
+int yaml_cpp_locate(const YAML::Node& root, const std::vector<std::string>& tokens) {
+  int line = -1;
+  YAML::Node node = root;
+  for (const std::string& token : tokens) {
+    bool found = false;
+    if (node.IsMap()) {
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        if (it->first.IsScalar() && it->first.Scalar() == token) {
+          line = it->first.Mark().line;
+          node = it->second;
+          found = true;
+        }
+      }
+    } else if (node.IsSequence() && !token.empty() &&
+               token.find_first_not_of("0123456789") == std::string::npos && token.size() < 10) {
+      const size_t index = std::stoul(token);
+      if (index < node.size()) {
+        node = node[index];
+        line = node.Mark().line;
+        found = true;
+      }
+    }
+    if (!found) break;
+  }
+  return line;
+}
+
+}  // namespace
+
+bool DocumentStream::next_line(std::string_view& line) {
+  if (from_text_) {
+    if (pos_ >= text_.size()) return false;
+    const size_t nl = text_.find('\n', pos_);
+    const size_t end = nl == std::string_view::npos ? text_.size() : nl + 1;
+    line = text_.substr(pos_, end - pos_);
+    pos_ = end;
+    return true;
+  }
+  while (true) {
+    const size_t nl = buffer_.find('\n', pos_);
+    if (nl != std::string::npos) {
+      line = std::string_view(buffer_).substr(pos_, nl + 1 - pos_);
+      pos_ = nl + 1;
+      return true;
+    }
+    // A line longer than any document may be: hand it out in pieces (the document is then
+    // too large anyway), so that memory stays bounded.
+    if (eof_ || buffer_.size() - pos_ > kMaxDocumentBytes) {
+      if (pos_ >= buffer_.size()) return false;
+      line = std::string_view(buffer_).substr(pos_);
+      pos_ = buffer_.size();
+      return true;
+    }
+    buffer_.erase(0, pos_);
+    pos_ = 0;
+    char chunk[1 << 16];
+    const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
+    if (n == 0) {
+      eof_ = true;
+      if (std::ferror(file_)) read_error_ = true;
+    }
+    buffer_.append(chunk, n);
+  }
+}
+
+bool DocumentStream::next(SourceDocument& out) {
+  if (done_) return false;
+  out.text.clear();
+  out.too_large = false;
+  out.starts_with_marker = false;
+  out.first_line = line_ + 1;
+  if (has_carry_) {
+    out.text = std::move(carry_);
+    out.first_line = carry_line_;
+    out.starts_with_marker = true;
+    has_carry_ = false;
+  }
+  std::string_view line;
+  while (next_line(line)) {
+    ++line_;
+    const Marker marker = marker_kind(line);
+    if (marker != Marker::kNone) {
+      if (marker == Marker::kStart && marker_has_content(line)) {
+        carry_.assign(line);
+        carry_line_ = line_;
+        has_carry_ = true;
+      }
+      return true;
+    }
+    if (out.too_large) continue;
+    if (out.text.size() + line.size() > kMaxDocumentBytes) {
+      out.too_large = true;
+      std::string().swap(out.text);
+      continue;
+    }
+    out.text.append(line);
+  }
+  done_ = true;
+  return true;
+}
+
+ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
+  ParsedDocument doc;
+  doc.line = source.first_line;
+  if (source.too_large) {
+    doc.empty = false;
+    doc.error = ParseIssue{source.first_line, 0,
+                           "document larger than 64 MiB; split it into smaller documents"};
+    return doc;
+  }
+  const std::string_view text = source.text;
+  const size_t start = first_content(text);
+  if (start == std::string_view::npos) return doc;  // empty
+  doc.empty = false;
+  doc.line = source.first_line + line_of_offset(text, start);
+  if (source.starts_with_marker) {
+    parse_with_yaml_cpp(source, doc);
+    doc.empty = doc.value.is_null() && !doc.error;
+    return doc;
+  }
+
+  if (text[start] == '{' || text[start] == '[') {
+    if (json_depth_exceeds(text, kMaxDepth)) {
+      doc.error = ParseIssue{
+          doc.line, 0,
+          "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
+      return doc;
+    }
+    try {
+      doc.value = Json::parse(text);
+      doc.format = DocumentFormat::kJson;
+      doc.parser = Parser::kJson;
+      return doc;
+    } catch (const Json::parse_error& e) {
+      if (json_file) {
+        std::string message = e.what();
+        const size_t colon = message.find(": ");
+        if (colon != std::string::npos) message = message.substr(colon + 2);
+        const size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+        const size_t line_start = text.rfind('\n', byte);
+        const int column =
+            static_cast<int>(line_start == std::string_view::npos ? byte + 1 : byte - line_start);
+        doc.error = ParseIssue{source.first_line + line_of_offset(text, byte), column,
+                               "invalid JSON: " + message};
+        doc.value = nullptr;
+        return doc;
+      }
+      doc.value = nullptr;  // flow YAML that is not JSON: read as YAML below
+    }
+  }
+
+  std::vector<DuplicateKey> duplicates;
+  const FastResult fast = fast_parse_yaml(text, doc.value, &duplicates, nullptr);
+  if (fast.status == FastStatus::kOk) {
+    add_duplicate_warnings(duplicates, source.first_line, doc);
+    return doc;
+  }
+  if (fast.status == FastStatus::kTooDeep) {
+    doc.value = nullptr;
+    doc.error = ParseIssue{
+        source.first_line + fast.error_line, 0,
+        "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
+    return doc;
+  }
+  doc.value = nullptr;
+  parse_with_yaml_cpp(source, doc);
+  doc.empty = doc.value.is_null() && !doc.error;
+  return doc;
+}
+
+ParsedDocument parse_document_yaml_cpp(const SourceDocument& source) {
+  ParsedDocument doc;
+  doc.line = source.first_line;
+  const size_t start = first_content(source.text);
+  if (start == std::string_view::npos) return doc;
+  doc.empty = false;
+  doc.line = source.first_line + line_of_offset(source.text, start);
+  parse_with_yaml_cpp(source, doc);
+  doc.empty = doc.value.is_null() && !doc.error;
+  return doc;
+}
+
+std::vector<std::string> split_dotted_path(std::string_view path) {
+  std::vector<std::string> tokens;
+  size_t i = 0;
+  std::string current;
+  auto flush = [&] {
+    if (!current.empty()) tokens.push_back(std::move(current));
+    current.clear();
+  };
+  while (i < path.size()) {
+    const char c = path[i];
+    if (c == '.') {
+      flush();
+      ++i;
+    } else if (c == '[') {
+      flush();
+      if (i + 1 < path.size() && path[i + 1] == '"') {
+        const size_t close = path.find("\"]", i + 2);
+        if (close == std::string_view::npos) break;
+        tokens.emplace_back(path.substr(i + 2, close - i - 2));
+        i = close + 2;
+      } else {
+        const size_t close = path.find(']', i + 1);
+        if (close == std::string_view::npos) break;
+        tokens.emplace_back(path.substr(i + 1, close - i - 1));
+        i = close + 1;
+      }
+    } else {
+      current += c;
+      ++i;
+    }
+  }
+  flush();
+  return tokens;
+}
+
+std::vector<int> locate_paths(const SourceDocument& source, const ParsedDocument& doc,
+                              const std::vector<std::string>& dotted_paths) {
+  std::vector<int> result(dotted_paths.size(), 0);
+  if (doc.error || doc.empty || dotted_paths.empty() || source.too_large) return result;
+  Locator locator;
+  for (const std::string& path : dotted_paths) locator.targets.push_back(split_dotted_path(path));
+  locator.matched.assign(locator.targets.size(), 0);
+  locator.lines.assign(locator.targets.size(), -1);
+  bool located = false;
+  if (doc.parser != Parser::kYamlCpp) {
+    Json scratch;
+    located = fast_parse_yaml(source.text, scratch, nullptr, &locator).status == FastStatus::kOk;
+  }
+  if (!located) {
+    try {
+      const YAML::Node root = YAML::Load(source.text);
+      for (size_t t = 0; t < locator.targets.size(); ++t) {
+        locator.lines[t] = yaml_cpp_locate(root, locator.targets[t]);
+      }
+      located = true;
+    } catch (const std::exception&) {
+      located = false;
+    }
+  }
+  if (!located) return result;
+  for (size_t t = 0; t < result.size(); ++t) {
+    if (locator.lines[t] >= 0) result[t] = source.first_line + locator.lines[t];
+  }
+  return result;
+}
+
+}  // namespace gpuadmit::lint

@@ -1,0 +1,37 @@
+#include "mutators/class_annotation.h"
+
+#include "mutators/mutator_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace mutator_support;
+
+constexpr std::string_view kClassAnnotation = "gpuadmit.io/class";
+
+// Class resolution itself happens before any mutator runs (engine/context.cc
+// resolve_pod_context). Writing the result onto the pod (template) makes the decision visible
+// to the user, to the scheduler-side tooling and to the next admission: a class picked from the
+// pod's nodeSelector, the tenant's defaultClass, a label or the workload's top-level metadata
+// is the annotation next time, so re-running gpuadmit resolves the same class (idempotence).
+// Only a class the policy knows is recorded: an unknown name is GPU004, and a non-GPU pod has
+// no class.
+class ClassAnnotationMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "class"; }
+
+  bool mutate(PodView& pod, PodContext& ctx) const override {
+    return guarded([&] {
+      if (!ctx.gpu_pod || ctx.gpu_class == nullptr) return false;
+      return pod.set_annotation(kClassAnnotation, ctx.gpu_class->name);
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Mutator> make_class_annotation_mutator() {
+  return std::make_unique<ClassAnnotationMutator>();
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,147 @@
+#include "mutators/defaults.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/resources.h"
+#include "mutators/mutator_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace mutator_support;
+
+const Quantity* lookup(const ResourceList& list, std::string_view resource) {
+  for (const auto& [name, quantity] : list) {
+    if (name == resource) return &quantity;
+  }
+  return nullptr;
+}
+
+// The resources the tenant's defaults name, in a stable order: request, perGPU, then limit keys.
+std::vector<std::string> default_resources(const TenantDefaults& d) {
+  std::vector<std::string> names;
+  for (const ResourceList* list : {&d.request, &d.per_gpu, &d.limit}) {
+    for (const auto& [name, quantity] : *list) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// Mirrors the LimitRanger admission plugin (plugin/pkg/admission/limitranger/admission.go
+// mergeContainerResources) for one container: a default limit (LimitRange `default`) is set only
+// when the limit is absent, a default request only when the request is absent; values the user
+// wrote are never touched. Where Kubernetes' behaviour spans several steps, the net result is
+// reproduced:
+//  - a LimitRange with `default` but no `defaultRequest` has its defaultRequest defaulted to the
+//    default limit (pkg/apis/core/v1/defaults.go SetDefaults_LimitRangeItem), and a Pod's missing
+//    request is defaulted to its own limit (SetDefaults_Pod). Hence the request falls back to the
+//    container's limit — the user's as written, or the default just set.
+//  - a request above the limit is rejected by API validation ("must be less than or equal to
+//    ... limit"), so a default request is capped at the container's limit (the limit's JSON value
+//    is copied), and a default limit is not set below a request the user wrote.
+// perGPU × N (N = the container's GPU units: whole, shared or MIG) replaces `request` for the
+// resources it names when N > 0. Resources that are GPU resources are skipped: defaulting them
+// would hand GPUs to every helper container. Unparsable user values are left alone (rules report
+// them), and so is the resource they concern.
+class DefaultsMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "defaults"; }
+
+  bool mutate(PodView& pod, PodContext& ctx) const override {
+    return guarded([&] {
+      if (!ctx.gpu_pod || ctx.tenant == nullptr) return false;
+      const TenantDefaults& defaults = ctx.tenant->defaults;
+      const std::vector<std::string> resources = default_resources(defaults);
+      if (resources.empty()) return false;
+      bool changed = false;
+      for (const ContainerRef& ref : pod.containers()) {
+        if (ref.kind == ContainerKind::kEphemeral) continue;  // may not declare resources
+        changed |= default_container(pod.container(ref), defaults, resources, *ctx.policy);
+      }
+      return changed;
+    });
+  }
+
+ private:
+  static bool default_container(Json& container, const TenantDefaults& defaults,
+                                const std::vector<std::string>& resources,
+                                const CompiledPolicy& policy) {
+    if (!container.is_object()) return false;
+    const int64_t gpus = container_gpu_units(container, policy);
+    bool changed = false;
+
+    // Limits first: a request falls back to, and is capped at, the limit as it ends up.
+    for (const auto& [resource, quantity] : defaults.limit) {
+      if (policy.is_gpu_resource(resource)) continue;
+      if (section_value(container, "limits", resource) != nullptr) continue;
+      if (const Json* request = section_value(container, "requests", resource)) {
+        const std::optional<Quantity> q = parse_json_quantity(*request);
+        if (!q || *q > quantity) continue;
+      }
+      if (Json* limits = section(container, "limits")) {
+        (*limits)[resource] = quantity.to_string();
+        changed = true;
+      }
+    }
+
+    for (const std::string& resource : resources) {
+      if (policy.is_gpu_resource(resource)) continue;
+      if (section_value(container, "requests", resource) != nullptr) continue;
+      const Json* limit = section_value(container, "limits", resource);
+      std::optional<Json> value;
+      std::optional<Quantity> wanted;
+      const Quantity* per_gpu = lookup(defaults.per_gpu, resource);
+      if (per_gpu != nullptr && gpus > 0) {
+        wanted = per_gpu->times(gpus);
+        if (!wanted) continue;  // overflow: no sensible default
+      } else if (const Quantity* request = lookup(defaults.request, resource)) {
+        wanted = *request;
+      }
+      if (wanted) {
+        value = wanted->to_string();
+        if (limit != nullptr) {
+          const std::optional<Quantity> cap = parse_json_quantity(*limit);
+          if (!cap) continue;
+          if (*wanted > *cap) value = *limit;
+        }
+      } else if (limit != nullptr) {
+        if (!parse_json_quantity(*limit)) continue;
+        value = *limit;
+      }
+      if (!value) continue;
+      if (Json* requests = section(container, "requests")) {
+        (*requests)[resource] = std::move(*value);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  // container.resources.<name>[resource] when present and not null.
+  static const Json* section_value(const Json& container, std::string_view name,
+                                   std::string_view resource) {
+    const Json* resources = present(container, "resources");
+    if (resources == nullptr || !resources->is_object()) return nullptr;
+    const Json* map = present(*resources, name);
+    if (map == nullptr || !map->is_object()) return nullptr;
+    return present(*map, resource);
+  }
+
+  // container.resources.<name>, created when absent.
+  static Json* section(Json& container, std::string_view name) {
+    Json* resources = member_object(container, "resources");
+    return resources == nullptr ? nullptr : member_object(*resources, name);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Mutator> make_defaults_mutator() {
+  return std::make_unique<DefaultsMutator>();
+}
+
+}  // namespace gpuadmit

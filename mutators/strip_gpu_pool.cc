@@ -1,0 +1,159 @@
+#include "mutators/strip_gpu_pool.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/scheduling.h"
+#include "mutators/mutator_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace mutator_support;
+
+bool contains(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// True when some class's nodeSelector has `key` with one of `values` (any value when null:
+// operator Exists). The same test as GPU009 (rules/non_gpu_on_gpu_pool.cc).
+bool selects_pool(const CompiledPolicy& policy, std::string_view key,
+                  const std::vector<std::string>* values) {
+  for (const GpuClass& c : policy.policy().classes) {
+    for (const auto& [label, allowed] : c.node_selector) {
+      if (label != key) continue;
+      if (values == nullptr) return true;
+      for (const std::string& v : allowed) {
+        if (contains(*values, v)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// A toleration the strip removes: it names a key (see below) and tolerates a class taint.
+bool tolerates_pool(const CompiledPolicy& policy, const Json& toleration) {
+  if (string_member(toleration, "key").empty()) return false;
+  for (const GpuClass& c : policy.policy().classes) {
+    for (const Taint& taint : c.taints) {
+      if (tolerates(toleration, taint)) return true;
+    }
+  }
+  return false;
+}
+
+// A required nodeSelectorTerm selects a GPU pool when one of its expressions is `key In [...]`
+// with a class value, or `key Exists`, on a class label key.
+bool term_selects_pool(const CompiledPolicy& policy, const Json& term) {
+  const Json* expressions = find_member(term, "matchExpressions");
+  if (expressions == nullptr || !expressions->is_array()) return false;
+  for (const Json& e : *expressions) {
+    const std::string_view key = string_member(e, "key");
+    const std::string_view op = string_member(e, "operator");
+    if (op == "Exists" && selects_pool(policy, key, nullptr)) return true;
+    if (op != "In") continue;
+    std::vector<std::string> values;
+    if (const Json* v = find_member(e, "values"); v != nullptr && v->is_array()) {
+      for (const Json& item : *v) {
+        if (item.is_string()) values.push_back(item.get<std::string>());
+      }
+    }
+    if (selects_pool(policy, key, &values)) return true;
+  }
+  return false;
+}
+
+// Erases the elements of a list for which `drop` is true.
+template <typename Pred>
+bool erase_if(Json& container, Pred drop) {
+  bool changed = false;
+  if (container.is_array()) {
+    for (size_t i = container.size(); i-- > 0;) {
+      if (drop(container[i])) {
+        container.erase(i);
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
+// GPU pools are tainted so that only GPU pods run there; a pod that asks for no GPU but tolerates
+// those taints or selects the pools' labels takes a GPU node's CPU and memory and keeps it from
+// scaling down. GPU009 reports such pods; with nonGpuOnGpuPool: strip this mutation removes,
+// from non-GPU pods only (DaemonSet pods excepted like GPU009: node agents must run everywhere):
+//  - tolerations that name a key and tolerate a class taint (Toleration.ToleratesTaint). The
+//    key-less {operator: Exists} wildcard is kept: it also tolerates node.kubernetes.io/
+//    not-ready, unreachable and every other taint, and removing it would change how the pod is
+//    scheduled and evicted everywhere, not only on GPU pools. GPU009 still reports it.
+//  - nodeSelector entries whose key is a class label and whose value one of the class's values;
+//  - required node-affinity terms with an expression `key In [class value]` or `key Exists` on a
+//    class label. The whole term goes (terms are ORed; removing only the expression would widen
+//    it, emptying it would make it match nothing); when no term is left, the required affinity
+//    goes with it, as an empty nodeSelectorTerms list is invalid (and so do a nodeAffinity and
+//    an affinity left empty by that). Preferred affinity does not
+//    put a pod on a tainted node by itself and is kept.
+class StripGpuPoolMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "strip-gpu-pool"; }
+
+  bool mutate(PodView& pod, PodContext& ctx) const override {
+    return guarded([&] {
+      if (ctx.gpu_pod) return false;
+      const CompiledPolicy& policy = *ctx.policy;
+      if (policy.policy().enforcement.non_gpu_on_gpu_pool != Action::kStrip) return false;
+      if (ctx.request != nullptr &&
+          (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {
+        return false;
+      }
+      Json& spec = pod.spec();
+      bool changed = false;
+      if (Json* tolerations = find_member(spec, "tolerations")) {
+        changed |= erase_if(*tolerations, [&](const Json& t) { return tolerates_pool(policy, t); });
+      }
+      if (Json* selector = find_member(spec, "nodeSelector");
+          selector != nullptr && selector->is_object()) {
+        std::vector<std::string> drop;
+        for (auto it = selector->begin(); it != selector->end(); ++it) {
+          if (!it.value().is_string()) continue;
+          const std::vector<std::string> value{it.value().get<std::string>()};
+          if (selects_pool(policy, it.key(), &value)) drop.push_back(it.key());
+        }
+        for (const std::string& key : drop) selector->erase(key);
+        changed |= !drop.empty();
+      }
+      changed |= strip_required_affinity(spec, policy);
+      return changed;
+    });
+  }
+
+ private:
+  static bool strip_required_affinity(Json& spec, const CompiledPolicy& policy) {
+    Json* affinity = find_member(spec, "affinity");
+    if (affinity == nullptr || !affinity->is_object()) return false;
+    Json* node_affinity = find_member(*affinity, "nodeAffinity");
+    if (node_affinity == nullptr || !node_affinity->is_object()) return false;
+    Json* required = find_member(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (required == nullptr || !required->is_object()) return false;
+    Json* terms = find_member(*required, "nodeSelectorTerms");
+    if (terms == nullptr || !terms->is_array()) return false;
+    if (!erase_if(*terms, [&](const Json& term) { return term_selects_pool(policy, term); })) {
+      return false;
+    }
+    if (terms->empty()) {
+      node_affinity->erase("requiredDuringSchedulingIgnoredDuringExecution");
+      if (node_affinity->empty()) affinity->erase("nodeAffinity");
+      if (affinity->empty()) spec.erase("affinity");
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Mutator> make_strip_gpu_pool_mutator() {
+  return std::make_unique<StripGpuPoolMutator>();
+}
+
+}  // namespace gpuadmit

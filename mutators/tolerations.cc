@@ -1,0 +1,62 @@
+#include "mutators/tolerations.h"
+
+#include "engine/scheduling.h"
+#include "mutators/mutator_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace mutator_support;
+
+// The toleration that tolerates exactly `taint`: Equal with the value, or Exists when the taint
+// has no value (Equal with "" would too, but Exists is what kubectl users and the in-tree
+// ExtendedResourceToleration plugin write). An empty effect is left out: it tolerates every
+// effect (ToleratesTaint rule 1).
+Json toleration_for(const Taint& taint) {
+  Json t = Json::object();
+  t["key"] = taint.key;
+  if (taint.value.empty()) {
+    t["operator"] = "Exists";
+  } else {
+    t["operator"] = "Equal";
+    t["value"] = taint.value;
+  }
+  if (!taint.effect.empty()) t["effect"] = taint.effect;
+  return t;
+}
+
+// Like plugin/pkg/admission/extendedresourcetoleration, which adds {key: <resource>, operator:
+// Exists, effect: NoSchedule} for each extended resource a pod requests — but for the class's
+// actual taints, and only when no existing toleration already tolerates the taint, decided by
+// Kubernetes' own Toleration.ToleratesTaint (engine/scheduling.h): {operator: Exists} with no
+// key tolerates everything, an omitted effect tolerates every effect, Equal needs the same
+// value. Tolerations are only ever appended, never edited or reordered. The list we append to
+// counts too, so a class listing the same taint twice gets one toleration.
+class TolerationsMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "tolerations"; }
+
+  bool mutate(PodView& pod, PodContext& ctx) const override {
+    return guarded([&] {
+      if (!ctx.gpu_pod || ctx.gpu_class == nullptr || ctx.gpu_class->taints.empty()) return false;
+      Json& spec = pod.spec();
+      bool changed = false;
+      for (const Taint& taint : ctx.gpu_class->taints) {
+        if (any_tolerates(find_member(spec, "tolerations"), taint)) continue;
+        Json* tolerations = member_array(spec, "tolerations");
+        if (tolerations == nullptr) return changed;
+        tolerations->push_back(toleration_for(taint));
+        changed = true;
+      }
+      return changed;
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Mutator> make_tolerations_mutator() {
+  return std::make_unique<TolerationsMutator>();
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,58 @@
+#include "rules/allowed_classes.h"
+
+#include <algorithm>
+
+#include "rules/rule_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace rule_support;
+
+// A tenant's allowedClasses: unset allows every class of the policy, an empty list allows no
+// GPUs at all (SPEC §3). Applies to GPU pods of namespaces that belong to a tenant; a namespace
+// of no tenant has no class restrictions. A class name the policy does not know is GPU004's.
+class AllowedClassesRule final : public Rule {
+ public:
+  std::string_view id() const override { return "GPU003"; }
+  std::string_view summary() const override {
+    return "the tenant must allow the pod's GPU class (an empty allowedClasses allows no GPUs)";
+  }
+  Action default_action() const override { return Action::kDeny; }
+
+  void check(const PodView& pod, const PodContext& ctx,
+             std::vector<Violation>& out) const override {
+    if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->allowed_classes) return;
+    const std::vector<std::string>& allowed = *ctx.tenant->allowed_classes;
+    const std::string& tenant = ctx.tenant->name;
+    if (allowed.empty()) {
+      out.push_back(Violation{"tenant " + tenant +
+                                  " may not use GPUs (its allowedClasses is empty); remove the "
+                                  "GPU requests, or ask the platform team to allow a class",
+                              pod.location().path});
+      return;
+    }
+    if (ctx.class_name.empty()) {
+      // No class resolved: the pod would not be steered to any pool the tenant may use.
+      out.push_back(
+          Violation{"no GPU class resolved for this pod; set gpuadmit.io/class to one "
+                    "of the classes tenant " +
+                        tenant + " may use: " + join(allowed),
+                    setting_path(pod, kClassKey)});
+      return;
+    }
+    if (ctx.gpu_class == nullptr) return;  // unknown class: GPU004
+    if (std::find(allowed.begin(), allowed.end(), ctx.class_name) != allowed.end()) return;
+    out.push_back(Violation{"class " + ctx.class_name + " is not allowed for tenant " + tenant +
+                                "; set gpuadmit.io/class to one of: " + join(allowed),
+                            setting_path(pod, kClassKey)});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_allowed_classes_rule() {
+  return std::make_unique<AllowedClassesRule>();
+}
+
+}  // namespace gpuadmit

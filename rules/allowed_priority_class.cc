@@ -1,0 +1,50 @@
+#include "rules/allowed_priority_class.h"
+
+#include <algorithm>
+
+#include "rules/rule_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace rule_support;
+
+// The tenant's priority.allowed (when set) bounds which PriorityClass its GPU pods may use, so
+// that a team cannot preempt others' GPU jobs by naming a higher class. Rules see the object
+// after the priority mutation (SPEC §4.7), so a pod that named no class already carries the
+// tenant's default. A class marked globalDefault counts as unset (SPEC §3), as it is what the
+// Priority admission plugin gives a pod that names none. Only GPU pods are checked: the tenant's
+// priority settings describe its GPU workloads (docs/rules.md#gpu010).
+class AllowedPriorityClassRule final : public Rule {
+ public:
+  std::string_view id() const override { return "GPU010"; }
+  std::string_view summary() const override {
+    return "priorityClassName must be in the tenant's priority.allowed (when the list is set)";
+  }
+  Action default_action() const override { return Action::kDeny; }
+
+  void check(const PodView& pod, const PodContext& ctx,
+             std::vector<Violation>& out) const override {
+    if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->priority.allowed) return;
+    const std::string_view name = string_member(pod.spec(), "priorityClassName");
+    if (name.empty()) return;
+    const std::vector<std::string>& allowed = *ctx.tenant->priority.allowed;
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return;
+    if (const PriorityClassDecl* decl = ctx.policy->find_priority_class(name);
+        decl != nullptr && decl->global_default) {
+      return;
+    }
+    std::string message = "priorityClassName " + std::string(name) + " is not allowed for tenant " +
+                          ctx.tenant->name + "; ";
+    message += allowed.empty() ? "remove priorityClassName" : "use one of: " + join(allowed);
+    out.push_back(Violation{std::move(message), pod.location().path + ".priorityClassName"});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_allowed_priority_class_rule() {
+  return std::make_unique<AllowedPriorityClassRule>();
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,74 @@
+#include "rules/gpu_count_limits.h"
+
+#include "engine/resources.h"
+#include "rules/rule_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace rule_support;
+
+// The tenant's limits.maxGPUsPerContainer / maxGPUsPerPod, over GPU units of every kind (whole,
+// shared or MIG; SPEC §4.6 counts them the same way). The pod total is the scheduler's
+// effective request (k8s.io/component-helpers resource.PodRequests): the larger of the app
+// containers plus restartable init sidecars, and each init container plus the sidecars started
+// before it; init containers run one at a time, so they do not add up.
+class GpuCountLimitsRule final : public Rule {
+ public:
+  std::string_view id() const override { return "GPU005"; }
+  std::string_view summary() const override {
+    return "at most the tenant's maxGPUsPerContainer per container and maxGPUsPerPod per pod "
+           "(effective pod request)";
+  }
+  Action default_action() const override { return Action::kDeny; }
+
+  void check(const PodView& pod, const PodContext& ctx,
+             std::vector<Violation>& out) const override {
+    if (!ctx.gpu_pod || ctx.tenant == nullptr) return;
+    const TenantLimits& limits = ctx.tenant->limits;
+    const std::string& tenant = ctx.tenant->name;
+    if (limits.max_gpus_per_container) {
+      const int64_t max = *limits.max_gpus_per_container;
+      for (const ContainerRef& ref : pod.containers()) {
+        const int64_t n = container_gpu_units(pod.container(ref), *ctx.policy);
+        if (n <= max) continue;
+        out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" +
+                                    resources_text(pod.container(ref), *ctx.policy) +
+                                    ") exceed maxGPUsPerContainer " + std::to_string(max) +
+                                    " of tenant " + tenant + "; request at most " +
+                                    std::to_string(max) + " per container",
+                                ref.path + ".resources"});
+      }
+    }
+    if (limits.max_gpus_per_pod) {
+      const int64_t max = *limits.max_gpus_per_pod;
+      const PodGpuCount count = pod_gpu_count(pod, *ctx.policy);
+      if (count.total > max) {
+        out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
+                                    count.breakdown + "), more than maxGPUsPerPod " +
+                                    std::to_string(max) + " of tenant " + tenant +
+                                    "; request at most " + std::to_string(max) +
+                                    " per pod, or split the work across pods",
+                                pod.location().path});
+      }
+    }
+  }
+
+ private:
+  // "nvidia.com/gpu 16" or "nvidia.com/mig-1g.10gb 4, nvidia.com/gpu 1": the positive amounts.
+  static std::string resources_text(const Json& container, const CompiledPolicy& policy) {
+    std::vector<std::string> items;
+    for (const RawGpuResource& r : raw_gpu_resources(container, policy)) {
+      if (is_positive(r.effective())) items.push_back(r.resource + " " + written(*r.effective()));
+    }
+    return join(items);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_gpu_count_limits_rule() {
+  return std::make_unique<GpuCountLimitsRule>();
+}
+
+}  // namespace gpuadmit

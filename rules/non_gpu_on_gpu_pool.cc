@@ -1,0 +1,162 @@
+#include "rules/non_gpu_on_gpu_pool.h"
+
+#include <algorithm>
+
+#include "engine/scheduling.h"
+#include "rules/rule_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace rule_support;
+
+bool contains(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// "nvidia.com/gpu:NoSchedule", "pool.example.com/a100=true:NoSchedule" (kubectl taint syntax).
+std::string taint_text(const Taint& t) {
+  return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;
+}
+
+// The classes whose nodeSelector has `key` with a value among `values` (all of them when
+// `values` is null: operator Exists).
+std::vector<std::string> classes_selected(const CompiledPolicy& policy, std::string_view key,
+                                          const std::vector<std::string>* values) {
+  std::vector<std::string> names;
+  for (const GpuClass& c : policy.policy().classes) {
+    for (const auto& [label, allowed] : c.node_selector) {
+      if (label != key) continue;
+      const bool hit = values == nullptr ||
+                       std::any_of(allowed.begin(), allowed.end(),
+                                   [&](const std::string& v) { return contains(*values, v); });
+      if (hit && !contains(names, c.name)) names.push_back(c.name);
+    }
+  }
+  return names;
+}
+
+std::string pools_text(const std::vector<std::string>& classes) {
+  return (classes.size() == 1 ? "GPU pool " : "GPU pools ") + join(classes);
+}
+
+constexpr std::string_view kWhatToDo =
+    "but the pod asks for no GPU; remove it, or request a GPU if the pod needs one";
+
+// GPU nodes are tainted so that only GPU pods land there (SPEC §3 `taints`). A pod that asks for
+// no GPU but tolerates those taints or selects the pools' labels takes CPU and memory a GPU pod
+// needs, and keeps the node from scaling down. DaemonSet pods (device plugin, DCGM exporter,
+// node agents) must run on every node and are excepted, as are exempt namespaces (which never
+// reach rules). Only required placement counts: a preferred affinity does not put the pod on a
+// GPU node unless it also tolerates the taints, which is reported. With nonGpuOnGpuPool: strip
+// the mutation removes these before rules run.
+class NonGpuOnGpuPoolRule final : public Rule {
+ public:
+  std::string_view id() const override { return "GPU009"; }
+  std::string_view summary() const override {
+    return "a non-GPU pod must not tolerate or select a GPU pool's taints or labels";
+  }
+  Action default_action() const override { return Action::kDeny; }
+
+  void check(const PodView& pod, const PodContext& ctx,
+             std::vector<Violation>& out) const override {
+    if (ctx.gpu_pod) return;
+    if (ctx.request != nullptr &&
+        (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {
+      return;
+    }
+    const CompiledPolicy& policy = *ctx.policy;
+    const Json& spec = pod.spec();
+    const std::string& path = pod.location().path;
+
+    if (const Json* tolerations = find_member(spec, "tolerations");
+        tolerations != nullptr && tolerations->is_array()) {
+      for (size_t i = 0; i < tolerations->size(); ++i) {
+        const Json& toleration = (*tolerations)[i];
+        const Taint* first = nullptr;
+        std::vector<std::string> classes;
+        for (const GpuClass& c : policy.policy().classes) {
+          for (const Taint& taint : c.taints) {
+            if (!tolerates(toleration, taint)) continue;
+            if (first == nullptr) first = &taint;
+            if (!contains(classes, c.name)) classes.push_back(c.name);
+          }
+        }
+        if (first == nullptr) continue;
+        out.push_back(Violation{"toleration " + json_text(toleration) + " tolerates the taint " +
+                                    taint_text(*first) + " of " + pools_text(classes) + ", " +
+                                    std::string(kWhatToDo),
+                                path + ".tolerations[" + std::to_string(i) + "]"});
+      }
+    }
+
+    if (const Json* selector = find_member(spec, "nodeSelector");
+        selector != nullptr && selector->is_object()) {
+      for (auto it = selector->begin(); it != selector->end(); ++it) {
+        if (!it.value().is_string()) continue;
+        const std::vector<std::string> value{it.value().get<std::string>()};
+        const std::vector<std::string> classes = classes_selected(policy, it.key(), &value);
+        if (classes.empty()) continue;
+        out.push_back(Violation{"nodeSelector " + it.key() + "=" + value[0] + " selects " +
+                                    pools_text(classes) + ", " + std::string(kWhatToDo),
+                                path + ".nodeSelector[\"" + it.key() + "\"]"});
+      }
+    }
+
+    const Json* terms = required_terms(spec);
+    if (terms == nullptr) return;
+    const std::string terms_path =
+        path +
+        ".affinity.nodeAffinity."
+        "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+    for (size_t t = 0; t < terms->size(); ++t) {
+      const Json* expressions = find_member((*terms)[t], "matchExpressions");
+      if (expressions == nullptr || !expressions->is_array()) continue;
+      for (size_t e = 0; e < expressions->size(); ++e) {
+        const Json& expression = (*expressions)[e];
+        const std::string_view key = string_member(expression, "key");
+        const std::string_view op = string_member(expression, "operator");
+        std::vector<std::string> values;
+        if (const Json* v = find_member(expression, "values"); v != nullptr && v->is_array()) {
+          for (const Json& item : *v) {
+            if (item.is_string()) values.push_back(item.get<std::string>());
+          }
+        }
+        std::vector<std::string> classes;
+        if (op == "In") {
+          classes = classes_selected(policy, key, &values);
+        } else if (op == "Exists") {
+          classes = classes_selected(policy, key, nullptr);
+        }
+        if (classes.empty()) continue;
+        out.push_back(
+            Violation{"required node affinity " + std::string(key) + " " + std::string(op) +
+                          (op == "In" ? " [" + join(values) + "]" : std::string()) + " selects " +
+                          pools_text(classes) + ", " + std::string(kWhatToDo),
+                      terms_path + "[" + std::to_string(t) + "].matchExpressions[" +
+                          std::to_string(e) + "]"});
+      }
+    }
+  }
+
+ private:
+  static const Json* required_terms(const Json& spec) {
+    const Json* affinity = find_member(spec, "affinity");
+    if (affinity == nullptr) return nullptr;
+    const Json* node_affinity = find_member(*affinity, "nodeAffinity");
+    if (node_affinity == nullptr) return nullptr;
+    const Json* required =
+        find_member(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution");
+    if (required == nullptr) return nullptr;
+    const Json* terms = find_member(*required, "nodeSelectorTerms");
+    return (terms != nullptr && terms->is_array()) ? terms : nullptr;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_non_gpu_on_gpu_pool_rule() {
+  return std::make_unique<NonGpuOnGpuPoolRule>();
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,224 @@
+// `gpuadmit lint` as CI runs it: the whole shared corpus, stdin, exit codes, every output format
+// checked structurally, --write, and usage errors.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "engine/json.h"
+#include "tests/support/process.h"
+
+namespace gpuadmit::lint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string gpuadmit() { return std::string("'") + GPUADMIT_BINARY + "'"; }
+std::string corpus() { return std::string("'") + GPUADMIT_SHARED_DIR + "/corpus'"; }
+
+constexpr const char* kGpuPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    image: cuda
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+)";
+
+constexpr const char* kLimitRangeTrap = R"(apiVersion: v1
+kind: LimitRange
+metadata: {name: lr, namespace: ml}
+spec:
+  limits:
+  - type: Container
+    max: {nvidia.com/gpu: "4"}
+)";
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+long attribute(const std::string& element, const std::string& name) {
+  const size_t at = element.find(" " + name + "=\"");
+  REQUIRE(at != std::string::npos);
+  return std::stol(element.substr(at + name.size() + 3));
+}
+
+TEST_CASE("the whole corpus is read without a crash or hang; the invalid file is a PARSE finding",
+          "[lint][cli][corpus]") {
+  const auto r =
+      testing::run_command("timeout 120 " + gpuadmit() + " lint --output json " + corpus());
+  INFO(r.err);
+  CHECK(r.exit_code == 2);  // the upstream-invalid file is an input error
+  const Json report = Json::parse(r.out);
+  size_t parse_errors = 0;
+  for (const Json& f : report["findings"]) {
+    if (f["rule"] == "PARSE" && f["severity"] == "error") {
+      ++parse_errors;
+      CHECK(f["file"].get<std::string>().find("kserve__custom_torchserve_gpu.yaml") !=
+            std::string::npos);
+      CHECK(f["line"] == 8);
+    }
+  }
+  CHECK(parse_errors == 1);
+  // Everything else was linted: every file's documents are counted.
+  CHECK(report["summary"]["files"].get<int>() >= 138);
+  CHECK(report["summary"]["documents"].get<int>() >= 190);
+  CHECK(report["summary"]["workloads"].get<int>() >= 90);
+
+  // Each corpus file alone, also through --fix, with a time limit: no crash, no hang.
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(GPUADMIT_SHARED_DIR) / "corpus")) {
+    if (!e.is_regular_file() || e.path().extension() == ".md") continue;
+    const auto one = testing::run_command("timeout 20 " + gpuadmit() + " lint --fix '" +
+                                          e.path().string() + "' >/dev/null");
+    INFO(e.path().string() << "\n" << one.err);
+    CHECK((one.exit_code == 0 || one.exit_code == 1 || one.exit_code == 2));
+  }
+}
+
+TEST_CASE("stdin is read with -, e.g. from helm template", "[lint][cli]") {
+  const auto r =
+      testing::run_command(gpuadmit() + " lint --output json --namespace team-a -", kGpuPod);
+  CHECK(r.exit_code == 0);
+  const Json report = Json::parse(r.out);
+  CHECK(report["summary"]["workloads"] == 1);
+  CHECK(report["summary"]["documents"] == 1);
+  CHECK(report["summary"]["fixable"] == 1);
+
+  const auto fixed = testing::run_command(gpuadmit() + " lint --fix -", kGpuPod);
+  CHECK(fixed.out.find("nvidia.com/gpu: 1") != std::string::npos);
+  CHECK(fixed.err.find("1 would be changed") != std::string::npos);  // report on stderr
+}
+
+TEST_CASE("exit codes: 0 clean, 1 deny findings, 2 input and usage errors", "[lint][cli]") {
+  CHECK(testing::run_command(gpuadmit() + " lint -", kGpuPod).exit_code == 0);
+  CHECK(testing::run_command(gpuadmit() + " lint -", kLimitRangeTrap).exit_code == 1);
+  CHECK(testing::run_command(gpuadmit() + " lint -", "a: [\n").exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint -", std::string(kLimitRangeTrap) + "---\na: [\n")
+            .exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint /nonexistent/x.yaml").exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint").exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint --output xml -", kGpuPod).exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint --write /tmp/x -", kGpuPod).exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint --bogus -", kGpuPod).exit_code == 2);
+  CHECK(testing::run_command(gpuadmit() + " lint --policy /nonexistent/p.yaml -", kGpuPod)
+            .exit_code == 2);
+}
+
+TEST_CASE("--output json follows SPEC §8's schema", "[lint][cli][format]") {
+  const auto r = testing::run_command(gpuadmit() + " lint --output json -", kLimitRangeTrap);
+  const Json report = Json::parse(r.out);
+  REQUIRE(report["findings"].size() == 1);
+  const Json& f = report["findings"][0];
+  for (const char* key : {"file", "line", "apiVersion", "kind", "namespace", "name", "rule",
+                          "severity", "message", "path"}) {
+    INFO(key);
+    CHECK(f.contains(key));
+  }
+  CHECK(f["file"] == "<stdin>");
+  CHECK(f["line"] == 7);
+  CHECK(f["kind"] == "LimitRange");
+  CHECK(f["namespace"] == "ml");
+  CHECK(f["rule"] == "GPU016");
+  CHECK(f["severity"] == "deny");
+  CHECK(f["path"] == "spec.limits[0].max[\"nvidia.com/gpu\"]");
+  for (const char* key : {"documents", "workloads", "deny", "warn", "errors"}) {
+    INFO(key);
+    CHECK(report["summary"].contains(key));
+  }
+  CHECK(report["summary"]["deny"] == 1);
+}
+
+TEST_CASE("--output sarif is SARIF 2.1.0 as GitHub code scanning reads it", "[lint][cli][format]") {
+  const auto r = testing::run_command(gpuadmit() + " lint --output sarif -",
+                                      std::string(kLimitRangeTrap) + "---\nx: [\n");
+  const Json sarif = Json::parse(r.out);
+  CHECK(sarif["version"] == "2.1.0");
+  CHECK(sarif["$schema"].get<std::string>().find("sarif-2.1.0") != std::string::npos);
+  REQUIRE(sarif["runs"].size() == 1);
+  const Json& run = sarif["runs"][0];
+  CHECK(run["tool"]["driver"]["name"] == "gpuadmit");
+  const Json& rules = run["tool"]["driver"]["rules"];
+  std::set<std::string> ids;
+  for (const Json& rule : rules) {
+    CHECK(ids.insert(rule["id"].get<std::string>()).second);  // one rule per id
+    CHECK_FALSE(rule["shortDescription"]["text"].get<std::string>().empty());
+    CHECK_FALSE(rule["help"]["text"].get<std::string>().empty());
+  }
+  for (const char* id : {"GPU001", "GPU013", "GPU016", "GPU017", "PARSE"}) CHECK(ids.count(id));
+  REQUIRE(run["results"].size() == 2);
+  for (const Json& result : run["results"]) {
+    CHECK(ids.count(result["ruleId"].get<std::string>()));
+    CHECK(rules[result["ruleIndex"].get<size_t>()]["id"] == result["ruleId"]);
+    CHECK((result["level"] == "error" || result["level"] == "warning"));
+    CHECK_FALSE(result["message"]["text"].get<std::string>().empty());
+    const Json& location = result["locations"][0]["physicalLocation"];
+    CHECK(location["artifactLocation"]["uri"] == "stdin");
+    CHECK(location["region"]["startLine"].get<int>() >= 1);
+  }
+  CHECK(run["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 7);
+}
+
+TEST_CASE("--output junit has one testcase per workload and consistent counts",
+          "[lint][cli][format]") {
+  const std::string input = std::string(kGpuPod) + "---\n" + kLimitRangeTrap +
+                            "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\nx: [\n";
+  const auto r = testing::run_command(gpuadmit() + " lint --output junit -", input);
+  CHECK(r.out.rfind("<?xml", 0) == 0);
+  const size_t root = r.out.find("<testsuites");
+  REQUIRE(root != std::string::npos);
+  const std::string root_tag = r.out.substr(root, r.out.find('>', root) - root);
+  const size_t cases = count(r.out, "<testcase ");
+  CHECK(cases == 3);  // the Pod, the LimitRange, the unreadable document (the Service is skipped)
+  CHECK(attribute(root_tag, "tests") == static_cast<long>(cases));
+  CHECK(attribute(root_tag, "failures") == static_cast<long>(count(r.out, "<failure ")));
+  CHECK(attribute(root_tag, "errors") == static_cast<long>(count(r.out, "<error ")));
+  CHECK(attribute(root_tag, "failures") == 1);
+  CHECK(attribute(root_tag, "errors") == 1);
+  const size_t suite = r.out.find("<testsuite ");
+  const std::string suite_tag = r.out.substr(suite, r.out.find('>', suite) - suite);
+  CHECK(attribute(suite_tag, "tests") == 3);
+  CHECK(count(r.out, "</testsuite>") == count(r.out, "<testsuite "));
+}
+
+TEST_CASE("--output text groups by file, without colour when not on a terminal",
+          "[lint][cli][format]") {
+  const auto r = testing::run_command(gpuadmit() + " lint -", kLimitRangeTrap);
+  CHECK(r.out.rfind("<stdin>\n  7:  deny   GPU016  LimitRange ml/lr: ", 0) == 0);
+  CHECK(r.out.find("\x1b[") == std::string::npos);
+  CHECK(r.out.find("1 deny, 0 warn, 0 errors in 1 document (0 workloads) from 1 file") !=
+        std::string::npos);
+}
+
+TEST_CASE("--fix --write mirrors the input paths", "[lint][cli]") {
+  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-write-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "in" / "sub");
+  { std::ofstream(dir / "in" / "sub" / "pod.yaml") << kGpuPod; }
+  {
+    std::ofstream(dir / "in" / "pod.json")
+        << R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j"},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":1}}}]}})";
+  }
+  const auto r = testing::run_command("cd '" + dir.string() + "' && " + gpuadmit() +
+                                      " lint --fix --write out in");
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("2 would be changed") != std::string::npos);  // the report on stdout
+  const std::string yaml = testing::slurp((dir / "out" / "in" / "sub" / "pod.yaml").string());
+  CHECK(yaml.find("tolerations:") != std::string::npos);
+  const Json json = Json::parse(testing::slurp((dir / "out" / "in" / "pod.json").string()));
+  CHECK(json["spec"].contains("tolerations"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gpuadmit::lint

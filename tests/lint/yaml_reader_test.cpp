@@ -1,0 +1,302 @@
+// lint's manifest reader: document splitting, the fast path against yaml-cpp, scalar typing,
+// duplicate keys, limits (billion laughs, deep nesting), field lines, and no crash on mangled
+// corpus files.
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lint/yaml_reader.h"
+#include "lint/yaml_scalar.h"
+#include "tests/support/yaml_to_json.h"
+
+namespace gpuadmit::lint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<SourceDocument> split(std::string_view text) {
+  DocumentStream stream(text);
+  std::vector<SourceDocument> docs;
+  SourceDocument d;
+  while (stream.next(d)) docs.push_back(d);
+  return docs;
+}
+
+std::vector<ParsedDocument> parse_all(std::string_view text, bool json_file = false) {
+  std::vector<ParsedDocument> out;
+  for (const SourceDocument& d : split(text)) {
+    ParsedDocument p = parse_document(d, json_file);
+    if (!p.empty) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Json parse_one(std::string_view text) {
+  auto docs = parse_all(text);
+  REQUIRE(docs.size() == 1);
+  INFO((docs[0].error ? docs[0].error->message : ""));
+  REQUIRE_FALSE(docs[0].error);
+  return docs[0].value;
+}
+
+std::vector<fs::path> corpus_files() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(GPUADMIT_SHARED_DIR) / "corpus")) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST_CASE("documents are split at --- and ... lines with their first lines", "[lint][reader]") {
+  auto docs = split("# header\n---\na: 1\n--- # c\nb: 2\r\n...\nc: 3\n---\n");
+  REQUIRE(docs.size() == 5);
+  CHECK(docs[0].text == "# header\n");
+  CHECK(docs[1].text == "a: 1\n");
+  CHECK(docs[1].first_line == 3);
+  CHECK(docs[2].text == "b: 2\r\n");
+  CHECK(docs[2].first_line == 5);
+  CHECK(docs[3].text == "c: 3\n");
+  CHECK(docs[3].first_line == 7);
+  CHECK(docs[4].text.empty());
+
+  auto carried = split("--- {a: 1}\n---\nb: 2");
+  REQUIRE(carried.size() == 3);
+  CHECK(carried[1].starts_with_marker);
+  CHECK(carried[1].first_line == 1);
+  CHECK(parse_document(carried[1], false).value == Json{{"a", 1}});
+  CHECK(carried[2].text == "b: 2");
+  // "----" or "---x" are not markers.
+  CHECK(split("a: |\n  ---x\n").size() == 1);
+}
+
+TEST_CASE("empty, comment-only and trailing documents are empty", "[lint][reader]") {
+  auto docs = parse_all("---\n# only a comment\n---\n   \n---\napiVersion: v1\n---\n");
+  REQUIRE(docs.size() == 1);
+  CHECK(docs[0].line == 6);
+}
+
+TEST_CASE("scalars are typed as kubectl (go-yaml v2) types them", "[lint][reader]") {
+  struct Row {
+    std::string_view text;
+    Json expected;
+  };
+  const std::vector<Row> rows = {
+      {"yes", true},
+      {"No", false},
+      {"on", true},
+      {"OFF", false},
+      {"y", true},
+      {"true", true},
+      {"~", nullptr},
+      {"null", nullptr},
+      {"", nullptr},
+      {"1", 1},
+      {"-3", -3},
+      {"+7", 7},
+      {"0x1F", 31},
+      {"0o17", 15},
+      {"017", 15},
+      {"1_000", 1000},
+      {"08", 8},
+      {"1e3", 1000},
+      {"0.5", 0.5},
+      {".5", 0.5},
+      {"1.0", 1},
+      {"500m", "500m"},
+      {"4Gi", "4Gi"},
+      {"2001-12-14", "2001-12-14"},
+      {"1:20", "1:20"},
+      {".inf", ".inf"},
+      {"v1", "v1"},
+      {"-", "-"},
+      {"18446744073709551615", 18446744073709551615ull},
+  };
+  for (const Row& row : rows) {
+    INFO(row.text);
+    CHECK(resolve_plain_scalar(row.text) == row.expected);
+  }
+}
+
+TEST_CASE("the emitter's plain-scalar check quotes everything that would change type",
+          "[lint][reader]") {
+  for (std::string_view s : {"1", "true", "on", "0.5", "", "1e3", "0x10", "null", "~", "- a",
+                             "a: b", "#x", " lead", "trail ", "1:20", ".5", "---", "{a}", "*x"}) {
+    INFO(s);
+    CHECK_FALSE(plain_scalar_is_safe(s));
+  }
+  for (std::string_view s : {"500m", "4Gi", "nvidia.com/gpu", "NoSchedule", "a b", "x:y", "v1"}) {
+    INFO(s);
+    CHECK(plain_scalar_is_safe(s));
+  }
+}
+
+TEST_CASE("block and flow YAML, quoting, block scalars and CRLF read as yaml-cpp reads them",
+          "[lint][reader]") {
+  const std::vector<std::string> texts = {
+      "a: 1\nb:\n  c: [x, 'y', \"z\\n\"]\n  d: {e: f, 'g': 2}\n",
+      "list:\n- a\n- b: 1\n  c: 2\n-\n  - nested\n- - x\n  - y\n",
+      "s: |\n  line1\n\n  line2\n\nt: >\n  folded\n  text\n\n  para\nu: |-\n  strip\nv: |+\n  "
+      "keep\n\n",
+      "k: \"esc \\t \\u00e9 \\x41 \\\\ \\\"\"\nq: 'it''s'\n",
+      "a: 1\r\nb:\r\n  - x\r\n  - y # comment\r\n",
+      "empty:\nnull_value: ~\nflow_empty: {}\nseq_empty: []\n",
+      "cmd: [\"sh\", \"-c\", \"echo {{ .Values }}\"]\nurl: http://x:80/a#b\n",
+      "a:\n  b:\n    c: d\n  e: f\ng: h",  // no final newline
+      "key with spaces: value with spaces\n\"quoted key\": 1\n",
+      "s: |\n  no final newline",
+  };
+  for (const std::string& text : texts) {
+    INFO(text);
+    SourceDocument source;
+    source.text = text;
+    ParsedDocument fast = parse_document(source, false);
+    ParsedDocument slow = parse_document_yaml_cpp(source);
+    REQUIRE_FALSE(fast.error);
+    REQUIRE_FALSE(slow.error);
+    CHECK(fast.parser == Parser::kFast);
+    CHECK(fast.value == slow.value);
+  }
+}
+
+TEST_CASE("anchors, aliases, merge keys and tags go through yaml-cpp", "[lint][reader]") {
+  Json v = parse_one("base: &b {x: 1, z: 2}\nuse:\n  <<: *b\n  z: 3\nt: !!str 1\ny: 1\n");
+  CHECK(v["use"] == Json{{"z", 3}, {"x", 1}});
+  CHECK(v["true"] == 1);  // go-yaml v2: the key `y` is the boolean true
+  CHECK(v["t"] == "1");
+  CHECK(parse_all("a: &x 1\nb: *x\n")[0].parser == Parser::kYamlCpp);
+}
+
+TEST_CASE("duplicate keys: the last value wins, with a warning", "[lint][reader]") {
+  auto docs = parse_all("spec:\n  restartPolicy: Always\n  x: 1\n  restartPolicy: Never\n");
+  REQUIRE(docs.size() == 1);
+  CHECK(docs[0].value["spec"]["restartPolicy"] == "Never");
+  REQUIRE(docs[0].warnings.size() == 1);
+  CHECK(docs[0].warnings[0].line == 4);
+  CHECK(docs[0].warnings[0].message.find("duplicate key \"restartPolicy\"") == 0);
+}
+
+TEST_CASE("invalid YAML is an error with its file line", "[lint][reader]") {
+  auto docs = parse_all("a: 1\n---\nkind: Pod\nimage: {username}/x:latest\n");
+  REQUIRE(docs.size() == 2);
+  CHECK_FALSE(docs[0].error);
+  REQUIRE(docs[1].error);
+  CHECK(docs[1].error->line == 4);
+}
+
+TEST_CASE("invalid JSON in a .json file is reported with nlohmann's position", "[lint][reader]") {
+  auto docs = parse_all("{\n  \"a\": 1,\n  \"b\": \n}\n", true);
+  REQUIRE(docs.size() == 1);
+  REQUIRE(docs[0].error);
+  CHECK(docs[0].error->line == 4);
+  CHECK(docs[0].error->message.find("invalid JSON") == 0);
+}
+
+TEST_CASE("billion laughs and deep nesting are errors, not explosions", "[lint][reader]") {
+  std::string laughs =
+      "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
+  char prev = 'a';
+  for (char c = 'b'; c <= 'j'; ++c) {
+    laughs += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) laughs += std::string(i ? "," : "") + "*" + prev;
+    laughs += "]\n";
+    prev = c;
+  }
+  auto docs = parse_all(laughs);
+  REQUIRE(docs.size() == 1);
+  REQUIRE(docs[0].error);
+  CHECK(docs[0].error->message.find("billion laughs") != std::string::npos);
+
+  for (const std::string& deep : {std::string(200000, '[') + std::string(200000, ']'),
+                                  std::string(150, '[') + std::string(150, ']'), [] {
+                                    std::string s;
+                                    for (int i = 0; i < 300; ++i)
+                                      s += std::string(static_cast<size_t>(i) * 2, ' ') + "k:\n";
+                                    return s;
+                                  }()}) {
+    auto d = parse_all(deep);
+    REQUIRE(d.size() == 1);
+    REQUIRE(d[0].error);
+    CHECK(d[0].error->message.find("nested deeper than 100") == 0);
+  }
+}
+
+TEST_CASE("locate_paths finds the line of the deepest existing node", "[lint][reader]") {
+  SourceDocument source;
+  source.first_line = 10;
+  source.text =
+      "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    resources:\n      "
+      "limits:\n        nvidia.com/gpu: 1\n";
+  ParsedDocument doc = parse_document(source, false);
+  auto lines =
+      locate_paths(source, doc,
+                   {"spec.containers[0].resources.limits[\"nvidia.com/gpu\"]",
+                    "spec.containers[0].resources.requests", "spec.tolerations[3]", "kind"});
+  CHECK(lines == std::vector<int>{17, 15, 12, 11});
+  CHECK(split_dotted_path("a.b[0][\"x.y\"].c") ==
+        std::vector<std::string>{"a", "b", "0", "x.y", "c"});
+}
+
+TEST_CASE("every corpus document the fast path reads equals yaml-cpp's reading", "[lint][reader]") {
+  size_t fast = 0, total = 0;
+  for (const fs::path& file : corpus_files()) {
+    const std::string text = testing::read_file(file.string());
+    for (const SourceDocument& d : split(text)) {
+      ParsedDocument p = parse_document(d, file.extension() == ".json");
+      if (p.empty) continue;
+      ++total;
+      if (p.parser != Parser::kFast) continue;
+      ++fast;
+      ParsedDocument slow = parse_document_yaml_cpp(d);
+      INFO(file.string() << ":" << d.first_line);
+      REQUIRE_FALSE(slow.error);
+      CHECK(p.value == slow.value);
+      CHECK(p.warnings.size() == slow.warnings.size());
+    }
+  }
+  CHECK(total > 100);
+  CHECK(fast * 10 > total * 8);  // the fast path reads the large majority of real manifests
+}
+
+TEST_CASE("mangled corpus files never crash the reader, and the fast path never disagrees",
+          "[lint][reader][fuzz]") {
+  std::mt19937 rng(12345);
+  const auto files = corpus_files();
+  const std::string noise = " \t\n\r:-#'\"[]{}|>&*!,?%@`\\x1";
+  size_t checked = 0;
+  for (int round = 0; round < 600; ++round) {
+    std::string text = testing::read_file(files[rng() % files.size()].string());
+    if (text.empty()) continue;
+    switch (round % 3) {
+      case 0:
+        text.resize(rng() % text.size());
+        break;
+      case 1:
+        for (int i = 0; i < 4; ++i) text[rng() % text.size()] = noise[rng() % noise.size()];
+        break;
+      default:
+        text.insert(rng() % text.size(), std::string(1 + rng() % 4, noise[rng() % noise.size()]));
+    }
+    for (const SourceDocument& d : split(text)) {
+      ParsedDocument p = parse_document(d, false);
+      if (p.empty || p.error || p.parser != Parser::kFast) continue;
+      ParsedDocument slow = parse_document_yaml_cpp(d);
+      if (slow.error)
+        continue;  // yaml-cpp is stricter in places; the fast path still agrees on typing
+      INFO(d.text);
+      CHECK(p.value == slow.value);
+      ++checked;
+    }
+  }
+  CHECK(checked > 100);
+}
+
+}  // namespace
+}  // namespace gpuadmit::lint

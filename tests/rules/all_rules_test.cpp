@@ -1,0 +1,130 @@
+#include "rules/all_rules.h"
+
+#include <set>
+
+#include "engine/pipeline.h"
+
+#include "tests/rules/rule_test_util.h"
+
+namespace gpuadmit::testing {
+namespace {
+
+TEST_CASE("rule GPU001-GPU015: default_rules lists every pod rule once, in id order", "[rules]") {
+  const auto rules = default_rules();
+  REQUIRE(rules.size() == 15);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const std::string want = (i + 1 < 10 ? "GPU00" : "GPU0") + std::to_string(i + 1);
+    CHECK(rules[i]->id() == want);
+    CHECK_FALSE(rules[i]->summary().empty());
+    CHECK(rules[i]->default_action() == (want == "GPU014" ? Action::kWarn : Action::kDeny));
+  }
+}
+
+// No input may make a rule throw (SPEC §9): odd quantities, huge numbers, unknown names and
+// partial affinity all go through every rule.
+TEST_CASE("rule GPU001-GPU015: no exception escapes a rule", "[rules]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  const auto rules = default_rules();
+  const std::vector<std::string> objects = {
+      make_pod(container("a", R"({"nvidia.com/gpu":"1e30","nvidia.com/gpu.shared":"-3"})",
+                         R"({"nvidia.com/gpu":"99999999999999999999999","amd.com/gpu":"x"})")),
+      make_pod(container("a", R"({"nvidia.com/gpu":9223372036854775807})",
+                         R"({"nvidia.com/gpu":1.0e300})") +
+                   "," + container("b", R"({"nvidia.com/gpu":"9223372036854775807"})"),
+               "", R"({"gpuadmit.io/class":"a100"})"),
+      make_pod(container("", R"({"nvidia.com/mig-":"1","nvidia.com/mig-xg.yy":"2"})"), "",
+               R"({"gpuadmit.io/class":"mig","gpuadmit.io/mig-profile":"nonsense"})"),
+      make_pod(container("a", R"({"nvidia.com/mig-99g.1gb":"1","nvidia.com/gpu":null})"), "",
+               R"({"gpuadmit.io/class":"mig-single","gpuadmit.io/mig-profile":"0g.0gb"})"),
+      make_pod(container("a", R"({"nvidia.com/gpu":"0.000000001"})"),
+               R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+               R"({"nodeSelectorTerms":[{},{"matchExpressions":[{}]},{"matchExpressions":[)"
+               R"({"key":"nvidia.com/gpu.product","operator":"In"}]}]}}},)"
+               R"("tolerations":[{}],"nodeSelector":{},"priorityClassName":"",)"
+               R"("resources":{"limits":{"nvidia.com/gpu":"bad"}})",
+               R"({"gpuadmit.io/class":"l4"})"),
+      make_pod(container("a", ""),
+               R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+               R"({"nodeSelectorTerms":[{"matchExpressions":[)"
+               R"({"key":"nvidia.com/gpu.product","operator":"Exists"}]}]}}},)"
+               R"("tolerations":[{"operator":"Exists"}])"),
+  };
+  for (const char* ns : {"ml-a", "web", "research", "open", "default"}) {
+    for (const std::string& object : objects) {
+      INFO(ns << ": " << object);
+      PodFixture pod(policy, object, ns);
+      for (const auto& rule : rules) {
+        INFO(rule->id());
+        std::vector<Violation> out;
+        REQUIRE_NOTHROW(rule->check(pod.view(), pod.ctx, out));
+        for (const Violation& v : out) {
+          CHECK_FALSE(v.message.empty());
+          CHECK_FALSE(v.path.empty());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuadmit::testing
+
+namespace gpuadmit::testing {
+namespace {
+
+constexpr std::string_view kSmallPolicy = R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: small}
+spec:
+  classes:
+    a100:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-SXM4-80GB]}
+      gpusPerNode: 8
+  enforcement:
+    requestsEqualLimits: deny
+    exempt: {namespaces: [kube-system]}
+)YAML";
+
+// Through the pipeline (rules only, as the validating webhook runs them): deny findings reject
+// the object with every violation listed, warn findings become warnings, exempt namespaces and
+// non-workloads pass untouched.
+TEST_CASE("rule GPU001-GPU015: findings through the pipeline", "[rules]") {
+  auto policy = policy_from_yaml(kSmallPolicy);
+  Pipeline pipeline({}, default_rules());
+  const Json pod = Json::parse(make_pod(
+      container("trainer", R"({"nvidia.com/gpu":"5"})", R"({"nvidia.com/gpu":"6"})") + "," +
+      container("helper", R"({"nvidia.com/gpu":"0.5"})", R"({"nvidia.com/gpu":"0.5"})")));
+  const std::string kFraction =
+      " is not a whole number; a GPU cannot be split by quantity: write a whole number such as "
+      "1, or use a MIG profile (gpuadmit.io/mig-profile) or a time-sliced class";
+
+  SECTION("deny and warn findings are reported together") {
+    const Evaluation e = pipeline.evaluate(pod, {.ns = "team", .mutate = false}, *policy);
+    CHECK_FALSE(e.allowed);
+    CHECK(e.deny_message() ==
+          "GPU001: container trainer: nvidia.com/gpu request 5 \u2260 limit 6; set both to the "
+          "same whole number; GPU002: container helper: nvidia.com/gpu request 0.5" +
+              kFraction + "; GPU002: container helper: nvidia.com/gpu limit 0.5" + kFraction);
+    CHECK(e.warnings() ==
+          std::vector<std::string>{"GPU014: pod requests 6 GPUs (container trainer: 5, container "
+                                   "helper: 1): 6 on an 8-GPU node of class a100 strands 2; "
+                                   "request 1, 2, 4 or 8 GPUs per pod"});
+  }
+  SECTION("an exempt namespace passes untouched") {
+    const Evaluation e = pipeline.evaluate(pod, {.ns = "kube-system", .mutate = false}, *policy);
+    CHECK(e.allowed);
+    CHECK(e.exempt);
+    CHECK(e.findings.empty());
+  }
+  SECTION("a non-workload object passes untouched") {
+    const Json config_map = Json::parse(
+        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"b"}})");
+    const Evaluation e = pipeline.evaluate(config_map, {.ns = "team", .mutate = false}, *policy);
+    CHECK(e.allowed);
+    CHECK(e.findings.empty());
+  }
+}
+
+}  // namespace
+}  // namespace gpuadmit::testing

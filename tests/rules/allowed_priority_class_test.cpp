@@ -1,0 +1,52 @@
+#include "rules/allowed_priority_class.h"
+
+#include "tests/rules/rule_test_util.h"
+
+namespace gpuadmit::testing {
+namespace {
+
+std::string gpu_pod(std::string_view priority_class) {
+  return make_pod(container("t", R"({"nvidia.com/gpu":"1"})"),
+                  "\"priorityClassName\":\"" + std::string(priority_class) + "\"");
+}
+
+TEST_CASE("rule GPU010: priorityClassName must be allowed for the tenant", "[rules][GPU010]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_allowed_priority_class_rule();
+  REQUIRE(rule->id() == "GPU010");
+  run_cases(
+      *rule, policy,
+      {
+          {"an allowed class passes", "ml-a", gpu_pod("gpu-training"), {}},
+          {"a class outside the list",
+           "ml-a",
+           gpu_pod("gpu-inference"),
+           {"spec.priorityClassName | priorityClassName gpu-inference is not allowed for tenant "
+            "ml-team; use one of: gpu-batch, gpu-training"}},
+          {"a class the policy does not declare",
+           "ml-a",
+           gpu_pod("system-node-critical"),
+           {"spec.priorityClassName | priorityClassName system-node-critical is not allowed for "
+            "tenant ml-team; use one of: gpu-batch, gpu-training"}},
+          {"the globalDefault class counts as unset", "ml-a", gpu_pod("cluster-default"), {}},
+          {"no priorityClassName",
+           "ml-a",
+           make_pod(container("t", R"({"nvidia.com/gpu":"1"})")),
+           {}},
+          {"non-GPU pods are not checked",
+           "ml-a",
+           make_pod(container("web", R"({"cpu":"1"})"), R"("priorityClassName":"gpu-inference")"),
+           {}},
+          {"a tenant without priority.allowed", "open", gpu_pod("gpu-inference"), {}},
+          {"a namespace of no tenant", "default", gpu_pod("gpu-inference"), {}},
+          {"templates",
+           "ml-a",
+           make_deployment(container("t", R"({"nvidia.com/gpu":"1"})"),
+                           R"("priorityClassName":"gpu-inference")"),
+           {"spec.template.spec.priorityClassName | priorityClassName gpu-inference is not "
+            "allowed for tenant ml-team; use one of: gpu-batch, gpu-training"}},
+      });
+}
+
+}  // namespace
+}  // namespace gpuadmit::testing

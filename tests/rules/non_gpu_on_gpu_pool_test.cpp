@@ -1,0 +1,135 @@
+#include "rules/non_gpu_on_gpu_pool.h"
+
+#include "tests/rules/rule_test_util.h"
+
+namespace gpuadmit::testing {
+namespace {
+
+constexpr std::string_view kWhat =
+    ", but the pod asks for no GPU; remove it, or request a GPU if the pod needs one";
+
+std::string web() { return container("web", R"({"cpu":"1"})"); }
+
+std::string tolerating(std::string_view tolerations) {
+  return make_pod(web(), "\"tolerations\":" + std::string(tolerations));
+}
+
+std::string required(std::string_view terms) {
+  return make_pod(web(),
+                  R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+                  R"({"nodeSelectorTerms":)" +
+                      std::string(terms) + "}}}");
+}
+
+TEST_CASE("rule GPU009: non-GPU pods must not tolerate or select GPU pools", "[rules][GPU009]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_non_gpu_on_gpu_pool_rule();
+  REQUIRE(rule->id() == "GPU009");
+  REQUIRE(rule->default_action() == Action::kDeny);
+  const std::string kTerms =
+      "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+      "nodeSelectorTerms";
+  run_cases(
+      *rule, policy,
+      {
+          {"a plain pod passes", "default", make_pod(web()), {}},
+          {"tolerating the shared GPU taint",
+           "default",
+           tolerating(R"([{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])"),
+           {"spec.tolerations[0] | toleration "
+            "{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"} "
+            "tolerates the taint nvidia.com/gpu:NoSchedule of GPU pools a100, mig, l4" +
+            std::string(kWhat)}},
+          {"a wildcard toleration tolerates every GPU pool",
+           "default",
+           tolerating(R"([{"key":"other","operator":"Exists"},{"operator":"Exists"}])"),
+           {"spec.tolerations[1] | toleration {\"operator\":\"Exists\"} tolerates the taint "
+            "nvidia.com/gpu:NoSchedule of GPU pools a100, mig, l4" +
+            std::string(kWhat)}},
+          {"tolerating one pool's own taint",
+           "default",
+           tolerating(
+               R"([{"key":"pool.example.com/a100","operator":"Equal","value":"true","effect":"NoSchedule"}])"),
+           {"spec.tolerations[0] | toleration "
+            "{\"key\":\"pool.example.com/a100\",\"operator\":\"Equal\",\"value\":\"true\","
+            "\"effect\":\"NoSchedule\"} tolerates the taint "
+            "pool.example.com/a100=true:NoSchedule of GPU pool a100" +
+            std::string(kWhat)}},
+          {"a toleration of another value or effect does not tolerate the pool",
+           "default",
+           tolerating(R"([{"key":"pool.example.com/a100","operator":"Equal","value":"false"},
+                          {"key":"nvidia.com/gpu","operator":"Exists","effect":"NoExecute"},
+                          {"key":"node.kubernetes.io/not-ready","operator":"Exists"}])"),
+           {}},
+          {"a nodeSelector on a pool's label and value",
+           "default",
+           make_pod(web(), R"("nodeSelector":{"kubernetes.io/os":"linux",
+                                              "nvidia.com/gpu.product":"NVIDIA-L4"})"),
+           {"spec.nodeSelector[\"nvidia.com/gpu.product\"] | nodeSelector "
+            "nvidia.com/gpu.product=NVIDIA-L4 selects GPU pool l4" +
+            std::string(kWhat)}},
+          {"a nodeSelector on a pool label with another value",
+           "default",
+           make_pod(web(), R"("nodeSelector":{"nvidia.com/gpu.product":"NVIDIA-T1000"})"),
+           {}},
+          {"required affinity In and Exists",
+           "default",
+           required(R"([{"matchExpressions":[
+                {"key":"kubernetes.io/os","operator":"In","values":["linux"]},
+                {"key":"nvidia.com/gpu.product","operator":"In","values":["foo","NVIDIA-A100-SXM4-80GB"]}]},
+              {"matchExpressions":[{"key":"pool.example.com/mig","operator":"Exists"}]}])"),
+           {kTerms +
+                "[0].matchExpressions[1] | required node affinity nvidia.com/gpu.product In [foo, "
+                "NVIDIA-A100-SXM4-80GB] selects GPU pool a100" +
+                std::string(kWhat),
+            kTerms +
+                "[1].matchExpressions[0] | required node affinity pool.example.com/mig Exists "
+                "selects GPU pool mig" +
+                std::string(kWhat)}},
+          {"NotIn and DoesNotExist keep pods away from pools: fine",
+           "default",
+           required(R"([{"matchExpressions":[
+                {"key":"nvidia.com/gpu.product","operator":"NotIn","values":["NVIDIA-L4"]},
+                {"key":"pool.example.com/mig","operator":"DoesNotExist"}]}])"),
+           {}},
+          {"a zero GPU quantity makes no GPU pod",
+           "default",
+           make_pod(container("web", R"({"nvidia.com/gpu":"0"})"),
+                    R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}])"),
+           {"spec.tolerations[0] | toleration {\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"} "
+            "tolerates the taint nvidia.com/gpu:NoSchedule of GPU pools a100, mig, l4" +
+            std::string(kWhat)}},
+          {"GPU pods may tolerate and select pools",
+           "default",
+           make_pod(container("t", R"({"nvidia.com/gpu":"1"})"),
+                    R"("tolerations":[{"operator":"Exists"}],
+                       "nodeSelector":{"nvidia.com/gpu.product":"NVIDIA-L4"})"),
+           {}},
+          {"DaemonSet templates are excepted",
+           "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{
+               "template":{"spec":{"containers":[{"name":"agent"}],
+               "tolerations":[{"operator":"Exists"}]}}}})",
+           {}},
+          {"templates report template paths",
+           "default",
+           make_deployment(web(),
+                           R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}])"),
+           {"spec.template.spec.tolerations[0] | toleration "
+            "{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"} tolerates the taint "
+            "nvidia.com/gpu:NoSchedule of GPU pools a100, mig, l4" +
+            std::string(kWhat)}},
+      });
+}
+
+TEST_CASE("rule GPU009: DaemonSet-owned pods are excepted", "[rules][GPU009]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_non_gpu_on_gpu_pool_rule();
+  PodFixture pod(policy, tolerating(R"([{"operator":"Exists"}])"), "default");
+  CHECK(check_rule(*rule, pod).size() == 1);
+  pod.request.daemonset_owned = true;
+  CHECK(check_rule(*rule, pod).empty());
+}
+
+}  // namespace
+}  // namespace gpuadmit::testing

@@ -1,0 +1,169 @@
+// Process lifecycle against the real binary: startup time and errors, exclusive port, client
+// certificates, and the SIGTERM drain with a request in flight.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "certs/certs.h"
+#include "engine/json.h"
+#include "tests/webhook/support.h"
+
+namespace {
+
+using namespace gpuadmit::testing;
+using gpuadmit::Json;
+namespace certs = gpuadmit::certs;
+
+certs::PemPair client_pair(const certs::PemPair& ca) {
+  certs::LeafProfile profile;
+  profile.common_name = "kube-apiserver";
+  profile.names = {"kube-apiserver"};
+  profile.client_auth = true;
+  return std::get<certs::PemPair>(certs::issue_certificate(ca, profile));
+}
+
+}  // namespace
+
+TEST_CASE("lifecycle: ready well under 100 ms, and /healthz answers right after") {
+  TempDir dir;
+  generate_certs(dir.path());
+  const auto start = std::chrono::steady_clock::now();
+  ServerProcess server(dir.path());
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  TlsClient client;
+  REQUIRE(client.connect(server.port(), options).empty());
+  CHECK(client.request("GET", "/healthz")->status == 200);
+  const auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  const std::string log = server.log();
+  const size_t at = log.find("\"startup_us\":");
+  REQUIRE(at != std::string::npos);
+  const long startup_us = std::stol(log.substr(at + 13));
+  INFO("startup_us " << startup_us << ", spawn to first answer " << wall << " ms");
+  CHECK(startup_us < 100000);
+  CHECK(wall < 1000);
+}
+
+TEST_CASE("lifecycle: startup errors are listed and exit 2") {
+  TempDir dir;
+  auto r = run_command(std::string(GPUADMIT_BINARY) + " serve --tls-cert " + (dir / "none.crt") +
+                       " --tls-key " + (dir / "none.key") +
+                       " --listen nonsense --policy /nonexistent/policy.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--listen nonsense: expected HOST:PORT or :PORT") != std::string::npos);
+  CHECK(r.err.find("none.crt: cannot read the certificate file") != std::string::npos);
+  CHECK(r.err.find("/nonexistent/policy.yaml") != std::string::npos);
+  r = run_command(std::string(GPUADMIT_BINARY) + " serve --threads 0");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--threads must be a whole number from 1 to 4096") != std::string::npos);
+}
+
+TEST_CASE("lifecycle: a second server cannot share the port (no SO_REUSEPORT)") {
+  TempDir dir;
+  generate_certs(dir.path());
+  ServerProcess first(dir.path());
+  REQUIRE(first.wait_ready());
+  auto r = run_command(std::string(GPUADMIT_BINARY) + " serve --tls-cert " + (dir / "tls.crt") +
+                       " --tls-key " + (dir / "tls.key") + " --metrics-listen off --listen " +
+                       "127.0.0.1:" + std::to_string(first.port()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot bind") != std::string::npos);
+}
+
+TEST_CASE("lifecycle: --client-ca requires a client certificate from that CA") {
+  TempDir dir;
+  generate_certs(dir.path());
+  const certs::PemPair client_ca = std::get<certs::PemPair>(certs::generate_ca("clients", 30));
+  const certs::PemPair rogue_ca = std::get<certs::PemPair>(certs::generate_ca("rogue", 30));
+  const certs::PemPair good = client_pair(client_ca), rogue = client_pair(rogue_ca);
+  write_file(dir / "client-ca.crt", client_ca.cert_pem);
+  write_file(dir / "good.crt", good.cert_pem);
+  write_file(dir / "good.key", good.key_pem);
+  write_file(dir / "rogue.crt", rogue.cert_pem);
+  write_file(dir / "rogue.key", rogue.key_pem);
+
+  ServerProcess server(dir.path(), {"--client-ca", dir / "client-ca.crt"});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  const std::string review = admission_review("mtls", kGpuPod);
+
+  // Refused: with TLS 1.3 the server's verdict may arrive after the client's handshake ends,
+  // so the refusal shows as a failed handshake or a failed first request.
+  auto refused = [&](const TlsClient::Options& o) {
+    TlsClient client;
+    if (!client.connect(server.port(), o).empty()) return true;
+    auto res = client.request("POST", "/mutate", review);
+    return !res.has_value();
+  };
+  CHECK(refused(options));
+  TlsClient::Options with_rogue = options;
+  with_rogue.client_cert = dir / "rogue.crt";
+  with_rogue.client_key = dir / "rogue.key";
+  CHECK(refused(with_rogue));
+  TlsClient::Options with_rogue12 = with_rogue;
+  with_rogue12.max_tls_version = TLS1_2_VERSION;
+  CHECK(refused(with_rogue12));
+
+  TlsClient::Options with_good = options;
+  with_good.client_cert = dir / "good.crt";
+  with_good.client_key = dir / "good.key";
+  TlsClient client;
+  REQUIRE(client.connect(server.port(), with_good).empty());
+  auto res = client.request("POST", "/mutate", review);
+  REQUIRE(res.has_value());
+  CHECK(res->status == 200);
+}
+
+TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in flight, exits 0") {
+  TempDir dir;
+  generate_certs(dir.path());
+  ServerProcess server(dir.path(), {"--shutdown-delay-ms", "600"});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  const std::string review = admission_review("in-flight", kGpuPod);
+
+  TlsClient in_flight, prober;
+  REQUIRE(in_flight.connect(server.port(), options).empty());
+  REQUIRE(prober.connect(server.port(), options).empty());
+  CHECK(prober.request("GET", "/readyz")->status == 200);
+  // Headers and half of the body sent when the signal comes.
+  const size_t half = review.size() / 2;
+  REQUIRE(in_flight.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                             "application/json\r\nContent-Length: " +
+                             std::to_string(review.size()) + "\r\n\r\n" + review.substr(0, half)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  server.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+
+  auto ready = prober.request("GET", "/readyz");
+  REQUIRE(ready.has_value());
+  CHECK(ready->status == 503);
+  CHECK(ready->body == "draining\n");
+  prober.close();
+  CHECK_FALSE(server.wait_exit(0).has_value());
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past the delay: listener closed
+  REQUIRE(in_flight.send_raw(review.substr(half)));
+  auto res = in_flight.read_response();
+  REQUIRE(res.has_value());
+  CHECK(res->status == 200);
+  CHECK(res->header("connection") == "close");
+  CHECK(Json::parse(res->body)["response"]["uid"] == "in-flight");
+
+  const auto code = server.wait_exit(5000);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
+  TlsClient late;
+  CHECK_FALSE(late.connect(server.port(), options).empty());
+  const std::string log = server.log();
+  CHECK(log.find("\"msg\":\"draining\"") < log.find("\"uid\":\"in-flight\""));
+  CHECK(log.find("\"msg\":\"stopped\",\"clean\":true") != std::string::npos);
+}

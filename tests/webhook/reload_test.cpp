@@ -1,0 +1,199 @@
+// Hot reload against the real binary: certificate rotation through a Secret volume's ..data
+// symlink swap under concurrent load with zero failed requests, and policy reload good and bad.
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "certs/certs.h"
+#include "certs/key_pair.h"
+#include "engine/json.h"
+#include "tests/webhook/support.h"
+
+namespace {
+
+using namespace gpuadmit::testing;
+using gpuadmit::Json;
+namespace certs = gpuadmit::certs;
+namespace fs = std::filesystem;
+
+certs::PemPair issue(const certs::PemPair& ca, int days) {
+  certs::LeafProfile profile;
+  profile.common_name = kServiceName;
+  profile.names = certs::service_dns_names("gpuadmit", kNamespace);
+  profile.valid_days = days;
+  return std::get<certs::PemPair>(certs::issue_certificate(ca, profile));
+}
+
+std::string serial_of(const certs::PemPair& pair) {
+  auto loaded = certs::KeyPair::from_pem(pair.cert_pem, pair.key_pem);
+  return std::get<certs::KeyPairPtr>(loaded)->serial_hex();
+}
+
+// What kubelet's atomic writer does for a Secret volume: files in a timestamped directory,
+// ..data → that directory, tls.crt → ..data/tls.crt; an update swaps ..data by rename.
+void publish(const std::string& dir, const std::string& version, const std::string& cert_pem,
+             const std::string& key_pem) {
+  const std::string data_dir = dir + "/.." + version;
+  fs::create_directory(data_dir);
+  write_file(data_dir + "/tls.crt", cert_pem);
+  write_file(data_dir + "/tls.key", key_pem);
+  fs::create_directory_symlink(".." + version, dir + "/..data_tmp");
+  fs::rename(dir + "/..data_tmp", dir + "/..data");
+  if (!fs::is_symlink(dir + "/tls.crt")) {
+    fs::create_symlink("..data/tls.crt", dir + "/tls.crt");
+    fs::create_symlink("..data/tls.key", dir + "/tls.key");
+  }
+}
+
+bool wait_for_metric(const ServerProcess& server, const std::string& series, double at_least,
+                     int timeout_ms = 5000) {
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (metric_value(server.metrics(), series) >= at_least) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+Json offline(const std::string& body, const std::string& policy) {
+  auto r = run_command(std::string(GPUADMIT_BINARY) + " review --policy " + policy, body);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return Json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("reload: certificate rotation under load fails no request and serves the new pair") {
+  TempDir dir;
+  const certs::PemPair ca = std::get<certs::PemPair>(certs::generate_ca("rotation CA", 30));
+  write_file(dir / "ca.crt", ca.cert_pem);
+  const certs::PemPair first = issue(ca, 100), second = issue(ca, 200), third = issue(ca, 300);
+  publish(dir.path(), "v1", first.cert_pem, first.key_pem);
+
+  ServerProcess server(dir.path(), {"--threads", "16"});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  const std::string review = admission_review("rotate", kGpuPod);
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> requests{0}, failures{0};
+  std::mutex serials_mutex;
+  std::set<std::string> serials;
+  std::vector<std::thread> load;
+  for (int t = 0; t < 4; ++t) {
+    load.emplace_back([&] {
+      while (!stop.load()) {
+        TlsClient client;  // a new handshake every few requests, as connections churn
+        if (!client.connect(server.port(), options).empty()) {
+          ++failures;
+          continue;
+        }
+        {
+          std::lock_guard<std::mutex> lock(serials_mutex);
+          serials.insert(client.peer_serial());
+        }
+        for (int i = 0; i < 5 && !stop.load(); ++i) {
+          auto res = client.request("POST", "/mutate", review);
+          ++requests;
+          if (!res || res->status != 200) ++failures;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  // 1. An atomic ..data swap to a new pair.
+  publish(dir.path(), "v2", second.cert_pem, second.key_pem);
+  CHECK(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="success"})", 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  // 2. A half-done rotation (new certificate, old key) is refused; the old pair keeps serving.
+  publish(dir.path(), "v3", third.cert_pem, second.key_pem);
+  CHECK(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="failure"})", 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  {
+    TlsClient probe;
+    REQUIRE(probe.connect(server.port(), options).empty());
+    CHECK(probe.peer_serial() == serial_of(second));
+  }
+  // ... until the key arrives.
+  replace_file(dir.path() + "/..v3/tls.key", third.key_pem);
+  CHECK(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="success"})", 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  stop.store(true);
+  for (auto& t : load) t.join();
+
+  INFO("requests: " << requests.load());
+  CHECK(requests.load() > 50);
+  CHECK(failures.load() == 0);
+  CHECK(serials.count(serial_of(first)) == 1);
+  CHECK(serials.count(serial_of(second)) == 1);
+  CHECK(serials.count(serial_of(third)) == 1);
+
+  TlsClient after;
+  REQUIRE(after.connect(server.port(), options).empty());
+  CHECK(after.peer_serial() == serial_of(third));
+  const double expiry =
+      metric_value(server.metrics(), "gpuadmit_certificate_expiry_timestamp_seconds");
+  CHECK(std::abs(expiry - (static_cast<double>(std::time(nullptr)) + 300 * 86400)) < 7200);
+  CHECK(server.log().find("\"msg\":\"certificate reloaded\"") != std::string::npos);
+}
+
+TEST_CASE("reload: a valid policy replaces the old one, an invalid one is refused") {
+  TempDir dir;
+  generate_certs(dir.path());
+  const std::string original = slurp(std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml");
+  REQUIRE(original.find("gpu-batch: {value: 1000,") != std::string::npos);
+  std::string changed = original;
+  changed.replace(changed.find("gpu-batch: {value: 1000,"), 24, "gpu-batch: {value: 2000,");
+  const std::string policy = dir / "policy.yaml";
+  write_file(policy, original);
+  write_file(dir / "changed.yaml", changed);
+
+  ServerProcess server(dir.path(), {"--policy", policy});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  TlsClient client;
+  REQUIRE(client.connect(server.port(), options).empty());
+  const std::string review = admission_review("policy", kGpuPod);
+
+  auto answer = [&] {
+    auto res = client.request("POST", "/mutate", review);
+    REQUIRE(res.has_value());
+    REQUIRE(res->status == 200);
+    return Json::parse(res->body);
+  };
+  const Json before = answer();
+  CHECK(before == offline(review, policy));
+
+  replace_file(policy, changed);
+  REQUIRE(wait_for_metric(server, "gpuadmit_policy_generation", 2));
+  const Json after = answer();  // same kept-alive connection: swapped between requests
+  CHECK(after == offline(review, dir / "changed.yaml"));
+  CHECK(metric_value(server.metrics(), R"(gpuadmit_policy_reloads_total{result="success"})") == 1);
+
+  // Invalid: every error logged, the counter up, the previous policy still answering.
+  replace_file(policy, "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\nspec:\n  classes: [\n");
+  REQUIRE(wait_for_metric(server, R"(gpuadmit_policy_reloads_total{result="failure"})", 1));
+  CHECK(answer() == after);
+  CHECK(metric_value(server.metrics(), "gpuadmit_policy_generation") == 2);
+  const std::string log = server.log();
+  CHECK(log.find("\"msg\":\"policy reload failed; the previous policy keeps serving\"") !=
+        std::string::npos);
+  CHECK(log.find("\"msg\":\"policy error\"") != std::string::npos);
+
+  // A later valid file is picked up again.
+  replace_file(policy, original);
+  REQUIRE(wait_for_metric(server, "gpuadmit_policy_generation", 3));
+  CHECK(answer() == before);
+}

@@ -1,0 +1,171 @@
+#include "webhook/metrics.h"
+
+#include <cstdio>
+
+namespace gpuadmit::webhook {
+namespace {
+
+// Label values are escaped as the exposition format says: backslash, quote, newline.
+void append_escaped(std::string& out, std::string_view value) {
+  for (char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+}
+
+void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void sample(std::string& out, std::string_view name, std::string_view labels, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", value);
+  out += name;
+  out += labels;
+  out += ' ';
+  out += buf;
+  out += '\n';
+}
+
+void sample(std::string& out, std::string_view name, std::string_view labels, std::uint64_t value) {
+  out += name;
+  out += labels;
+  out += ' ';
+  out += std::to_string(value);
+  out += '\n';
+}
+
+}  // namespace
+
+void LabeledCounter::add(const std::vector<std::string_view>& values, std::uint64_t n) {
+  std::string key = "{";
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    if (i > 0) key += ',';
+    key += labels_[i];
+    key += "=\"";
+    append_escaped(key, i < values.size() ? values[i] : std::string_view());
+    key += '"';
+  }
+  key += '}';
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = series_.find(key);
+  if (it == series_.end() && series_.size() >= kMaxSeries) {
+    std::string other = "{";
+    for (size_t i = 0; i < labels_.size(); ++i) {
+      if (i > 0) other += ',';
+      other += labels_[i] + "=\"other\"";
+    }
+    other += '}';
+    series_[other] += n;
+    return;
+  }
+  if (it == series_.end()) {
+    series_.emplace(std::move(key), n);
+  } else {
+    it->second += n;
+  }
+}
+
+std::uint64_t LabeledCounter::value(const std::vector<std::string_view>& values) const {
+  std::string key = "{";
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    if (i > 0) key += ',';
+    key += labels_[i];
+    key += "=\"";
+    append_escaped(key, i < values.size() ? values[i] : std::string_view());
+    key += '"';
+  }
+  key += '}';
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = series_.find(key);
+  return it == series_.end() ? 0 : it->second;
+}
+
+void LabeledCounter::render(std::string& out) const {
+  header(out, name_, "counter", help_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [labels, value] : series_) sample(out, name_, labels, value);
+}
+
+void LatencyHistogram::observe(std::uint64_t micros) {
+  const double seconds = static_cast<double>(micros) / 1e6;
+  size_t i = 0;
+  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_micros_.fetch_add(micros, std::memory_order_relaxed);
+}
+
+void LatencyHistogram::render(std::string& out, std::string_view name,
+                              std::string_view endpoint) const {
+  std::uint64_t cumulative = 0;
+  const std::string bucket = std::string(name) + "_bucket";
+  for (size_t i = 0; i <= kBounds.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    char le[32];
+    if (i < kBounds.size()) {
+      std::snprintf(le, sizeof le, "%g", kBounds[i]);
+    } else {
+      std::snprintf(le, sizeof le, "+Inf");
+    }
+    sample(out, bucket, "{endpoint=\"" + std::string(endpoint) + "\",le=\"" + le + "\"}",
+           cumulative);
+  }
+  const std::string labels = "{endpoint=\"" + std::string(endpoint) + "\"}";
+  sample(out, std::string(name) + "_sum", labels,
+         static_cast<double>(sum_micros_.load(std::memory_order_relaxed)) / 1e6);
+  sample(out, std::string(name) + "_count", labels, count_.load(std::memory_order_relaxed));
+}
+
+std::string Metrics::render() const {
+  std::string out;
+  out.reserve(8192);
+  requests.render(out);
+  constexpr std::string_view kLatency = "gpuadmit_request_duration_seconds";
+  header(out, kLatency, "histogram",
+         "Time from a complete request body to the encoded answer, by endpoint.");
+  mutate_latency.render(out, kLatency, "mutate");
+  validate_latency.render(out, kLatency, "validate");
+  violations.render(out);
+  mutations.render(out);
+  rejected.render(out);
+
+  header(out, "gpuadmit_policy_reloads_total", "counter", "Policy reloads by result.");
+  sample(out, "gpuadmit_policy_reloads_total", "{result=\"success\"}",
+         policy_reload_success.load(std::memory_order_relaxed));
+  sample(out, "gpuadmit_policy_reloads_total", "{result=\"failure\"}",
+         policy_reload_failure.load(std::memory_order_relaxed));
+  header(out, "gpuadmit_policy_generation", "gauge",
+         "Generation of the policy being served: 1 at start, +1 per successful reload.");
+  sample(out, "gpuadmit_policy_generation", "", policy_generation.load(std::memory_order_relaxed));
+  header(out, "gpuadmit_certificate_reloads_total", "counter",
+         "Serving certificate reloads by result.");
+  sample(out, "gpuadmit_certificate_reloads_total", "{result=\"success\"}",
+         cert_reload_success.load(std::memory_order_relaxed));
+  sample(out, "gpuadmit_certificate_reloads_total", "{result=\"failure\"}",
+         cert_reload_failure.load(std::memory_order_relaxed));
+  header(out, "gpuadmit_certificate_expiry_timestamp_seconds", "gauge",
+         "notAfter of the serving certificate being served, as Unix time.");
+  sample(out, "gpuadmit_certificate_expiry_timestamp_seconds", "",
+         static_cast<double>(cert_expiry_unix.load(std::memory_order_relaxed)));
+  header(out, "gpuadmit_ready", "gauge", "1 when /readyz answers 200.");
+  sample(out, "gpuadmit_ready", "", std::uint64_t{ready.load() ? 1u : 0u});
+  return out;
+}
+
+}  // namespace gpuadmit::webhook

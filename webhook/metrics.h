@@ -1,0 +1,76 @@
+#pragma once
+// The webhook's Prometheus metrics (SPEC §7.1), hand-written text exposition format 0.0.4:
+// lock-free atomics on the hot path, a small mutex-guarded map for labelled counters whose
+// label values come from requests (kinds, rule ids), capped so no input can grow it unbounded.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuadmit::webhook {
+
+// A counter family with a fixed set of label names, e.g. requests{endpoint,operation,kind,result}.
+class LabeledCounter {
+ public:
+  LabeledCounter(std::string name, std::string help, std::vector<std::string> labels)
+      : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)) {}
+  // `values` in the order of the label names. Past kMaxSeries distinct series, new ones are
+  // counted under every label value "other".
+  void add(const std::vector<std::string_view>& values, std::uint64_t n = 1);
+  std::uint64_t value(const std::vector<std::string_view>& values) const;
+  void render(std::string& out) const;
+
+  static constexpr size_t kMaxSeries = 1000;
+
+ private:
+  std::string name_, help_;
+  std::vector<std::string> labels_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::uint64_t> series_;  // key: rendered label set {a="x",b="y"}
+};
+
+// A latency histogram per endpoint, in seconds.
+class LatencyHistogram {
+ public:
+  static constexpr std::array<double, 14> kBounds = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+                                                     0.0025,  0.005,  0.01,    0.025,  0.05,
+                                                     0.1,     0.25,   0.5,     1.0};
+  void observe(std::uint64_t micros);
+  void render(std::string& out, std::string_view name, std::string_view endpoint) const;
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};  // last: +Inf
+  std::atomic<std::uint64_t> count_{0};
+  std::atomic<std::uint64_t> sum_micros_{0};
+};
+
+struct Metrics {
+  LabeledCounter requests{"gpuadmit_requests_total",
+                          "AdmissionReview requests by endpoint, operation, kind and result "
+                          "(allowed, denied, error).",
+                          {"endpoint", "operation", "kind", "result"}};
+  LatencyHistogram mutate_latency, validate_latency;
+  LabeledCounter violations{"gpuadmit_violations_total",
+                            "Findings by rule id and severity (deny, warn, error).",
+                            {"rule", "severity"}};
+  LabeledCounter mutations{"gpuadmit_mutations_total", "Mutations applied, by mutation name.",
+                           {"mutation"}};
+  LabeledCounter rejected{"gpuadmit_http_rejected_total",
+                          "HTTP requests refused before the engine ran, by status code.",
+                          {"code"}};
+  std::atomic<std::uint64_t> policy_reload_success{0}, policy_reload_failure{0};
+  std::atomic<std::uint64_t> policy_generation{1};
+  std::atomic<std::uint64_t> cert_reload_success{0}, cert_reload_failure{0};
+  std::atomic<std::int64_t> cert_expiry_unix{0};
+  std::atomic<bool> ready{false};
+
+  // The whole exposition, text/plain; version=0.0.4.
+  std::string render() const;
+};
+
+}  // namespace gpuadmit::webhook

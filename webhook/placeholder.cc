@@ -1,2 +1,0 @@
-// Replaced by the webhook server (issue: the TLS admission webhook).
-namespace gpuadmit {}

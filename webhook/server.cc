@@ -1,0 +1,673 @@
+#include "webhook/server.h"
+
+#include <httplib.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "certs/file_watch.h"
+#include "certs/key_pair.h"
+#include "engine/admission.h"
+#include "policies/loader.h"
+
+namespace gpuadmit::webhook {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// TLS 1.2 suites: ECDHE + AEAD only (GCM, ChaCha20-Poly1305), for ECDSA and RSA certificates.
+// Go's TLS client, which the API server uses, offers all of them. TLS 1.3 suites are AEAD-only
+// by definition.
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+constexpr const char* kTls13Suites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+constexpr int kListenBacklog = 1024;  // cpp-httplib's compiled-in 5 drops SYNs under bursts
+constexpr const char* kJson = "application/json";
+
+// SSLServer whose listening socket we can reach: re-listen() with a larger backlog.
+class HttpsServer : public httplib::SSLServer {
+ public:
+  using httplib::SSLServer::SSLServer;
+  int listening_socket() const { return svr_sock_; }
+};
+class PlainServer : public httplib::Server {
+ public:
+  int listening_socket() const { return svr_sock_; }
+};
+
+// SO_REUSEADDR only. cpp-httplib's default sets SO_REUSEPORT on Linux, which lets a second
+// process bind the same port and silently take half of the connections.
+void socket_options(socket_t sock) {
+  int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+std::string json_error(std::string_view message) {
+  Json body = Json::object();
+  body["error"] = message;
+  return body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void reply_error(httplib::Response& res, int status, std::string_view message) {
+  res.status = status;
+  res.set_content(json_error(message), kJson);
+}
+
+// Marks a connection to be closed once the response is written. cpp-httplib 0.11.4 keeps a
+// connection open even when the response says "Connection: close", and would then parse an
+// unread body as the next requests. With the TLS session marked as closed by the peer, its next
+// read ends the connection; linger_close() runs after the response is written.
+void close_after_response(const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Connection", "close");
+  if (req.ssl == nullptr) return;
+  SSL* ssl = const_cast<SSL*>(req.ssl);
+  SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_RECEIVED_SHUTDOWN);
+}
+
+// Called after a "Connection: close" response is written: sends FIN, then reads and discards
+// what the client still sends (the rest of a refused body) until it closes, for at most
+// kLingerTime. Closing a socket with unread data sends RST, and an RST can destroy the response
+// before the client reads it (what nginx's lingering_close avoids).
+constexpr auto kLingerTime = std::chrono::milliseconds(1000);
+void linger_close(const httplib::Request& req) {
+  if (req.ssl == nullptr) return;
+  const int fd = SSL_get_fd(req.ssl);
+  ::shutdown(fd, SHUT_WR);
+  const auto deadline = Clock::now() + kLingerTime;
+  char scratch[16384];
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    const ssize_t n = ::recv(fd, scratch, sizeof scratch, MSG_DONTWAIT);
+    if (n == 0) break;  // the client closed: a clean close on both sides
+    if (n < 0 && errno != EAGAIN && errno != EINTR) break;
+  }
+  // Whatever happened, the next read must end the connection now, not after the keep-alive wait.
+  ::shutdown(fd, SHUT_RD);
+}
+
+bool is_json_content_type(std::string_view value) {
+  // "application/json" with optional parameters ("; charset=utf-8"), case-insensitive.
+  const size_t semicolon = value.find(';');
+  std::string_view type = value.substr(0, semicolon);
+  while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back()))) {
+    type.remove_suffix(1);
+  }
+  constexpr std::string_view kWanted = "application/json";
+  if (type.size() != kWanted.size()) return false;
+  for (size_t i = 0; i < type.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(type[i])) != kWanted[i]) return false;
+  }
+  return true;
+}
+
+std::string_view severity_label(Severity s) {
+  switch (s) {
+    case Severity::kDeny:
+      return "deny";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kError:
+      return "error";
+  }
+  return "deny";
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, int>> parse_listen_address(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string host = address.substr(0, colon);
+  const std::string port_text = address.substr(colon + 1);
+  int port = -1;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
+      port > 65535) {
+    return std::nullopt;
+  }
+  if (host.empty()) host = "0.0.0.0";
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.find(':') != std::string::npos && address.front() != '[') return std::nullopt;
+  return std::make_pair(host, port);
+}
+
+struct Server::Impl {
+  Impl(ServerConfig c, const Pipeline& p, const Logger& l)
+      : config(std::move(c)),
+        pipeline(p),
+        logger(l),
+        https([this](SSL_CTX& ctx) { return setup_tls(ctx); }) {}
+
+  ServerConfig config;
+  const Pipeline& pipeline;
+  const Logger& logger;
+  Metrics metrics;
+  std::atomic<PolicyPtr> policy;
+  std::atomic<certs::KeyPairPtr> key_pair;
+  std::string tls_setup_error;  // set by setup_tls, read once after construction
+  HttpsServer https;
+  PlainServer metrics_http;
+  bool metrics_enabled = false;
+  int port = 0, metrics_port = 0;
+
+  std::atomic<bool> draining{false};
+  std::atomic<bool> run_started{false};
+  std::mutex shutdown_mutex;
+  bool shutdown_done = false;
+
+  // The watcher: polls the policy and key pair files every watch_interval.
+  std::thread watcher, metrics_thread;
+  std::mutex watch_mutex;
+  std::condition_variable watch_cv;
+  bool stop_watching = false;
+  certs::FileSignature policy_signature, cert_signature, key_signature;
+
+  bool setup_tls(SSL_CTX& ctx);
+  static int install_key_pair(SSL* ssl, void* arg);
+  void configure_http();
+  bool precheck(const httplib::Request& req, httplib::Response& res);
+  void handle_review(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  void reject(const httplib::Request& req, httplib::Response& res, int status,
+              std::string_view message);
+  void watch_loop();
+  void check_policy();
+  void check_key_pair();
+  bool ready() const {
+    return !draining.load() && policy.load() != nullptr && key_pair.load() != nullptr;
+  }
+};
+
+// Called by OpenSSL for every handshake, before the cipher is chosen: installs whichever key
+// pair is current. Each SSL takes its own references, so a reload that swaps the pair mid-
+// handshake frees nothing in use. (cpp-httplib 0.11.4 has no certificate swap API.)
+int Server::Impl::install_key_pair(SSL* ssl, void* arg) {
+  auto* self = static_cast<Impl*>(arg);
+  const certs::KeyPairPtr pair = self->key_pair.load(std::memory_order_acquire);
+  if (!pair) return 0;
+  if (SSL_use_certificate(ssl, pair->certificate()) != 1 ||
+      SSL_use_PrivateKey(ssl, pair->key()) != 1 || SSL_set1_chain(ssl, pair->chain()) != 1) {
+    ERR_clear_error();
+    return 0;
+  }
+  return 1;
+}
+
+bool Server::Impl::setup_tls(SSL_CTX& ctx) {
+  // cpp-httplib's own constructors allow TLS 1.1; the SPEC wants 1.2 at least.
+  SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1 ||
+      SSL_CTX_set_ciphersuites(&ctx, kTls13Suites) != 1) {
+    tls_setup_error = "TLS: cannot set the cipher suites";
+    return false;
+  }
+  SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384");
+  static const unsigned char kSessionContext[] = "gpuadmit";
+  SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof kSessionContext - 1);
+  SSL_CTX_set_cert_cb(&ctx, &Impl::install_key_pair, this);
+  if (!config.client_ca_path.empty()) {
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca_path.c_str());
+    if (names == nullptr ||
+        SSL_CTX_load_verify_locations(&ctx, config.client_ca_path.c_str(), nullptr) != 1) {
+      if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
+      ERR_clear_error();
+      tls_setup_error =
+          "--client-ca " + config.client_ca_path + ": cannot read PEM CA certificates from it";
+      return false;
+    }
+    SSL_CTX_set_client_CA_list(&ctx, names);
+    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
+  return true;
+}
+
+void Server::Impl::reject(const httplib::Request& req, httplib::Response& res, int status,
+                          std::string_view message) {
+  reply_error(res, status, message);
+  // The body was not read: the connection cannot carry another request.
+  close_after_response(req, res);
+  metrics.rejected.add({std::to_string(status)});
+  if (logger.enabled(LogLevel::kWarn)) {
+    Json fields = Json::object();
+    fields["status"] = status;
+    fields["error"] = message;
+    fields["method"] = req.method;
+    fields["path"] = req.path.size() > 200 ? req.path.substr(0, 200) + "..." : req.path;
+    fields["remote"] = req.remote_addr;
+    logger.warn("request refused", fields);
+  }
+}
+
+// Runs on the headers alone, before cpp-httplib reads any body (pre-routing handler and the
+// Expect: 100-continue handler): cpp-httplib 0.11.4 checks only Content-Length against the
+// payload limit and would read a chunked body of any size into memory.
+bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res) {
+  const bool review = req.path == "/mutate" || req.path == "/validate";
+  const bool probe = req.path == "/healthz" || req.path == "/readyz";
+  if (!review && !probe) {
+    reject(req, res, 404, "no such endpoint; use POST /mutate, POST /validate, GET /healthz, GET /readyz");
+    return false;
+  }
+  if (review && req.method != "POST") {
+    res.set_header("Allow", "POST");
+    reject(req, res, 405, "method " + req.method + " not allowed on " + req.path + "; use POST");
+    return false;
+  }
+  if (probe && req.method != "GET" && req.method != "HEAD") {
+    res.set_header("Allow", "GET, HEAD");
+    reject(req, res, 405, "method " + req.method + " not allowed on " + req.path + "; use GET");
+    return false;
+  }
+  if (req.has_header("Transfer-Encoding")) {
+    reject(req, res, 411, "chunked request bodies are not accepted; send Content-Length");
+    return false;
+  }
+  if (req.has_header("Content-Encoding")) {
+    const std::string encoding = req.get_header_value("Content-Encoding");
+    if (encoding != "identity") {
+      reject(req, res, 415, "compressed request bodies are not accepted (Content-Encoding: " +
+                                encoding.substr(0, 40) + ")");
+      return false;
+    }
+  }
+  const size_t length_headers = req.get_header_value_count("Content-Length");
+  if (length_headers > 1) {
+    reject(req, res, 400, "more than one Content-Length header");
+    return false;
+  }
+  std::uint64_t length = 0;
+  if (length_headers == 1) {
+    const std::string text = req.get_header_value("Content-Length");
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), length);
+    if (text.empty() || ec == std::errc::invalid_argument || end != text.data() + text.size()) {
+      reject(req, res, 400, "Content-Length is not a number");
+      return false;
+    }
+    if (ec == std::errc::result_out_of_range || length > config.max_body) {
+      reject(req, res, 413, "request body of " + text + " bytes exceeds --max-body " +
+                                std::to_string(config.max_body));
+      return false;
+    }
+  } else if (review) {
+    reject(req, res, 411, "Content-Length is required");
+    return false;
+  }
+  if (probe && length > 0) {
+    reject(req, res, 400, "a probe takes no request body");
+    return false;
+  }
+  return true;
+}
+
+void Server::Impl::handle_review(const httplib::Request& req, httplib::Response& res,
+                                 Endpoint endpoint) {
+  const auto start = Clock::now();
+  const std::string_view endpoint_name = endpoint == Endpoint::kMutate ? "mutate" : "validate";
+  if (draining.load(std::memory_order_relaxed)) {
+    // Answered in full, but the client should open its next connection to a ready replica.
+    close_after_response(req, res);
+  }
+  if (!is_json_content_type(req.get_header_value("Content-Type"))) {
+    reply_error(res, 415, "Content-Type must be application/json");
+    metrics.requests.add({endpoint_name, "", "", "error"});
+    logger.warn("bad request", {{"endpoint", endpoint_name},
+                                {"status", 415},
+                                {"error", "Content-Type must be application/json"},
+                                {"remote", req.remote_addr}});
+    return;
+  }
+  const PolicyPtr current = policy.load(std::memory_order_acquire);
+  AdmissionResult result = handle_admission_review_text(req.body, endpoint, pipeline, *current);
+  const std::uint64_t micros = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+  (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
+      .observe(micros);
+
+  if (result.error) {
+    reply_error(res, 400, result.error->message);
+    metrics.requests.add({endpoint_name, "", "", "error"});
+    logger.warn("bad request", {{"endpoint", endpoint_name},
+                                {"status", 400},
+                                {"error", result.error->message},
+                                {"remote", req.remote_addr},
+                                {"latency_us", micros}});
+    return;
+  }
+  const AdmissionOutcome& outcome = *result.outcome;
+  bool allowed = true;
+  if (const Json* response = find_member(outcome.response, "response")) {
+    if (const Json* a = find_member(*response, "allowed"); a != nullptr && a->is_boolean()) {
+      allowed = a->get<bool>();
+    }
+  }
+  res.status = 200;
+  res.set_content(outcome.response.dump(-1, ' ', false, Json::error_handler_t::replace), kJson);
+
+  metrics.requests.add({endpoint_name, outcome.operation, outcome.kind,
+                        allowed ? std::string_view("allowed") : std::string_view("denied")});
+  Json rules = Json::array();
+  for (const Finding& f : outcome.evaluation.findings) {
+    metrics.violations.add({f.rule, severity_label(f.severity)});
+    rules.push_back(f.rule);
+  }
+  const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
+  if (patched) {
+    for (const std::string& m : outcome.evaluation.mutations) metrics.mutations.add({m});
+  }
+  if (logger.enabled(LogLevel::kInfo)) {
+    Json fields = Json::object();
+    fields["endpoint"] = endpoint_name;
+    fields["uid"] = outcome.uid;
+    fields["operation"] = outcome.operation;
+    fields["kind"] = outcome.kind;
+    fields["namespace"] = outcome.ns;
+    fields["name"] = outcome.name;
+    fields["allowed"] = allowed;
+    fields["rules"] = std::move(rules);
+    fields["mutations"] = patched ? Json(outcome.evaluation.mutations) : Json::array();
+    fields["latency_us"] = micros;
+    logger.info("decision", fields);
+  }
+}
+
+void Server::Impl::configure_http() {
+  https.set_socket_options(socket_options);
+  // Defaults that cost: Nagle adds ~40 ms per kept-alive response, and 5 requests per
+  // connection forces a TLS handshake every 5 reviews.
+  https.set_tcp_nodelay(true);
+  https.set_keep_alive_max_count(1000000);
+  https.set_keep_alive_timeout(config.keep_alive_timeout.count());
+  https.set_read_timeout(config.io_timeout.count(), 0);
+  https.set_write_timeout(config.io_timeout.count(), 0);
+  https.set_payload_max_length(config.max_body);  // backstop; precheck answers first
+  const size_t threads = static_cast<size_t>(config.threads);
+  https.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+
+  https.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    return precheck(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                              : httplib::Server::HandlerResponse::Handled;
+  });
+  https.set_expect_100_continue_handler(
+      [this](const httplib::Request& req, httplib::Response& res) {
+        if (precheck(req, res)) return 100;
+        // cpp-httplib writes this early answer without framing it: say how long it is.
+        res.set_header("Content-Length", std::to_string(res.body.size()));
+        return res.status;
+      });
+  https.set_exception_handler(
+      [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        reply_error(res, 500, "internal error");
+        close_after_response(req, res);
+        metrics.rejected.add({"500"});
+        logger.error("internal error", {{"error", what}, {"path", req.path}});
+      });
+  // cpp-httplib's own refusals (malformed request line, URI too long, ...) in the same
+  // one-line JSON shape as ours.
+  // After such an error the request stream is in an unknown state (a body half read after a
+  // read timeout, a malformed request line): the connection is closed too.
+  https.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    close_after_response(req, res);
+    res.set_content(json_error("HTTP " + std::to_string(res.status) + ": request refused"), kJson);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+
+  https.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    if (res.get_header_value("Connection") == "close") linger_close(req);
+  });
+
+  // Literal paths: a regex route in cpp-httplib 0.11.4 runs std::regex on the path, which
+  // recurses per character and can overflow the stack on a long one.
+  https.Post("/mutate", [this](const httplib::Request& req, httplib::Response& res) {
+    handle_review(req, res, Endpoint::kMutate);
+  });
+  https.Post("/validate", [this](const httplib::Request& req, httplib::Response& res) {
+    handle_review(req, res, Endpoint::kValidate);
+  });
+  https.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  https.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    if (ready()) {
+      res.set_content("ok\n", "text/plain");
+    } else {
+      res.status = 503;
+      res.set_content(draining.load() ? "draining\n" : "not ready\n", "text/plain");
+    }
+  });
+
+  metrics_http.set_socket_options(socket_options);
+  metrics_http.set_tcp_nodelay(true);
+  metrics_http.set_read_timeout(config.io_timeout.count(), 0);
+  metrics_http.set_write_timeout(config.io_timeout.count(), 0);
+  metrics_http.set_payload_max_length(4096);
+  metrics_http.new_task_queue = [] { return new httplib::ThreadPool(2); };
+  metrics_http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    metrics.ready.store(ready());
+    res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+  });
+}
+
+void Server::Impl::check_policy() {
+  if (config.policy_path.empty()) return;  // the embedded policy never changes
+  const certs::FileSignature now = certs::file_signature(config.policy_path);
+  if (now == policy_signature) return;
+  policy_signature = now;
+  CompiledLoadResult loaded = load_compiled_policy(config.policy_path);
+  if (!loaded.policy) {
+    metrics.policy_reload_failure.fetch_add(1);
+    logger.error("policy reload failed; the previous policy keeps serving",
+                 {{"path", config.policy_path}, {"errors", loaded.errors.size()}});
+    for (const PolicyError& e : loaded.errors) {
+      logger.error("policy error", {{"path", config.policy_path}, {"error", e.to_string()}});
+    }
+    return;
+  }
+  policy.store(std::move(loaded.policy), std::memory_order_release);
+  const std::uint64_t generation = metrics.policy_generation.fetch_add(1) + 1;
+  metrics.policy_reload_success.fetch_add(1);
+  logger.info("policy reloaded", {{"path", config.policy_path}, {"generation", generation}});
+}
+
+void Server::Impl::check_key_pair() {
+  const certs::FileSignature cert_now = certs::file_signature(config.cert_path);
+  const certs::FileSignature key_now = certs::file_signature(config.key_path);
+  if (cert_now == cert_signature && key_now == key_signature) return;
+  cert_signature = cert_now;
+  key_signature = key_now;
+  auto loaded = certs::KeyPair::load(config.cert_path, config.key_path);
+  if (auto* error = std::get_if<std::string>(&loaded)) {
+    // Often transient: a rotation that writes the certificate and the key one after the other
+    // is seen half-done; the next change of either file retries.
+    metrics.cert_reload_failure.fetch_add(1);
+    logger.warn("certificate reload failed; the previous certificate keeps serving",
+                {{"error", *error}});
+    return;
+  }
+  const certs::KeyPairPtr pair = std::get<certs::KeyPairPtr>(std::move(loaded));
+  metrics.cert_expiry_unix.store(pair->not_after_unix());
+  metrics.cert_reload_success.fetch_add(1);
+  key_pair.store(pair, std::memory_order_release);
+  logger.info("certificate reloaded",
+              {{"serial", pair->serial_hex()}, {"not_after", pair->not_after_unix()}});
+}
+
+void Server::Impl::watch_loop() {
+  std::unique_lock<std::mutex> lock(watch_mutex);
+  while (!stop_watching) {
+    watch_cv.wait_for(lock, config.watch_interval, [this] { return stop_watching; });
+    if (stop_watching) break;
+    lock.unlock();
+    try {
+      check_key_pair();
+      check_policy();
+    } catch (const std::exception& e) {
+      logger.error("reload check failed", {{"error", e.what()}});
+    }
+    lock.lock();
+  }
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  if (impl_->https.is_running()) impl_->https.stop();
+  if (impl_->metrics_http.is_running()) impl_->metrics_http.stop();
+  {
+    std::lock_guard<std::mutex> lock(impl_->watch_mutex);
+    impl_->stop_watching = true;
+  }
+  impl_->watch_cv.notify_all();
+  if (impl_->watcher.joinable()) impl_->watcher.join();
+  if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
+}
+
+std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
+    ServerConfig config, const Pipeline& pipeline, const Logger& logger) {
+  std::vector<std::string> errors;
+  const auto listen = parse_listen_address(config.listen);
+  if (!listen) errors.push_back("--listen " + config.listen + ": expected HOST:PORT or :PORT");
+  std::optional<std::pair<std::string, int>> metrics_listen;
+  if (config.metrics_listen != "off") {
+    metrics_listen = parse_listen_address(config.metrics_listen);
+    if (!metrics_listen) {
+      errors.push_back("--metrics-listen " + config.metrics_listen +
+                       ": expected HOST:PORT, :PORT or off");
+    }
+  }
+  if (config.threads < 1 || config.threads > 4096) {
+    errors.push_back("--threads must be from 1 to 4096");
+  }
+  if (config.max_body < 1024) errors.push_back("--max-body must be at least 1024 bytes");
+  if (config.cert_path.empty()) errors.push_back("--tls-cert is required");
+  if (config.key_path.empty()) errors.push_back("--tls-key is required");
+
+  auto impl = std::make_unique<Impl>(std::move(config), pipeline, logger);
+  if (!impl->https.is_valid()) {
+    errors.push_back(impl->tls_setup_error.empty() ? "TLS: cannot create the SSL context"
+                                                   : impl->tls_setup_error);
+  }
+  CompiledLoadResult loaded = load_compiled_policy(impl->config.policy_path);
+  if (!loaded.policy) {
+    for (const PolicyError& e : loaded.errors) errors.push_back(e.to_string());
+  }
+  if (!impl->config.cert_path.empty() && !impl->config.key_path.empty()) {
+    impl->cert_signature = certs::file_signature(impl->config.cert_path);
+    impl->key_signature = certs::file_signature(impl->config.key_path);
+    auto pair = certs::KeyPair::load(impl->config.cert_path, impl->config.key_path);
+    if (auto* error = std::get_if<std::string>(&pair)) {
+      errors.push_back(*error);
+    } else {
+      const certs::KeyPairPtr& p = std::get<certs::KeyPairPtr>(pair);
+      impl->metrics.cert_expiry_unix.store(p->not_after_unix());
+      impl->key_pair.store(p);
+    }
+  }
+  if (!errors.empty()) return errors;
+  impl->policy_signature = certs::file_signature(impl->config.policy_path);
+  impl->policy.store(std::move(loaded.policy));
+
+  impl->configure_http();
+  auto bind = [](auto& server, const std::pair<std::string, int>& address) {
+    const int port = address.second == 0 ? server.bind_to_any_port(address.first)
+                                         : (server.bind_to_port(address.first, address.second)
+                                                ? address.second
+                                                : -1);
+    if (port > 0) ::listen(server.listening_socket(), kListenBacklog);
+    return port;
+  };
+  impl->port = bind(impl->https, *listen);
+  if (impl->port <= 0) {
+    errors.push_back("--listen " + impl->config.listen + ": cannot bind (in use or not local?)");
+  }
+  if (metrics_listen) {
+    impl->metrics_enabled = true;
+    impl->metrics_port = bind(impl->metrics_http, *metrics_listen);
+    if (impl->metrics_port <= 0) {
+      errors.push_back("--metrics-listen " + impl->config.metrics_listen +
+                       ": cannot bind (in use or not local?)");
+    }
+  }
+  if (!errors.empty()) return errors;
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+int Server::port() const { return impl_->port; }
+int Server::metrics_port() const { return impl_->metrics_port; }
+const Metrics& Server::metrics() const { return impl_->metrics; }
+
+bool Server::run() {
+  Impl& impl = *impl_;
+  impl.watcher = std::thread([&impl] { impl.watch_loop(); });
+  if (impl.metrics_enabled) {
+    impl.metrics_thread = std::thread([&impl] { impl.metrics_http.listen_after_bind(); });
+  }
+  impl.run_started.store(true);
+  // Returns after stop(): the accept loop ends, then the pool joins its workers, each of which
+  // finishes the request it is serving first.
+  const bool ok = impl.https.listen_after_bind();
+  if (impl.metrics_enabled) {
+    // The metrics listener may not have entered its accept loop yet.
+    for (int i = 0; i < 5000 && !impl.metrics_http.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    impl.metrics_http.stop();
+    impl.metrics_thread.join();
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl.watch_mutex);
+    impl.stop_watching = true;
+  }
+  impl.watch_cv.notify_all();
+  impl.watcher.join();
+  return ok;
+}
+
+void Server::shutdown() {
+  Impl& impl = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(impl.shutdown_mutex);
+    if (impl.shutdown_done) return;
+    impl.shutdown_done = true;
+  }
+  impl.draining.store(true);
+  impl.metrics.ready.store(false);
+  impl.logger.info("draining", {{"shutdown_delay_ms", impl.config.shutdown_delay.count()}});
+  std::this_thread::sleep_for(impl.config.shutdown_delay);
+  // stop() does nothing before listen_after_bind has started: wait for it (bounded).
+  for (int i = 0; i < 5000 && !impl.https.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  impl.https.stop();
+}
+
+}  // namespace gpuadmit::webhook

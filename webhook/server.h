@@ -1,0 +1,75 @@
+#pragma once
+// The admission webhook server (SPEC §7): POST /mutate, POST /validate, GET /healthz and
+// GET /readyz over TLS, Prometheus metrics on a separate plain listener, hot reload of the
+// serving key pair and of the policy, graceful drain. A thin, defensive adapter around the
+// engine's AdmissionReview codec; cpp-httplib stays inside server.cc.
+//
+//   auto created = Server::create(config, pipeline, logger);
+//   auto& server = std::get<std::unique_ptr<Server>>(created);
+//   std::thread signals([&] { wait_for_sigterm(); server->shutdown(); });
+//   server->run();  // returns once drained
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "engine/pipeline.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+
+namespace gpuadmit::webhook {
+
+struct ServerConfig {
+  std::string policy_path;  // empty: the embedded default policy (not watched)
+  std::string cert_path, key_path;
+  std::string client_ca_path;  // non-empty: clients must present a certificate it signed
+  std::string listen = ":8443";
+  std::string metrics_listen = ":9090";  // "off": no metrics listener
+  // Worker threads: cpp-httplib holds one per open connection (kept-alive ones included), so
+  // this must cover the connections the API servers keep open, not the CPU count.
+  int threads = 32;
+  std::size_t max_body = 3u << 20;  // the API server's own request limit is 3 MiB
+  std::chrono::milliseconds watch_interval{1000};
+  // Between SIGTERM and closing the listener: /readyz already fails so endpoints drop the pod.
+  std::chrono::milliseconds shutdown_delay{2000};
+  std::chrono::seconds io_timeout{5};           // per read/write; also bounds the handshake
+  std::chrono::seconds keep_alive_timeout{10};  // idle kept-alive connection → closed
+};
+
+// "HOST:PORT", ":PORT" (all IPv4 interfaces) or "[V6]:PORT"; port 0 picks a free port.
+std::optional<std::pair<std::string, int>> parse_listen_address(const std::string& address);
+
+class Server {
+ public:
+  // Loads the policy and the key pair, sets up TLS and binds both listeners. Every error at once,
+  // each one line naming the file or flag.
+  static std::variant<std::unique_ptr<Server>, std::vector<std::string>> create(
+      ServerConfig config, const Pipeline& pipeline, const Logger& logger);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  int port() const;          // the bound HTTPS port
+  int metrics_port() const;  // 0 when metrics are off
+
+  // Serves until shutdown() has closed the listener and every in-flight request has finished.
+  // Returns true on a clean drain.
+  bool run();
+  // Thread-safe and idempotent: /readyz fails at once, the listener closes after
+  // shutdown_delay, run() returns when the workers are done.
+  void shutdown();
+
+  const Metrics& metrics() const;
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuadmit::webhook
