@@ -114,7 +114,7 @@ TEST_CASE("exit codes: 0 clean, 1 deny findings, 2 input and usage errors", "[li
             .exit_code == 2);
 }
 
-TEST_CASE("--output json follows SPEC §8's schema", "[lint][cli][format]") {
+TEST_CASE("lint --output json follows SPEC §8's schema", "[lint][cli][format]") {
   const auto r = testing::run_command(gpuadmit() + " lint --output json -", kLimitRangeTrap);
   const Json report = Json::parse(r.out);
   REQUIRE(report["findings"].size() == 1);
@@ -138,7 +138,7 @@ TEST_CASE("--output json follows SPEC §8's schema", "[lint][cli][format]") {
   CHECK(report["summary"]["deny"] == 1);
 }
 
-TEST_CASE("--output sarif is SARIF 2.1.0 as GitHub code scanning reads it", "[lint][cli][format]") {
+TEST_CASE("lint --output sarif is SARIF 2.1.0 as GitHub code scanning reads it", "[lint][cli][format]") {
   const auto r = testing::run_command(gpuadmit() + " lint --output sarif -",
                                       std::string(kLimitRangeTrap) + "---\nx: [\n");
   const Json sarif = Json::parse(r.out);
@@ -168,7 +168,7 @@ TEST_CASE("--output sarif is SARIF 2.1.0 as GitHub code scanning reads it", "[li
   CHECK(run["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 7);
 }
 
-TEST_CASE("--output junit has one testcase per workload and consistent counts",
+TEST_CASE("lint --output junit has one testcase per workload and consistent counts",
           "[lint][cli][format]") {
   const std::string input = std::string(kGpuPod) + "---\n" + kLimitRangeTrap +
                             "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n---\nx: [\n";
@@ -190,7 +190,7 @@ TEST_CASE("--output junit has one testcase per workload and consistent counts",
   CHECK(count(r.out, "</testsuite>") == count(r.out, "<testsuite "));
 }
 
-TEST_CASE("--output text groups by file, without colour when not on a terminal",
+TEST_CASE("lint --output text groups by file, without colour when not on a terminal",
           "[lint][cli][format]") {
   const auto r = testing::run_command(gpuadmit() + " lint -", kLimitRangeTrap);
   CHECK(r.out.rfind("<stdin>\n  7:  deny   GPU016  LimitRange ml/lr: ", 0) == 0);
@@ -199,7 +199,7 @@ TEST_CASE("--output text groups by file, without colour when not on a terminal",
         std::string::npos);
 }
 
-TEST_CASE("--fix --write mirrors the input paths", "[lint][cli]") {
+TEST_CASE("lint --fix --write mirrors the input paths", "[lint][cli]") {
   const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-write-test";
   fs::remove_all(dir);
   fs::create_directories(dir / "in" / "sub");
