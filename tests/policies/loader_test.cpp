@@ -3,7 +3,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -413,11 +412,10 @@ TEST_CASE("policy: billion-laughs aliases return promptly", "[policy][loader][ro
       paths + "}\n";
   for (int i = 0; i < 3000; ++i) fanout += "    - *w\n";
 
+  // No stopwatch (timed tests flake under sanitizers and load): a walk that expanded the
+  // aliases would not finish within CTest's timeout, so finishing at all is the check.
   for (const std::string& text : {yaml, fanout}) {
-    const auto start = std::chrono::steady_clock::now();
     PolicyLoadResult r = load_policy(text, "bomb.yaml");
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    CHECK(elapsed < std::chrono::seconds(2));
     CHECK_FALSE(r.ok());
     CHECK(r.errors.size() <= 201);
   }

@@ -13,6 +13,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,6 +105,9 @@ class TlsClient {
 
   // Returns an empty string on success, else what failed (including certificate errors).
   std::string connect(int port, const Options& options) {
+    // A server that refuses a client (e.g. --client-ca) closes the socket under our next write:
+    // that must be a failed write, not SIGPIPE killing the test process.
+    ::signal(SIGPIPE, SIG_IGN);
     close();
     options_ = options;
     ctx_ = SSL_CTX_new(TLS_client_method());
@@ -334,8 +338,12 @@ class ServerProcess {
     start_ = std::chrono::steady_clock::now();
     pid_ = ::fork();
     if (pid_ == 0) {
+      // Dies with the test process, and holds none of CTest's output pipes: a crashed test
+      // must not leave a server that keeps CTest waiting for EOF until its timeout.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       const int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(log, 2);
+      ::dup2(log, 1);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
