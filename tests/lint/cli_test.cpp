@@ -53,7 +53,7 @@ long attribute(const std::string& element, const std::string& name) {
   return std::stol(element.substr(at + name.size() + 3));
 }
 
-TEST_CASE("the whole corpus is read without a crash or hang; the invalid file is a PARSE finding",
+TEST_CASE("the whole corpus is read without a crash or hang, the invalid file is a PARSE finding",
           "[lint][cli][corpus]") {
   const auto r =
       testing::run_command("timeout 120 " + gpuadmit() + " lint --output json " + corpus());
