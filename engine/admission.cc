@@ -135,11 +135,14 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
     response["status"] = std::move(status);
   }
   // The API server prefixes each key with the webhook's name ("mutate.gpuadmit.io/class"), and
-  // rejects keys that already hold a "/" (apiserver admission checkKeyFormat), so the keys are bare.
-  if (endpoint == Endpoint::kMutate && (!e.classes.empty() || !e.mutations.empty())) {
+  // rejects keys that already hold a "/" (apiserver admission checkKeyFormat), so the keys are
+  // bare. A denied object is not patched: its audit record names no mutations, which never
+  // happened.
+  const bool mutated = e.allowed && e.changed() && !e.mutations.empty();
+  if (endpoint == Endpoint::kMutate && (!e.classes.empty() || mutated)) {
     Json audit = Json::object();
     if (!e.classes.empty()) audit["class"] = join(e.classes);
-    if (!e.mutations.empty()) audit["mutations"] = join(e.mutations);
+    if (mutated) audit["mutations"] = join(e.mutations);
     response["auditAnnotations"] = std::move(audit);
   }
   AdmissionResult r;

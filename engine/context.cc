@@ -11,19 +11,19 @@ constexpr std::string_view kClassKey = "gpuadmit.io/class";
 constexpr std::string_view kMigProfileKey = "gpuadmit.io/mig-profile";
 constexpr std::string_view kWorkloadKey = "gpuadmit.io/workload";
 
-// A class "matches" the pod's own nodeSelector when the selector names at least one of the
-// class's label keys and every class key it names has one of the class's values.
-bool node_selector_matches(const Json& node_selector, const GpuClass& gpu_class) {
-  bool named_any = false;
+// How many of the class's label keys the pod's own nodeSelector names, each with one of the
+// class's values; 0 when it names none of them or contradicts one ("matches" in SPEC §4.2).
+size_t node_selector_match_keys(const Json& node_selector, const GpuClass& gpu_class) {
+  size_t named = 0;
   for (const auto& [key, values] : gpu_class.node_selector) {
     const Json* v = find_member(node_selector, key);
     if (v == nullptr || !v->is_string()) continue;
-    named_any = true;
     if (std::find(values.begin(), values.end(), v->get_ref<const std::string&>()) == values.end()) {
-      return false;
+      return 0;
     }
+    ++named;
   }
-  return named_any;
+  return named;
 }
 
 }  // namespace
@@ -41,12 +41,22 @@ void resolve_pod_context(const PodView& pod, PodContext& ctx) {
   if (!ctx.gpu_pod) return;  // only GPU pods are placed on a class
   if (const Json* node_selector = find_member(pod.spec(), "nodeSelector");
       node_selector != nullptr && node_selector->is_object()) {
+    // Pools often share labels (GKE's nvidia-l4 pool and its time-sharing variant, which adds
+    // cloud.google.com/gke-gpu-sharing-strategy): the class whose labels the selector names
+    // most is the pool the pod asked for; ties go to the first class of the policy.
+    const GpuClass* best = nullptr;
+    size_t best_keys = 0;
     for (const GpuClass& c : policy.policy().classes) {
-      if (node_selector_matches(*node_selector, c)) {
-        ctx.class_name = c.name;
-        ctx.gpu_class = &c;
-        return;
+      const size_t keys = node_selector_match_keys(*node_selector, c);
+      if (keys > best_keys) {
+        best = &c;
+        best_keys = keys;
       }
+    }
+    if (best != nullptr) {
+      ctx.class_name = best->name;
+      ctx.gpu_class = best;
+      return;
     }
   }
   if (ctx.tenant != nullptr && ctx.tenant->default_class) {

@@ -84,36 +84,50 @@ bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
   return false;
 }
 
-// Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests (v1.29+, with sidecars):
-//   reqs = Σ app containers
+// Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests / AggregateContainerRequests
+// (v1.29+, with sidecars), which works per resource name:
+//   reqs[r] = Σ app containers
 //   for each init container in order:
-//     restartable: reqs += r; restartableInitReqs += r
-//     otherwise:  initReqs = max(initReqs, r + restartableInitReqs)
-//   result = max(reqs, initReqs)
+//     restartable: reqs[r] += x; restartableInitReqs[r] += x
+//     otherwise:  initReqs[r] = max(initReqs[r], x + restartableInitReqs[r])
+//   result[r] = max(reqs[r], initReqs[r])          (maxResourceList, per key)
+// The pod's GPU units are then Σ over the GPU resources of result[r]: an init container's
+// nvidia.com/gpu does not hide the app containers' nvidia.com/mig-1g.10gb, as both are charged.
 // Ephemeral containers declare no resources that count (the API forbids them).
 int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
-  int64_t app = 0;
-  int64_t restartable_init = 0;
-  int64_t init_max = 0;
+  struct PerResource {
+    std::string resource;
+    int64_t app = 0;               // app containers + restartable init containers
+    int64_t restartable_init = 0;  // restartable init containers seen so far
+    int64_t init_max = 0;          // max over non-restartable init containers
+  };
+  std::vector<PerResource> per_resource;
+  auto entry = [&](const std::string& name) -> PerResource& {
+    for (PerResource& r : per_resource) {
+      if (r.resource == name) return r;
+    }
+    per_resource.push_back(PerResource{name});
+    return per_resource.back();
+  };
   for (const ContainerRef& ref : pod.containers()) {
-    const int64_t n = container_gpu_units(pod.container(ref), policy);
-    switch (ref.kind) {
-      case ContainerKind::kApp:
-        app = saturating_add(app, n);
-        break;
-      case ContainerKind::kInit:
-        if (ref.restartable) {
-          app = saturating_add(app, n);
-          restartable_init = saturating_add(restartable_init, n);
-        } else {
-          init_max = std::max(init_max, saturating_add(n, restartable_init));
-        }
-        break;
-      case ContainerKind::kEphemeral:
-        break;
+    if (ref.kind == ContainerKind::kEphemeral) continue;
+    for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
+      const int64_t n = units(u.effective());
+      PerResource& r = entry(u.resource);
+      if (ref.kind == ContainerKind::kApp) {
+        r.app = saturating_add(r.app, n);
+      } else if (ref.restartable) {
+        r.app = saturating_add(r.app, n);
+        r.restartable_init = saturating_add(r.restartable_init, n);
+      } else {
+        r.init_max = std::max(r.init_max, saturating_add(n, r.restartable_init));
+      }
     }
   }
-  return std::max(app, init_max);
+  int64_t total = 0;
+  for (const PerResource& r : per_resource)
+    total = saturating_add(total, std::max(r.app, r.init_max));
+  return total;
 }
 
 }  // namespace gpuadmit

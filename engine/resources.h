@@ -44,8 +44,9 @@ int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy)
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy);
 
 // The pod's effective GPU request, as the scheduler computes it (k8s.io/component-helpers
-// resource.PodRequests): max(sum of app containers + restartable init sidecars,
-// max over init containers of (its request + sidecars started before it)).
+// resource.PodRequests), per GPU resource: max(sum of app containers + restartable init
+// sidecars, max over init containers of (its request + sidecars started before it)); the
+// resources' results are then added up.
 int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy);
 
 }  // namespace gpuadmit

@@ -186,47 +186,72 @@ PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
 
 PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy,
                           const std::function<bool(std::string_view)>& counts) {
-  // Units of one container: container_gpu_units, or the same sum over the accepted resources.
-  auto units_of = [&](const Json& container) -> int64_t {
-    if (!counts) return container_gpu_units(container, policy);
-    int64_t n = 0;
-    for (const RawGpuResource& r : raw_gpu_resources(container, policy)) {
-      if (!counts(r.resource)) continue;
-      const std::optional<Quantity> q = parse_raw(r.effective());
-      if (q && !q->is_negative()) n = saturating_add(n, q->value());
-    }
-    return n;
-  };
-  // Same walk as effective_pod_gpus (k8s.io/component-helpers resource.PodRequests), keeping the
-  // containers behind each candidate so that the message can name them.
+  // Same walk as effective_pod_gpus (k8s.io/component-helpers resource.PodRequests, which takes
+  // the max of init containers vs app containers per resource name), keeping the containers
+  // behind each candidate so that the message can name them.
   struct Part {
+    size_t order;  // position of the container in the pod spec
     std::string label;
     int64_t gpus;
   };
-  std::vector<Part> app;
-  std::vector<Part> sidecars;
-  std::vector<Part> init_best;
-  int64_t app_total = 0;
-  int64_t sidecar_total = 0;
-  int64_t init_max = 0;
+  struct PerResource {
+    std::string resource;
+    std::vector<Part> app;       // app containers and restartable init sidecars
+    std::vector<Part> sidecars;  // restartable init sidecars seen so far
+    std::vector<Part> init_best;
+    int64_t app_total = 0;
+    int64_t sidecar_total = 0;
+    int64_t init_max = 0;
+  };
+  std::vector<PerResource> per_resource;
+  auto entry = [&](const std::string& name) -> PerResource& {
+    for (PerResource& r : per_resource) {
+      if (r.resource == name) return r;
+    }
+    per_resource.push_back(PerResource{name, {}, {}, {}, 0, 0, 0});
+    return per_resource.back();
+  };
+  size_t order = 0;
   for (const ContainerRef& ref : pod.containers()) {
-    const int64_t n = units_of(pod.container(ref));
-    if (ref.kind == ContainerKind::kApp || (ref.kind == ContainerKind::kInit && ref.restartable)) {
-      app_total = saturating_add(app_total, n);
-      if (n > 0) app.push_back(Part{container_label(ref), n});
-      if (ref.kind == ContainerKind::kInit) {
-        sidecar_total = saturating_add(sidecar_total, n);
-        if (n > 0) sidecars.push_back(Part{container_label(ref), n});
+    ++order;
+    if (ref.kind == ContainerKind::kEphemeral) continue;
+    for (const RawGpuResource& raw : raw_gpu_resources(pod.container(ref), policy)) {
+      if (counts && !counts(raw.resource)) continue;
+      const std::optional<Quantity> q = parse_raw(raw.effective());
+      const int64_t n = q && !q->is_negative() ? q->value() : 0;
+      PerResource& r = entry(raw.resource);
+      const Part part{order, container_label(ref), n};
+      if (ref.kind == ContainerKind::kApp || ref.restartable) {
+        r.app_total = saturating_add(r.app_total, n);
+        if (n > 0) r.app.push_back(part);
+        if (ref.kind == ContainerKind::kInit) {
+          r.sidecar_total = saturating_add(r.sidecar_total, n);
+          if (n > 0) r.sidecars.push_back(part);
+        }
+      } else if (saturating_add(n, r.sidecar_total) > r.init_max) {
+        r.init_max = saturating_add(n, r.sidecar_total);
+        r.init_best = r.sidecars;
+        r.init_best.push_back(part);
       }
-    } else if (ref.kind == ContainerKind::kInit && saturating_add(n, sidecar_total) > init_max) {
-      init_max = saturating_add(n, sidecar_total);
-      init_best = sidecars;
-      init_best.push_back(Part{container_label(ref), n});
     }
   }
   PodGpuCount count;
-  count.total = std::max(app_total, init_max);
-  const std::vector<Part>& parts = init_max > app_total ? init_best : app;
+  // The containers behind each resource's amount, merged per container in pod-spec order.
+  std::vector<Part> parts;
+  for (const PerResource& r : per_resource) {
+    count.total = saturating_add(count.total, std::max(r.app_total, r.init_max));
+    for (const Part& p : r.init_max > r.app_total ? r.init_best : r.app) {
+      auto same = std::find_if(parts.begin(), parts.end(),
+                               [&](const Part& have) { return have.order == p.order; });
+      if (same == parts.end()) {
+        parts.push_back(p);
+      } else {
+        same->gpus = saturating_add(same->gpus, p.gpus);
+      }
+    }
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Part& a, const Part& b) { return a.order < b.order; });
   std::vector<std::string> items;
   for (const Part& p : parts) items.push_back(p.label + ": " + std::to_string(p.gpus));
   count.breakdown = join(items);

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -137,8 +138,11 @@ TEST_CASE("cases: kubectl (Go json-patch, as the API server) applies every patch
     WARN("kubectl not found: skipping the Go json-patch cross-check");
     return;
   }
-  const fs::path tmp = fs::temp_directory_path() / "gpuadmit-kubectl-cases";
-  fs::create_directories(tmp);
+  // A directory of its own: a fixed name is shared with every other checkout running this test
+  // at the same time, whose remove_all pulls the files away mid-run.
+  std::string dir_template = (fs::temp_directory_path() / "gpuadmit-kubectl-cases-XXXXXX").string();
+  REQUIRE(mkdtemp(dir_template.data()) != nullptr);
+  const fs::path tmp = dir_template;
   int patched = 0;
   for (const GoldenCase& c : load_cases()) {
     const Evaluation e = pipeline().evaluate(c.input, {c.ns, Operation::kCreate, true}, *c.policy);

@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/json.h"
@@ -31,7 +33,7 @@ Json run_review(const Json& review, const std::string& endpoint = "mutate") {
   return Json::parse(r.out);
 }
 
-TEST_CASE("review: API fixtures round-trip; any patch applies and is idempotent") {
+TEST_CASE("review: API fixtures round-trip, the validating endpoint never patches") {
   for (const char* file : {"k8s-api__core.v1.Pod.json", "k8s-api__apps.v1.Deployment.json",
                            "k8s-api__apps.v1.DaemonSet.json", "k8s-api__apps.v1.StatefulSet.json",
                            "k8s-api__apps.v1.ReplicaSet.json", "k8s-api__batch.v1.Job.json",
@@ -55,6 +57,139 @@ TEST_CASE("review: API fixtures round-trip; any patch applies and is idempotent"
     const Json validated = run_review(review_of(object), "validate");
     CHECK_FALSE(validated["response"].contains("patch"));
   }
+}
+
+// Standard base64 (RFC 4648) of AdmissionResponse.patch.
+std::string base64_decode(const std::string& in) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    const size_t v = kAlphabet.find(c);
+    REQUIRE(v != std::string::npos);
+    buffer = (buffer << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+
+TEST_CASE("review: GPU versions of the API fixtures: the patch applies and is idempotent") {
+  // Every field of the pod spec is set in these fixtures (tolerations, node affinity with
+  // matchFields, priority, pod-level resources, ephemeral containers...): asking for one GPU in
+  // the first container makes the mutators work on the fullest pod spec the API has.
+  const std::vector<std::pair<std::string, std::string>> fixtures = {
+      {"k8s-api__core.v1.Pod.json", "/spec"},
+      {"k8s-api__apps.v1.Deployment.json", "/spec/template/spec"},
+      {"k8s-api__apps.v1.DaemonSet.json", "/spec/template/spec"},
+      {"k8s-api__apps.v1.StatefulSet.json", "/spec/template/spec"},
+      {"k8s-api__apps.v1.ReplicaSet.json", "/spec/template/spec"},
+      {"k8s-api__batch.v1.Job.json", "/spec/template/spec"},
+      {"k8s-api__batch.v1.CronJob.json", "/spec/jobTemplate/spec/template/spec"},
+      {"k8s-api__core.v1.ReplicationController.json", "/spec/template/spec"}};
+  int patched = 0;
+  for (const auto& [file, spec] : fixtures) {
+    INFO(file);
+    Json object = Json::parse(testing::slurp(kFixtures + file));
+    object.at(JsonPointer(spec + "/containers/0/resources/limits"))["nvidia.com/gpu"] = "1";
+    const Json answer = run_review(review_of(object));
+    const Json& response = answer["response"];
+    CHECK(response["uid"] == "7f0b2c3e-1");
+    if (!response["allowed"].get<bool>()) {
+      CHECK(response["status"]["code"] == 403);
+      CHECK_FALSE(response.contains("patch"));
+      continue;
+    }
+    REQUIRE(response.contains("patch"));
+    CHECK(response["patchType"] == "JSONPatch");
+    const Json patch = Json::parse(base64_decode(response["patch"].get<std::string>()));
+    const Json mutated = object.patch(patch);
+    CHECK(mutated.at(JsonPointer(spec + "/containers/0/resources/requests"))["nvidia.com/gpu"] ==
+          "1");
+    const Json again = run_review(review_of(mutated));
+    CHECK_FALSE(again["response"].contains("patch"));
+    CHECK(again["response"]["allowed"] == true);
+    ++patched;
+  }
+  CHECK(patched > 0);
+}
+
+TEST_CASE("review: deny findings answer 403 with every violation, warn findings are warnings") {
+  // The golden fleet: class t4 (4 GPUs per node, whole GPUs) in a namespace of no tenant.
+  const std::string policy = std::string(GPUADMIT_SOURCE_DIR) + "/tests/cases/policy.yaml";
+  auto review = [&](const std::string& name, const std::string& containers) {
+    Json object =
+        Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                    R"(","namespace":"default","annotations":{"gpuadmit.io/class":"t4"}},)"
+                    R"("spec":{"containers":)" +
+                    containers + "}}");
+    Json r = review_of(object);
+    r["request"]["uid"] = name + "-uid";
+    r["request"]["namespace"] = "default";
+    auto result = testing::run_command(kBinary + " review --policy " + policy, r.dump());
+    INFO(result.err);
+    REQUIRE(result.exit_code == 0);
+    return Json::parse(result.out);
+  };
+  const std::string kWhole =
+      "a GPU cannot be split by quantity: write a whole number such as 1, or use a MIG profile "
+      "(gpuadmit.io/mig-profile) or a time-sliced class";
+  // Two deny rules (three violations) and a warning at once: all in one answer, nothing patched.
+  const Json denied = review(
+      "mixed", R"([{"name":"trainer","image":"t","resources":{"requests":{"nvidia.com/gpu":"2"},
+                    "limits":{"nvidia.com/gpu":"3"}}},
+                   {"name":"helper","image":"h","resources":{"limits":{"nvidia.com/gpu":"500m"}}}])");
+  CHECK(denied["response"] ==
+        Json{{"uid", "mixed-uid"},
+             {"allowed", false},
+             {"warnings",
+              Json::array({"GPU014: pod requests 3 GPUs (container trainer: 2, container helper: "
+                           "1): 3 on a 4-GPU node of class t4 strands 1; request 1, 2 or 4 GPUs "
+                           "per pod"})},
+             {"status",
+              {{"code", 403},
+               {"reason", "Forbidden"},
+               {"message",
+                "gpuadmit denied Pod default/mixed: GPU001: container trainer: nvidia.com/gpu "
+                "request 2 ≠ limit 3; set both to the same whole number; GPU002: container "
+                "helper: nvidia.com/gpu request 500m is not a whole number; " +
+                    kWhole +
+                    "; GPU002: container helper: nvidia.com/gpu limit 500m is not a whole "
+                    "number; " +
+                    kWhole}}},
+             // Nothing was patched, so the audit record names no mutations.
+             {"auditAnnotations", {{"class", "t4"}}}});
+  // A warning alone: admitted, patched, and the warning shown to kubectl.
+  const Json warned = review(
+      "three", R"([{"name":"trainer","image":"t","resources":{"limits":{"nvidia.com/gpu":"3"}}}])");
+  Json response = warned["response"];
+  REQUIRE(response.contains("patch"));
+  const Json patch = Json::parse(base64_decode(response["patch"].get<std::string>()));
+  response.erase("patch");
+  CHECK(
+      response ==
+      Json{{"uid", "three-uid"},
+           {"allowed", true},
+           {"patchType", "JSONPatch"},
+           {"warnings", Json::array({"GPU014: pod requests 3 GPUs (container trainer: 3): 3 on "
+                                     "a 4-GPU node of class t4 strands 1; request 1, 2 or 4 "
+                                     "GPUs per pod"})},
+           {"auditAnnotations",
+            {{"class", "t4"}, {"mutations", "requests-equal-limits,tolerations,node-affinity"}}}});
+  CHECK(patch == Json::parse(R"([
+    {"op":"add","path":"/spec/containers/0/resources/requests","value":{"nvidia.com/gpu":"3"}},
+    {"op":"add","path":"/spec/tolerations","value":[{"key":"nvidia.com/gpu","operator":"Equal",
+      "value":"present","effect":"NoSchedule"}]},
+    {"op":"add","path":"/spec/affinity","value":{"nodeAffinity":{
+      "requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[
+        {"key":"nvidia.com/gpu.product","operator":"In","values":["Tesla-T4"]},
+        {"key":"cloud.example.com/pool","operator":"In","values":["t4-a","t4-b"]}]}]}}}}])"));
 }
 
 TEST_CASE("review: the upstream AdmissionReview fixture passes untouched (unknown operation, subresource)") {

@@ -94,23 +94,44 @@ TEST_CASE("resources: effective pod GPUs as the scheduler computes them") {
   };
   const std::vector<Case> cases = {
       {"no containers", R"({})", 0, false},
-      {"two app containers add up", "{\"containers\":[" + gpu("a", "1") + "," + gpu("b", "2") + "]}", 3, true},
+      {"two app containers add up",
+       "{\"containers\":[" + gpu("a", "1") + "," + gpu("b", "2") + "]}", 3, true},
       {"an init container larger than the app containers wins",
-       "{\"initContainers\":[" + gpu("i", "4") + "],\"containers\":[" + gpu("a", "1") + "]}", 4, true},
+       "{\"initContainers\":[" + gpu("i", "4") + "],\"containers\":[" + gpu("a", "1") + "]}", 4,
+       true},
       {"a restartable sidecar adds to the app containers and to later init containers",
-       "{\"initContainers\":[" + gpu("s", "1", R"("restartPolicy":"Always",)") + "," + gpu("i", "2") +
-           "],\"containers\":[" + gpu("a", "1") + "]}",
+       "{\"initContainers\":[" + gpu("s", "1", R"("restartPolicy":"Always",)") + "," +
+           gpu("i", "2") + "],\"containers\":[" + gpu("a", "1") + "]}",
        3, true},
       {"an init container before the sidecar does not see it",
-       "{\"initContainers\":[" + gpu("i", "2") + "," + gpu("s", "1", R"("restartPolicy":"Always",)") +
-           "],\"containers\":[" + gpu("a", "1") + "]}",
+       "{\"initContainers\":[" + gpu("i", "2") + "," +
+           gpu("s", "1", R"("restartPolicy":"Always",)") + "],\"containers\":[" + gpu("a", "1") +
+           "]}",
        2, true},
       {"zero is not a GPU request", "{\"containers\":[" + gpu("a", "0") + "]}", 0, false},
-      {"MIG and shared resources count", R"({"containers":[{"resources":{"requests":{"nvidia.com/mig-1g.10gb":"2"},"limits":{"nvidia.com/gpu.shared":1}}}]})", 3, true},
-      {"policy gpuResources count", R"({"containers":[{"resources":{"limits":{"amd.com/gpu":"1"}}}]})", 1, true},
-      {"other extended resources do not", R"({"containers":[{"resources":{"limits":{"example.com/fpga":"1","cpu":"4"}}}]})", 0, false},
-      {"ephemeral containers make a GPU pod but add nothing", "{\"ephemeralContainers\":[" + gpu("e", "1") + "]}", 0, true},
-      {"requests win over limits", R"({"containers":[{"resources":{"requests":{"nvidia.com/gpu":"2"},"limits":{"nvidia.com/gpu":"3"}}}]})", 2, true},
+      // PodRequests takes the max of init vs app containers per resource name, then the GPU
+      // resources add up: the init container's 2 whole GPUs and the app's 3 MIG slices are both
+      // charged (max over the summed units would say 3).
+      {"init vs app containers per resource: whole GPUs and MIG slices both count",
+       "{\"initContainers\":[" + gpu("i", "2") +
+           R"(],"containers":[{"name":"a","resources":{"limits":{"nvidia.com/mig-1g.10gb":"3"}}}]})",
+       5, true},
+      {"per resource, a larger init container still wins for its own resource",
+       "{\"initContainers\":[" + gpu("i", "4") + "],\"containers\":[" + gpu("a", "1") +
+           R"(,{"name":"b","resources":{"limits":{"nvidia.com/mig-1g.10gb":"2"}}}]})",
+       6, true},
+      {"MIG and shared resources count",
+       R"({"containers":[{"resources":{"requests":{"nvidia.com/mig-1g.10gb":"2"},"limits":{"nvidia.com/gpu.shared":1}}}]})",
+       3, true},
+      {"policy gpuResources count",
+       R"({"containers":[{"resources":{"limits":{"amd.com/gpu":"1"}}}]})", 1, true},
+      {"other extended resources do not",
+       R"({"containers":[{"resources":{"limits":{"example.com/fpga":"1","cpu":"4"}}}]})", 0, false},
+      {"ephemeral containers make a GPU pod but add nothing",
+       "{\"ephemeralContainers\":[" + gpu("e", "1") + "]}", 0, true},
+      {"requests win over limits",
+       R"({"containers":[{"resources":{"requests":{"nvidia.com/gpu":"2"},"limits":{"nvidia.com/gpu":"3"}}}]})",
+       2, true},
   };
   for (const Case& c : cases) {
     INFO(c.name);

@@ -154,6 +154,56 @@ const std::vector<ParseCase> kParseTable = {
 
 }  // namespace
 
+TEST_CASE("quantity: the examples of Kubernetes' Quantity documentation") {
+  // quantity.go's type comment ("1.5 will be serialized as \"1500m\"", "1.5Gi will be
+  // serialized as \"1536Mi\"") and the resource-management docs (CPU "0.5" = "500m"; memory
+  // "128974848", "129e6", "129M", "128974848000m", "123Mi").
+  struct Case {
+    std::string input;
+    std::string canonical;
+    Format format;
+    int64_t value;
+    int64_t milli;
+  };
+  const std::vector<Case> table = {
+      {"3", "3", Format::kDecimalSI, 3, 3000},
+      {"3000m", "3", Format::kDecimalSI, 3, 3000},
+      {"3Ki", "3Ki", Format::kBinarySI, 3072, 3072000},
+      {"1e3", "1e3", Format::kDecimalExponent, 1000, 1000000},
+      {"0.5", "500m", Format::kDecimalSI, 1, 500},
+      {"1500m", "1500m", Format::kDecimalSI, 2, 1500},
+      {"1.5", "1500m", Format::kDecimalSI, 2, 1500},
+      {"1.5Gi", "1536Mi", Format::kBinarySI, 1610612736, 1610612736000},
+      {"128974848", "128974848", Format::kDecimalSI, 128974848, 128974848000},
+      {"129e6", "129e6", Format::kDecimalExponent, 129000000, 129000000000},
+      {"129M", "129M", Format::kDecimalSI, 129000000, 129000000000},
+      {"128974848000m", "128974848", Format::kDecimalSI, 128974848, 128974848000},
+      {"123Mi", "123Mi", Format::kBinarySI, 128974848, 128974848000},
+  };
+  for (const Case& c : table) {
+    INFO(c.input);
+    const Quantity x = q(c.input);
+    CHECK(x.to_string() == c.canonical);
+    CHECK(x.format() == c.format);
+    CHECK(x.value() == c.value);
+    CHECK(x.milli_value() == c.milli);
+  }
+  CHECK(q("3") == q("3000m"));
+  CHECK(q("3Ki") == q("3072"));
+  CHECK(q("1e3") == q("1k"));
+  CHECK(q("0.5") == q("500m"));
+  CHECK(q("1500m") > q("1"));
+  CHECK(q("1500m") < q("2"));
+  CHECK(q("123Mi") == q("128974848"));
+  CHECK(q("129M") > q("123Mi"));
+  // Garbage and overflow are rejected, never read as a prefix.
+  for (const char* bad :
+       {"", "3 Ki", "3KiB", "3k3", "three", "0.5.0", "1500mm", "0x1F", "1e2147483648", "1Ki1"}) {
+    INFO("'" << bad << "'");
+    CHECK_FALSE(Quantity::parse(bad).has_value());
+  }
+}
+
 TEST_CASE("quantity: parses Kubernetes' TestQuantityParse table") {
   for (const auto& c : kParseTable) {
     INFO("input " << c.input);

@@ -64,6 +64,24 @@ TEST_CASE("workload: pod-spec paths and replicas of real manifests") {
        {{"spec.rayClusterSpec.headGroupSpec.template.spec", 1},
         {"spec.rayClusterSpec.workerGroupSpecs[0].template.spec", 1}}},
       {"gatekeeper-library__disallowed_all.yaml", {{"spec", 1}}},
+      // One real manifest per remaining SPEC §6 kind (no ReplicaSet or PaddleJob in the corpus:
+      // the API fixtures cover ReplicaSet in tests/cli/review_test.cpp).
+      {"k8s-examples__deployment.yaml", {{"spec.template.spec", 1}}},
+      {"k8s-examples__cassandra-statefulset.yaml", {{"spec.template.spec", 3}}},
+      {"k8s-device-plugin__nvidia-device-plugin.yml", {{"spec.template.spec", 1}}},
+      {"k8s-examples__guestbook-controller.yaml", {{"spec.template.spec", 3}}},
+      {"k8s-device-plugin__job-1.yaml", {{"spec.template.spec", 1}}},
+      {"kueue__sample-job.yaml", {{"spec.template.spec", 3}}},
+      {"training-operator__multi_worker_tfjob.yaml",
+       {{"spec.tfReplicaSpecs.Worker.template.spec", 2}}},
+      {"mpi-operator__tensorflow-benchmarks.yaml",
+       {{"spec.mpiReplicaSpecs.Launcher.template.spec", 1},
+        {"spec.mpiReplicaSpecs.Worker.template.spec", 2}}},
+      {"training-operator__xgboostjob.yaml",
+       {{"spec.xgbReplicaSpecs.Master.template.spec", 1},
+        {"spec.xgbReplicaSpecs.Worker.template.spec", 2}}},
+      {"kuberay__ray-cluster.kai-gpu-sharing.yaml",
+       {{"spec.headGroupSpec.template.spec", 1}, {"spec.workerGroupSpecs[0].template.spec", 2}}},
   };
   for (const Case& c : cases) {
     INFO(c.file);

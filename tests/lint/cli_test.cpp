@@ -53,7 +53,7 @@ long attribute(const std::string& element, const std::string& name) {
   return std::stol(element.substr(at + name.size() + 3));
 }
 
-TEST_CASE("the whole corpus is read without a crash or hang; the invalid file is a PARSE finding",
+TEST_CASE("the whole corpus is read without a crash or hang, the invalid file is a PARSE finding",
           "[lint][cli][corpus]") {
   const auto r =
       testing::run_command("timeout 120 " + gpuadmit() + " lint --output json " + corpus());
@@ -200,8 +200,10 @@ TEST_CASE("lint --output text groups by file, without colour when not on a termi
 }
 
 TEST_CASE("lint --fix --write mirrors the input paths", "[lint][cli]") {
-  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-write-test";
-  fs::remove_all(dir);
+  // A directory of its own: a fixed name would be shared with other checkouts testing at once.
+  std::string dir_template = (fs::temp_directory_path() / "gpuadmit-lint-write-XXXXXX").string();
+  REQUIRE(mkdtemp(dir_template.data()) != nullptr);
+  const fs::path dir = dir_template;
   fs::create_directories(dir / "in" / "sub");
   { std::ofstream(dir / "in" / "sub" / "pod.yaml") << kGpuPod; }
   {

@@ -53,5 +53,60 @@ TEST_CASE("mutator class: records the resolved class on the pod or template", "[
       });
 }
 
+// Two pools sharing a label, as GKE's nvidia-l4 pool and its time-sharing variant
+// (policies/examples/gke.yaml): the pod's nodeSelector picks the class it names most labels of.
+constexpr std::string_view kOverlappingPools = R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: overlapping}
+spec:
+  classes:
+    l4:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: [nvidia-l4]
+    l4-shared:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: [nvidia-l4]
+        cloud.google.com/gke-gpu-sharing-strategy: [time-sharing]
+    a100:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: [nvidia-a100-80gb]
+  tenants:
+    - name: serving
+      namespaces: [serve]
+      defaultClass: a100
+      allowedClasses: [l4, l4-shared, a100]
+)YAML";
+
+TEST_CASE("mutator class: the nodeSelector picks the most specific matching class",
+          "[mutators][class]") {
+  auto policy = policy_from_yaml(kOverlappingPools);
+  auto mutator = make_class_annotation_mutator();
+  const std::string l4 = R"("nodeSelector":{"cloud.google.com/gke-accelerator":"nvidia-l4"},)";
+  const std::string shared =
+      R"("nodeSelector":{"cloud.google.com/gke-gpu-sharing-strategy":"time-sharing",)"
+      R"("cloud.google.com/gke-accelerator":"nvidia-l4"},)";
+  const std::string other_strategy =
+      R"("nodeSelector":{"cloud.google.com/gke-accelerator":"nvidia-l4",)"
+      R"("cloud.google.com/gke-gpu-sharing-strategy":"mps"},)";
+  run_mutation_cases(
+      *mutator, policy,
+      {
+          {"only the shared label set: the first class naming it", "serve",
+           pod(R"({"name":"p"})", l4),
+           pod(R"({"name":"p","annotations":{"gpuadmit.io/class":"l4"}})", l4)},
+          {"both labels: the time-sharing pool, though l4 comes first", "serve",
+           pod(R"({"name":"p"})", shared),
+           pod(R"({"name":"p","annotations":{"gpuadmit.io/class":"l4-shared"}})", shared)},
+          {"a value outside l4-shared's rules it out; l4 still matches", "serve",
+           pod(R"({"name":"p"})", other_strategy),
+           pod(R"({"name":"p","annotations":{"gpuadmit.io/class":"l4"}})", other_strategy)},
+          {"no class label: the tenant's default", "serve",
+           pod(R"({"name":"p"})", R"("nodeSelector":{"kubernetes.io/os":"linux"},)"),
+           pod(R"({"name":"p","annotations":{"gpuadmit.io/class":"a100"}})",
+               R"("nodeSelector":{"kubernetes.io/os":"linux"},)")},
+      });
+}
+
 }  // namespace
 }  // namespace gpuadmit::testing

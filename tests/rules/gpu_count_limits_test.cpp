@@ -54,6 +54,14 @@ TEST_CASE("rule GPU005: maxGPUsPerContainer and maxGPUsPerPod", "[rules][GPU005]
            {"spec | pod requests 7 GPUs (init container proxy: 3, init container load: 4), more "
             "than maxGPUsPerPod 6 of tenant ml-team; request at most 6 per pod, or split the "
             "work across pods"}},
+          {"init vs app containers per resource (PodRequests): whole GPUs and MIG slices add up",
+           "ml-a",
+           make_pod(container("a", R"({"nvidia.com/mig-1g.10gb":"3"})",
+                              R"({"nvidia.com/mig-1g.10gb":"3"})"),
+                    "\"initContainers\":[" + gpus("warmup", 4) + "]"),
+           {"spec | pod requests 7 GPUs (init container warmup: 4, container a: 3), more than "
+            "maxGPUsPerPod 6 of tenant ml-team; request at most 6 per pod, or split the work "
+            "across pods"}},
           {"zero is not a GPU request",
            "ml-a",
            make_pod(gpus("a", 4) + "," + gpus("b", 0) + "," + gpus("c", 2)),
