@@ -108,9 +108,6 @@ class TlsClient {
 
   // Returns an empty string on success, else what failed (including certificate errors).
   std::string connect(int port, const Options& options) {
-    // A server that refuses a client (e.g. --client-ca) closes the socket under our next write:
-    // that must be a failed write, not SIGPIPE killing the test process.
-    ::signal(SIGPIPE, SIG_IGN);
     close();
     options_ = options;
     ctx_ = SSL_CTX_new(TLS_client_method());
