@@ -201,7 +201,11 @@ code=$(curl -sS -o "$tmp/nginx-response.json" -w '%{http_code}' --cacert "$tmp/c
 [ "$code" = 200 ] || die "nginx answered HTTP $code"
 cmp -s "$tmp/response.json" "$tmp/nginx-response.json" ||
   die "nginx's reply differs from gpuadmit's ($tmp/nginx-response.json)"
-nginx_pids() { echo "$npid" $(pgrep -P "$npid" || true); }
+nginx_cpu_ticks() {
+  local workers
+  mapfile -t workers < <(pgrep -P "$npid" || true)
+  cpu_ticks "$npid" "${workers[@]}"
+}
 
 # --- load ---------------------------------------------------------------------------------------
 # run_wrk NAME URL SECONDS → prints the WRK_RESULT line; wrk's own report goes to $tmp/NAME.txt.
@@ -227,9 +231,9 @@ for ((run = 1; run <= runs; run++)); do
   g=$(run_wrk "gpuadmit-$run" "$gpuadmit_url" "$duration")
   c1=$(cpu_ticks "$gpid")
   rss_now=$(status_kib "$gpid" VmRSS)
-  c2=$(cpu_ticks $(nginx_pids))
+  c2=$(nginx_cpu_ticks)
   n=$(run_wrk "nginx-$run" "$nginx_url" "$duration")
-  c3=$(cpu_ticks $(nginx_pids))
+  c3=$(nginx_cpu_ticks)
   results+=("gpuadmit run=$run cpu_ticks=$((c1 - c0)) rss_kib=$rss_now ${g#WRK_RESULT }")
   results+=("nginx run=$run cpu_ticks=$((c3 - c2)) ${n#WRK_RESULT }")
   log "run $run/$runs: gpuadmit $(grep -o 'rps=[0-9.]*' <<<"$g"), nginx $(grep -o 'rps=[0-9.]*' <<<"$n")"
@@ -294,6 +298,7 @@ nginx:   $("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //'), worker_processes 
 $report
 TXT
 if [ -n "${KEEP:-}" ]; then
-  mkdir -p "$KEEP" && cp -r "$tmp"/*.txt "$tmp"/*.log "$tmp"/*.json "$tmp/nginx" "$KEEP"/ 2>/dev/null || true
+  mkdir -p "$KEEP"
+  cp -r "$tmp"/*.txt "$tmp"/*.log "$tmp"/*.json "$tmp/nginx" "$KEEP"/ 2>/dev/null || true
   log "raw wrk output and logs copied to $KEEP"
 fi
