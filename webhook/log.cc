@@ -47,35 +47,15 @@ std::optional<LogLevel> parse_log_level(std::string_view name) {
 
 void Logger::log(LogLevel level, std::string_view msg, const Json& fields) const {
   if (!enabled(level)) return;
-  // Invalid UTF-8 from a request (a name, a uid) is replaced, never a throw from a log line.
-  constexpr auto kReplace = Json::error_handler_t::replace;
-  const bool has_fields = fields.is_object() && !fields.empty();
-  std::string text;
-  if (has_fields && (fields.contains("ts") || fields.contains("level") || fields.contains("msg"))) {
-    Json line = Json::object();
-    line["ts"] = timestamp();
-    line["level"] = level_name(level);
-    line["msg"] = msg;
+  Json line = Json::object();
+  line["ts"] = timestamp();
+  line["level"] = level_name(level);
+  line["msg"] = msg;
+  if (fields.is_object()) {
     for (auto it = fields.begin(); it != fields.end(); ++it) line[it.key()] = it.value();
-    text = line.dump(-1, ' ', false, kReplace);
-  } else {
-    // The same line without copying `fields` into a new object (one decision line per review):
-    // the head is written directly, the fields' own dump is spliced in after its '{'.
-    text.reserve(512);
-    text += R"({"ts":")";
-    text += timestamp();
-    text += R"(","level":")";
-    text += level_name(level);
-    text += R"(","msg":)";
-    text += Json(msg).dump(-1, ' ', false, kReplace);
-    if (has_fields) {
-      const std::string rest = fields.dump(-1, ' ', false, kReplace);
-      text += ',';
-      text.append(rest, 1, std::string::npos);
-    } else {
-      text += '}';
-    }
   }
+  // Invalid UTF-8 from a request (a name, a uid) is replaced, never a throw from a log line.
+  std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace);
   text += '\n';
   std::lock_guard<std::mutex> lock(mutex_);
   std::fwrite(text.data(), 1, text.size(), out_);
