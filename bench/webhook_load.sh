@@ -17,6 +17,8 @@
 #   --log-level L  gpuadmit serve --log-level (default info: one decision line per review, as
 #                  in production; the log goes to a file in the temporary directory)
 #   --no-build     use the existing build/gpuadmit
+#   Environment: WARMUP (seconds per server before the runs, 2), BUILD_DIR (build), JOBS (2),
+#   KEEP=DIR (copy wrk's reports, the logs and nginx's configuration there).
 #
 # Installs wrk and nginx from Debian when missing (apt-get; Debian's nginx package also enables
 # the system nginx service — this script never uses or touches it: its nginx runs from a
@@ -33,7 +35,7 @@ gpuadmit_port=${GPUADMIT_PORT:-18443} metrics_port=${METRICS_PORT:-18090}
 nginx_port=${NGINX_PORT:-18444}
 build_dir=${BUILD_DIR:-build}
 
-usage() { sed -n '8,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '8,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     -c) connections=${2:?}; shift 2 ;;
