@@ -88,7 +88,8 @@ int serve_command(const std::vector<std::string>& argv) {
   config.shutdown_delay = std::chrono::milliseconds(delay_ms);
 
   // Few malloc arenas: every worker thread would otherwise get one, and RSS grows with the
-  // thread count, not with the work.
+  // thread count, not with the work. Only for a glibc build: with mimalloc linked in (the
+  // default, cli/CMakeLists.txt) this sets an unused glibc parameter.
   mallopt(M_ARENA_MAX, 2);
 
   // Signals go to one thread that waits for them; every other thread (created below) inherits

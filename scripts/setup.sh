@@ -5,6 +5,7 @@
 set -euo pipefail
 packages=(cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev
   libyaml-cpp-dev libre2-dev catch2 openssl curl)
+packages+=(libmimalloc-dev) # the gpuadmit binary's allocator (cli/CMakeLists.txt)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
