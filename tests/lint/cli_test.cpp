@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -85,6 +86,64 @@ TEST_CASE("the whole corpus is read without a crash or hang; the invalid file is
   }
 }
 
+// The files under a folder with their contents, by path relative to it.
+std::map<std::string, std::string> tree(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) {
+      files[fs::relative(e.path(), dir).string()] = testing::slurp(e.path().string());
+    }
+  }
+  return files;
+}
+
+TEST_CASE("lint --fix is idempotent over the whole corpus, on stdout and with --write",
+          "[lint][cli][corpus][fix]") {
+  const std::string policy =
+      std::string("'") + GPUADMIT_SOURCE_DIR + "/tests/lint/cases/workloads_mix/policy.yaml'";
+  const std::string lint = gpuadmit() + " lint --policy " + policy;
+  const auto first = testing::run_command(lint + " --fix " + corpus());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 2);  // the upstream-invalid file
+  REQUIRE(first.err.find("would be changed by the webhook") != std::string::npos);
+
+  // Linting the fixed manifests again: nothing left to fix, and --fix prints the same text.
+  const auto report = testing::run_command(lint + " --output json -", first.out);
+  const Json again = Json::parse(report.out);
+  CHECK(again["summary"]["fixable"] == 0);
+  CHECK(again["summary"]["workloads"].get<int>() >= 90);
+  const auto second = testing::run_command(lint + " --fix -", first.out);
+  CHECK(second.out == first.out);
+
+  // The same through --write: a mirror of the corpus (*.json files stay JSON), which lints clean
+  // of fixes and rewrites to identical files.
+  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-idempotence-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string cd = "cd '" + dir.string() + "' && ";
+  const auto written = testing::run_command(cd + "cp -r " + corpus() + " corpus && " + lint +
+                                            " --fix --write one corpus");
+  INFO(written.err);
+  CHECK(written.exit_code == 2);
+  const auto rewritten = testing::run_command(cd + lint + " --fix --write two one");
+  const auto clean = testing::run_command(cd + lint + " --output json one");
+  CHECK(Json::parse(clean.out)["summary"]["fixable"] == 0);
+  const auto one = tree(dir / "one" / "corpus");
+  const auto two = tree(dir / "two" / "one" / "corpus");
+  CHECK(one.size() == tree(dir / "corpus").size() - 1);  // SOURCES.md is no manifest
+  CHECK(one.size() == two.size());
+  for (const auto& [path, text] : one) {
+    INFO(path);
+    CHECK(two.count(path) == 1);
+    if (two.count(path) == 1) CHECK(two.at(path) == text);
+    if (path.size() > 5 && path.substr(path.size() - 5) == ".json" &&
+        text.find("gpuadmit.io/class") != std::string::npos) {
+      CHECK_NOTHROW(Json::parse(text));  // a fixed JSON manifest is written as JSON
+    }
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("stdin is read with -, e.g. from helm template", "[lint][cli]") {
   const auto r =
       testing::run_command(gpuadmit() + " lint --output json --namespace team-a -", kGpuPod);
@@ -138,7 +197,8 @@ TEST_CASE("lint --output json follows SPEC §8's schema", "[lint][cli][format]")
   CHECK(report["summary"]["deny"] == 1);
 }
 
-TEST_CASE("lint --output sarif is SARIF 2.1.0 as GitHub code scanning reads it", "[lint][cli][format]") {
+TEST_CASE("lint --output sarif is SARIF 2.1.0 as GitHub code scanning reads it",
+          "[lint][cli][format]") {
   const auto r = testing::run_command(gpuadmit() + " lint --output sarif -",
                                       std::string(kLimitRangeTrap) + "---\nx: [\n");
   const Json sarif = Json::parse(r.out);
