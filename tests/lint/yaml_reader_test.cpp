@@ -199,6 +199,43 @@ TEST_CASE("invalid JSON in a .json file is reported with nlohmann's position", "
   CHECK(docs[0].error->message.find("invalid JSON") == 0);
 }
 
+TEST_CASE("invalid UTF-8 and control characters are errors with their line, as kubectl's reader",
+          "[lint][reader]") {
+  const std::string pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ";
+  struct Bad {
+    std::string text;
+    int line, column;
+    std::string message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {pod + "a\xff\n", 4, 10, "invalid UTF-8 (byte 0xFF)"},
+           {pod + "\xc3\n", 4, 9, "invalid UTF-8 (byte 0xC3)"},          // truncated sequence
+           {pod + "\xc0\xaf\n", 4, 9, "invalid UTF-8 (byte 0xC0)"},      // overlong '/'
+           {pod + "\xed\xa0\x80\n", 4, 9, "invalid UTF-8 (byte 0xED)"},  // a surrogate
+           {pod + "x\ny: \"a" + '\0' + "b\"\n", 5, 6, "control character U+0000"},
+           {pod + "x\x1b[0m\n", 4, 10, "control character U+001B"},
+           {pod + "x\x7f\n", 4, 10, "control character U+007F"},
+           {pod + "x\xc2\x9b\n", 4, 10, "control character U+009B"},
+           {"{\"kind\": \"Pod\", \"a\": \"\xfe\"}\n", 1, 23, "invalid UTF-8 (byte 0xFE)"},
+       }) {
+    INFO(bad.text);
+    for (bool json_file : {false, true}) {
+      auto docs = parse_all("a: 1\n---\n" + bad.text, json_file && bad.text[0] == '{');
+      REQUIRE(docs.size() == 2);
+      CHECK_FALSE(docs[0].error);
+      REQUIRE(docs[1].error);
+      CHECK(docs[1].error->line == bad.line + 2);
+      CHECK(docs[1].error->column == bad.column);
+      CHECK(docs[1].error->message.rfind(bad.message, 0) == 0);
+    }
+  }
+  // What YAML allows: tab, CR LF, non-ASCII letters, emoji, a byte order mark.
+  auto ok = parse_all("\xef\xbb\xbf" + pod + "caf\xc3\xa9\tx \xf0\x9f\x9a\x80\r\n");
+  REQUIRE(ok.size() == 1);
+  CHECK_FALSE(ok[0].error);
+  CHECK(ok[0].value["metadata"]["name"] == "caf\xc3\xa9\tx \xf0\x9f\x9a\x80");
+}
+
 TEST_CASE("billion laughs and deep nesting are errors, not explosions", "[lint][reader]") {
   std::string laughs =
       "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
