@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -424,10 +425,14 @@ bool DocumentStream::next_line(std::string_view& line) {
     buffer_.erase(0, pos_);
     pos_ = 0;
     char chunk[1 << 16];
+    errno = 0;
     const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
     if (n == 0) {
       eof_ = true;
-      if (std::ferror(file_)) read_error_ = true;
+      if (std::ferror(file_)) {
+        read_error_ = true;
+        read_errno_ = errno;
+      }
     }
     buffer_.append(chunk, n);
   }

@@ -173,6 +173,64 @@ TEST_CASE("exit codes: 0 clean, 1 deny findings, 2 input and usage errors", "[li
             .exit_code == 2);
 }
 
+TEST_CASE(
+    "unreadable inputs: a read error, a dangling link in a folder; reported once, never "
+    "written by --write",
+    "[lint][cli]") {
+  // /proc/self/mem opens but every read fails (EIO), even for root.
+  const auto r = testing::run_command(gpuadmit() + " lint --output json /proc/self/mem");
+  CHECK(r.exit_code == 2);
+  const Json report = Json::parse(r.out);
+  REQUIRE(report["findings"].size() == 1);
+  CHECK(report["findings"][0]["file"] == "/proc/self/mem");
+  CHECK(report["findings"][0]["rule"] == "PARSE");
+  CHECK(report["findings"][0]["message"] ==
+        "reading the input failed: Input/output error; check the file");
+  CHECK(report["summary"]["files"] == 1);
+  CHECK(report["summary"]["errors"] == 1);
+
+  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-unreadable-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "in" / "sub");
+  { std::ofstream(dir / "in" / "pod.yaml") << kGpuPod; }
+  fs::create_symlink(dir / "nowhere.yaml", dir / "in" / "sub" / "gone.yaml");
+  const std::string cd = "cd '" + dir.string() + "' && ";
+  const auto folder = testing::run_command(cd + gpuadmit() + " lint --output json in");
+  CHECK(folder.exit_code == 2);
+  const Json folder_report = Json::parse(folder.out);
+  REQUIRE(folder_report["findings"].size() == 1);
+  CHECK(folder_report["findings"][0]["file"] == "in/sub/gone.yaml");
+  CHECK(folder_report["findings"][0]["message"] ==
+        "cannot open the file: No such file or directory; check the path");
+  CHECK(folder_report["summary"]["workloads"] == 1);  // the other file is still linted
+
+  // --write never leaves a partial file for an input that could not be read.
+  const auto written =
+      testing::run_command(cd + gpuadmit() + " lint --fix --write out /proc/self/mem in/pod.yaml");
+  CHECK(written.exit_code == 2);
+  CHECK_FALSE(fs::exists(dir / "out" / "proc" / "self" / "mem"));
+  CHECK_FALSE(fs::exists(dir / "out" / "proc" / "self" / "mem.gpuadmit-tmp"));
+  CHECK(fs::exists(dir / "out" / "in" / "pod.yaml"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the namespace is metadata.namespace, else --namespace, else default", "[lint][cli]") {
+  const std::string input = std::string(kLimitRangeTrap) +  // namespace ml
+                            "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: lr2}\n"
+                            "spec:\n  limits:\n  - type: Container\n    max: {nvidia.com/gpu: 4}\n";
+  for (const auto& [flag, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"", "default"}, {" --namespace team-a", "team-a"}}) {
+    INFO(flag);
+    const auto r = testing::run_command(gpuadmit() + " lint --output json" + flag + " -", input);
+    const Json report = Json::parse(r.out);
+    REQUIRE(report["findings"].size() == 2);
+    CHECK(report["findings"][0]["namespace"] == "ml");
+    CHECK(report["findings"][1]["namespace"] == expected);
+    CHECK(report["findings"][1]["message"].get<std::string>().find(
+              "every container in namespace " + expected + " ") != std::string::npos);
+  }
+}
+
 TEST_CASE("lint --output json follows SPEC §8's schema", "[lint][cli][format]") {
   const auto r = testing::run_command(gpuadmit() + " lint --output json -", kLimitRangeTrap);
   const Json report = Json::parse(r.out);
