@@ -10,6 +10,7 @@
 #include <string>
 
 #include "engine/json.h"
+#include "lint/report.h"
 #include "tests/support/process.h"
 
 namespace gpuadmit::lint {
@@ -236,11 +237,19 @@ TEST_CASE("lint --output json follows SPEC §8's schema", "[lint][cli][format]")
   const Json report = Json::parse(r.out);
   REQUIRE(report["findings"].size() == 1);
   const Json& f = report["findings"][0];
-  for (const char* key : {"file", "line", "apiVersion", "kind", "namespace", "name", "rule",
-                          "severity", "message", "path"}) {
-    INFO(key);
-    CHECK(f.contains(key));
+  // SPEC §8's keys in its order, then docs/lint.md's one addition; nothing else.
+  std::vector<std::string> keys;
+  for (auto it = f.begin(); it != f.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"file", "line", "apiVersion", "kind", "namespace", "name",
+                                         "rule", "severity", "message", "path", "documentLine"});
+  std::vector<std::string> summary_keys;
+  for (auto it = report["summary"].begin(); it != report["summary"].end(); ++it) {
+    summary_keys.push_back(it.key());
   }
+  CHECK(summary_keys == std::vector<std::string>{"documents", "workloads", "deny", "warn", "errors",
+                                                 "fixable", "files"});
+  CHECK(f["line"].is_number_integer());
+  CHECK(f["message"].is_string());
   CHECK(f["file"] == "<stdin>");
   CHECK(f["line"] == 7);
   CHECK(f["kind"] == "LimitRange");
@@ -306,6 +315,76 @@ TEST_CASE("lint --output junit has one testcase per workload and consistent coun
   const std::string suite_tag = r.out.substr(suite, r.out.find('>', suite) - suite);
   CHECK(attribute(suite_tag, "tests") == 3);
   CHECK(count(r.out, "</testsuite>") == count(r.out, "<testsuite "));
+}
+
+TEST_CASE("lint --output sarif: absolute paths under the working directory become relative URIs",
+          "[lint][cli][format]") {
+  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-sarif-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "deploy dir");
+  { std::ofstream(dir / "deploy dir" / "lr.yaml") << kLimitRangeTrap; }
+  const auto r = testing::run_command("cd '" + dir.string() + "' && " + gpuadmit() +
+                                      " lint --output sarif \"$PWD/deploy dir/lr.yaml\"");
+  const Json sarif = Json::parse(r.out);
+  REQUIRE(sarif["runs"][0]["results"].size() == 1);
+  const Json& location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+  CHECK(location["artifactLocation"]["uri"] == "deploy%20dir/lr.yaml");
+  CHECK(location["region"]["startLine"] == 7);
+  CHECK(sarif_uri("/repo/a/b.yaml", "/repo") == "a/b.yaml");
+  CHECK(sarif_uri("/repo/a/b.yaml", "/repo/") == "a/b.yaml");
+  CHECK(sarif_uri("/repository/b.yaml", "/repo") == "file:///repository/b.yaml");
+  CHECK(sarif_uri("./x/y.yaml", "/repo") == "x/y.yaml");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("lint --output junit stays valid UTF-8 XML for any file name, and names the failing rule",
+          "[lint][cli][format]") {
+  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-junit-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A duplicate key (a PARSE warning) next to the deny finding, in a file named with a non-UTF-8
+  // byte and XML markup.
+  const std::string name = "a<&\"\xff.yaml";
+  {
+    std::ofstream(dir / name) << std::string(kLimitRangeTrap)
+                                     .replace(0, 14,
+                                              "apiVersion: v1\n"
+                                              "apiVersion: v1");
+  }
+  const auto r = testing::run_command("cd '" + dir.string() + "' && " + gpuadmit() +
+                                      " lint --output junit a*.yaml");
+  INFO(r.out);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find('\xff') == std::string::npos);
+  CHECK(r.out.find("<testsuite name=\"a&lt;&amp;&quot;\xef\xbf\xbd.yaml\"") != std::string::npos);
+  CHECK(r.out.find("<failure type=\"GPU016\" message=\"GPU016: LimitRange lr ") !=
+        std::string::npos);
+  CHECK(r.out.find("<system-out>a&lt;&amp;&quot;\xef\xbf\xbd.yaml:2: warn PARSE: duplicate key") !=
+        std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("exit codes: a duplicate-key warning alone is 0; a PARSE error wins over deny findings",
+          "[lint][cli]") {
+  const auto warned = testing::run_command(gpuadmit() + " lint --output json -",
+                                           std::string(kGpuPod) + "kind: Pod\n");
+  CHECK(warned.exit_code == 0);
+  const Json report = Json::parse(warned.out);
+  REQUIRE(report["findings"].size() == 1);
+  CHECK(report["findings"][0]["rule"] == "PARSE");
+  CHECK(report["findings"][0]["severity"] == "warn");
+  CHECK(report["findings"][0]["line"] == 12);
+  // Another file's PARSE error makes the run incomplete: 2, though deny findings exist too.
+  const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-exit-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  { std::ofstream(dir / "a.yaml") << kLimitRangeTrap; }
+  { std::ofstream(dir / "b.yaml") << "a: [\n"; }
+  const auto both = testing::run_command(gpuadmit() + " lint --output json '" + dir.string() + "'");
+  CHECK(both.exit_code == 2);
+  CHECK(Json::parse(both.out)["summary"]["deny"] == 1);
+  CHECK(Json::parse(both.out)["summary"]["errors"] == 1);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("lint --output text groups by file, without colour when not on a terminal",
