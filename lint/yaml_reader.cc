@@ -369,29 +369,33 @@ void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
 }
 
 // Walks a yaml-cpp tree along `tokens`; the 0-based line of the deepest node found, or -1.
+// Nodes are rebound with reset(): yaml-cpp's Node::operator= would assign into the tree.
 int yaml_cpp_locate(const YAML::Node& root, const std::vector<std::string>& tokens) {
   int line = -1;
-  YAML::Node node = root;
+  YAML::Node node(root);
   for (const std::string& token : tokens) {
+    const YAML::Node& current = node;
+    YAML::Node next;
     bool found = false;
-    if (node.IsMap()) {
-      for (auto it = node.begin(); it != node.end(); ++it) {
+    if (current.IsMap()) {
+      for (auto it = current.begin(); it != current.end(); ++it) {
         if (it->first.IsScalar() && it->first.Scalar() == token) {
           line = it->first.Mark().line;
-          node = it->second;
+          next.reset(it->second);
           found = true;
         }
       }
-    } else if (node.IsSequence() && !token.empty() &&
+    } else if (current.IsSequence() && !token.empty() &&
                token.find_first_not_of("0123456789") == std::string::npos && token.size() < 10) {
       const size_t index = std::stoul(token);
-      if (index < node.size()) {
-        node = node[index];
-        line = node.Mark().line;
+      if (index < current.size()) {
+        next.reset(current[index]);
+        line = next.Mark().line;
         found = true;
       }
     }
     if (!found) break;
+    node.reset(next);
   }
   return line;
 }

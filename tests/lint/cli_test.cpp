@@ -215,6 +215,27 @@ TEST_CASE(
   fs::remove_all(dir);
 }
 
+TEST_CASE("findings in documents only yaml-cpp reads get their field's line (no crash)",
+          "[lint][cli]") {
+  const auto r = testing::run_command(
+      gpuadmit() + " lint --output json -",
+      "a: 1\n--- {apiVersion: v1, kind: Pod, metadata: {name: inline}, spec: {containers: [{name: "
+      "c, resources: {limits: {nvidia.com/gpu: 3}, requests: {nvidia.com/gpu: 2}}}]}}\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: &n anchored}\nspec:\n  containers:\n"
+      "  - name: *n\n    resources:\n      limits: {nvidia.com/gpu: 3}\n"
+      "      requests: {nvidia.com/gpu: 2}\n");
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  const Json report = Json::parse(r.out);
+  REQUIRE(report["findings"].size() == 2);
+  CHECK(report["findings"][0]["rule"] == "GPU001");
+  CHECK(report["findings"][0]["name"] == "inline");
+  CHECK(report["findings"][0]["line"] == 2);
+  CHECK(report["findings"][1]["name"] == "anchored");
+  CHECK(report["findings"][1]["line"] == 11);
+  CHECK(report["findings"][1]["documentLine"] == 4);
+}
+
 TEST_CASE("the namespace is metadata.namespace, else --namespace, else default", "[lint][cli]") {
   const std::string input = std::string(kLimitRangeTrap) +  // namespace ml
                             "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: lr2}\n"

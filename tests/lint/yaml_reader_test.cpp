@@ -281,6 +281,36 @@ TEST_CASE("locate_paths finds the line of the deepest existing node", "[lint][re
         std::vector<std::string>{"a", "b", "0", "x.y", "c"});
 }
 
+TEST_CASE("locate_paths in documents only yaml-cpp reads (anchors, flow after ---)",
+          "[lint][reader]") {
+  const std::vector<std::string> paths = {"spec.containers[0].resources.limits[\"nvidia.com/gpu\"]",
+                                          "spec.containers[0].name", "spec.tolerations[3]", "kind",
+                                          "spec.containers[1]"};
+  // Anchors and an alias: the fast path hands the document to yaml-cpp.
+  SourceDocument anchored;
+  anchored.first_line = 5;
+  anchored.text =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: &n p}\nspec:\n  containers:\n  - name: *n\n"
+      "    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+  ParsedDocument doc = parse_document(anchored, false);
+  REQUIRE_FALSE(doc.error);
+  CHECK(doc.parser == Parser::kYamlCpp);
+  CHECK(locate_paths(anchored, doc, paths) == std::vector<int>{13, 10, 8, 6, 9});
+
+  // A whole flow document on its `---` line (the crash: yaml-cpp's Node::operator= rebinding).
+  std::string text =
+      "a: 1\n--- {apiVersion: v1, kind: Pod, spec: {containers: [{name: c, resources: "
+      "{limits: {nvidia.com/gpu: 3}}}]}}\n";
+  DocumentStream stream(text);
+  SourceDocument source;
+  REQUIRE(stream.next(source));
+  REQUIRE(stream.next(source));
+  REQUIRE(source.starts_with_marker);
+  ParsedDocument flow = parse_document(source, false);
+  REQUIRE_FALSE(flow.error);
+  CHECK(locate_paths(source, flow, paths) == std::vector<int>{2, 2, 2, 2, 2});
+}
+
 TEST_CASE("every corpus document the fast path reads equals yaml-cpp's reading", "[lint][reader]") {
   size_t fast = 0, total = 0;
   for (const fs::path& file : corpus_files()) {
