@@ -417,6 +417,27 @@ TEST_CASE("lint --output text groups by file, without colour when not on a termi
         std::string::npos);
 }
 
+TEST_CASE("lint --output text is coloured on a terminal, unless --no-color or NO_COLOR",
+          "[lint][cli][format]") {
+  if (testing::run_command("command -v script").exit_code != 0) {
+    WARN("util-linux script(1) is missing: no pseudo-terminal to test colour with");
+    return;
+  }
+  const fs::path file = fs::temp_directory_path() / "gpuadmit-lint-colour-test.yaml";
+  { std::ofstream(file) << kLimitRangeTrap; }
+  const auto on_tty = [&](const std::string& env, const std::string& flags) {
+    return testing::run_command(env + " script -qec \"" + gpuadmit() + " lint" + flags + " '" +
+                                file.string() + "'\" /dev/null")
+        .out;
+  };
+  const std::string coloured = on_tty("", "");
+  CHECK(coloured.find("\x1b[31mdeny \x1b[0m  GPU016") != std::string::npos);
+  CHECK(coloured.find("\x1b[1m") != std::string::npos);  // the file name
+  CHECK(on_tty("", " --no-color").find("\x1b[") == std::string::npos);
+  CHECK(on_tty("NO_COLOR=1", "").find("\x1b[") == std::string::npos);
+  fs::remove(file);
+}
+
 TEST_CASE("lint --fix --write mirrors the input paths", "[lint][cli]") {
   const fs::path dir = fs::temp_directory_path() / "gpuadmit-lint-write-test";
   fs::remove_all(dir);
