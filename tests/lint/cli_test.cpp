@@ -336,6 +336,42 @@ TEST_CASE("lint --output junit has one testcase per workload and consistent coun
   const std::string suite_tag = r.out.substr(suite, r.out.find('>', suite) - suite);
   CHECK(attribute(suite_tag, "tests") == 3);
   CHECK(count(r.out, "</testsuite>") == count(r.out, "<testsuite "));
+
+  // Over the whole corpus and the quota_sum golden input (many suites, the namespace quota suite
+  // last, with two failing namespaces): every suite's counts match its elements, and the root's
+  // are their sums.
+  const std::string policy =
+      std::string("'") + GPUADMIT_SOURCE_DIR + "/tests/lint/cases/workloads_mix/policy.yaml'";
+  const auto all =
+      testing::run_command(gpuadmit() + " lint --output junit --policy " + policy + " " + corpus() +
+                           " '" + GPUADMIT_SOURCE_DIR + "/tests/lint/cases/quota_sum/input'");
+  const std::string& xml = all.out;
+  long tests = 0, failures = 0, errors = 0;
+  size_t suites = 0;
+  for (size_t at = xml.find("<testsuite "); at != std::string::npos;
+       at = xml.find("<testsuite ", at + 1)) {
+    const size_t end = xml.find("</testsuite>", at);
+    REQUIRE(end != std::string::npos);
+    const std::string body = xml.substr(at, end - at);
+    const std::string tag = body.substr(0, body.find('>'));
+    INFO(tag);
+    CHECK(attribute(tag, "tests") == static_cast<long>(count(body, "<testcase ")));
+    CHECK(attribute(tag, "failures") == static_cast<long>(count(body, "<failure ")));
+    CHECK(attribute(tag, "errors") == static_cast<long>(count(body, "<error ")));
+    tests += attribute(tag, "tests");
+    failures += attribute(tag, "failures");
+    errors += attribute(tag, "errors");
+    ++suites;
+  }
+  CHECK(suites > 50);
+  CHECK(xml.find("<testsuite name=\"namespace GPU quotas\"") != std::string::npos);
+  const size_t all_root = xml.find("<testsuites");
+  const std::string all_tag = xml.substr(all_root, xml.find('>', all_root) - all_root);
+  CHECK(attribute(all_tag, "tests") == tests);
+  CHECK(attribute(all_tag, "failures") == failures);
+  CHECK(attribute(all_tag, "errors") == errors);
+  CHECK(errors == 1);  // the upstream-invalid corpus file
+  CHECK(failures >= 10);
 }
 
 TEST_CASE("lint --output sarif: absolute paths under the working directory become relative URIs",
