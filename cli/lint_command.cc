@@ -39,31 +39,44 @@ bool lintable_name(const fs::path& path) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
+// What lint reads under a folder: manifest files, and folders it could not list (with why).
+struct FolderEntry {
+  std::string path;
+  std::string error;  // empty for a file
+};
+
 // The manifest files under a folder, sorted so that output is stable. Hidden entries (.git) are
-// skipped; symlinked folders are not followed (no cycles).
-std::vector<std::string> files_under(const std::string& dir, std::string& error) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  if (ec) {
-    error = ec.message();
-    return files;
-  }
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) {
-      error = ec.message();
-      break;
+// skipped; symlinked folders are not followed (no cycles); symlinked files are read, and a
+// dangling link with a manifest name is listed so that it is reported, not silently skipped.
+// FIFOs, sockets and devices are skipped (opening a FIFO would block). A folder that cannot be
+// listed is an entry with its error: the run is incomplete.
+std::vector<FolderEntry> files_under(const std::string& dir) {
+  std::vector<FolderEntry> entries;
+  std::vector<fs::path> pending{fs::path(dir)};
+  while (!pending.empty()) {
+    const fs::path folder = std::move(pending.back());
+    pending.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(folder, ec);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const fs::path& path = it->path();
+      const std::string name = path.filename().string();
+      if (!name.empty() && name[0] == '.') continue;
+      std::error_code status_ec;
+      const fs::file_status status = it->status(status_ec);  // follows symlinks
+      if (fs::is_directory(status)) {
+        if (!it->is_symlink(status_ec)) pending.push_back(path);
+        continue;
+      }
+      if (lintable_name(path) && (fs::is_regular_file(status) || !fs::exists(status))) {
+        entries.push_back({path.string(), ""});
+      }
     }
-    const fs::path& path = it->path();
-    const std::string name = path.filename().string();
-    if (!name.empty() && name[0] == '.') {
-      if (it->is_directory(ec)) it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_regular_file(ec) && lintable_name(path)) files.push_back(path.string());
+    if (ec) entries.push_back({folder.string(), ec.message()});
   }
-  std::sort(files.begin(), files.end());
-  return files;
+  std::sort(entries.begin(), entries.end(),
+            [](const FolderEntry& a, const FolderEntry& b) { return a.path < b.path; });
+  return entries;
 }
 
 }  // namespace
@@ -143,11 +156,13 @@ int lint_command(const std::vector<std::string>& argv) {
       continue;
     }
     if (fs::is_directory(status)) {
-      std::string error;
-      for (const std::string& file : files_under(path, error)) linter.lint_file(file, file);
-      if (!error.empty()) {
-        std::cerr << "gpuadmit lint: " << path << ": " << error << "\n";
-        linter.input_error(path, "cannot read the folder: " + error);
+      for (const FolderEntry& entry : files_under(path)) {
+        if (entry.error.empty()) {
+          linter.lint_file(entry.path, entry.path);
+          continue;
+        }
+        std::cerr << "gpuadmit lint: " << entry.path << ": " << entry.error << "\n";
+        linter.input_error(entry.path, "cannot read the folder: " + entry.error);
       }
       continue;
     }

@@ -131,4 +131,13 @@ void FixWriter::end_file() {
   if (ec) errors_.push_back(target_ + ": " + ec.message());
 }
 
+void FixWriter::discard_file() {
+  if (dir_.empty() || file_ == nullptr) return;
+  std::fclose(file_);
+  file_ = nullptr;
+  std::error_code ec;
+  fs::remove(temporary_, ec);
+  errors_.push_back(target_ + ": not written, reading the input failed");
+}
+
 }  // namespace gpuadmit::lint

@@ -33,6 +33,7 @@ class FixWriter final : public FixSink {
   void document(const SourceDocument& source, const ParsedDocument& parsed,
                 const Json* replacement) override;
   void end_file() override;
+  void discard_file() override;  // --write: the target is left as it was
 
   // Files that could not be written, each "<path>: <reason>".
   const std::vector<std::string>& errors() const { return errors_; }

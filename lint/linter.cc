@@ -96,8 +96,13 @@ void Linter::tally(const LintFinding& f) {
 
 void Linter::input_error(const std::string& display, const std::string& message) {
   ++summary_.files;
-  summary_.input_error = true;
   reporter_.begin_file(display);
+  unreadable(display, message);
+  reporter_.end_file(display);
+}
+
+void Linter::unreadable(const std::string& display, const std::string& message) {
+  summary_.input_error = true;
   ObjectResult r;
   r.file = display;
   r.line = 1;
@@ -110,7 +115,6 @@ void Linter::input_error(const std::string& display, const std::string& message)
   tally(f);
   r.findings.push_back(std::move(f));
   reporter_.object(r);
-  reporter_.end_file(display);
 }
 
 void Linter::lint_file(const std::string& path, const std::string& display) {
@@ -127,9 +131,6 @@ void Linter::lint_file(const std::string& path, const std::string& display) {
 void Linter::lint_stream(std::FILE* file, const std::string& display, bool json_file) {
   DocumentStream stream(file);
   lint_documents(stream, display, json_file);
-  if (stream.read_error()) {
-    input_error(display, std::string("reading the input failed: ") + std::strerror(errno));
-  }
 }
 
 void Linter::lint_text(std::string_view text, const std::string& display, bool json_file) {
@@ -143,7 +144,13 @@ void Linter::lint_documents(DocumentStream& stream, const std::string& display, 
   if (fix_ != nullptr) fix_->begin_file(display, json_file);
   SourceDocument source;
   while (stream.next(source)) lint_document(source, display, json_file);
-  if (fix_ != nullptr) fix_->end_file();
+  if (stream.read_error()) {
+    unreadable(display, std::string("reading the input failed: ") +
+                            std::strerror(stream.read_errno()) + "; check the file");
+    if (fix_ != nullptr) fix_->discard_file();
+  } else if (fix_ != nullptr) {
+    fix_->end_file();
+  }
   reporter_.end_file(display);
 }
 

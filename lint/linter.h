@@ -94,6 +94,8 @@ class FixSink {
   virtual void document(const SourceDocument& source, const ParsedDocument& parsed,
                         const Json* replacement) = 0;
   virtual void end_file() {}
+  // Instead of end_file when reading the input failed part-way: its output would be truncated.
+  virtual void discard_file() { end_file(); }
 };
 
 struct LintOptions {
@@ -129,6 +131,8 @@ class Linter {
   };
 
   void lint_documents(DocumentStream& stream, const std::string& display, bool json_file);
+  // A PARSE error for an input that cannot be read, inside the current file's report.
+  void unreadable(const std::string& display, const std::string& message);
   void lint_document(const SourceDocument& source, const std::string& display, bool json_file);
   // Lints one object; returns the mutated object when the webhook would patch it.
   std::optional<Json> lint_object(const Json& object, const std::string& display, int line,

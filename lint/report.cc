@@ -1,7 +1,9 @@
 #include "lint/report.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <system_error>
 
 namespace gpuadmit::lint {
 namespace {
@@ -143,6 +145,8 @@ std::string fingerprint(const LintFinding& f) {
 class SarifReporter final : public Reporter {
  public:
   SarifReporter(std::FILE* out, const ReportOptions& options) : out_(out) {
+    std::error_code ec;
+    base_dir_ = std::filesystem::current_path(ec).string();
     Json rules = Json::array();
     for (const RuleInfo& r : options.rules) {
       index_[r.id] = rules.size();
@@ -181,7 +185,7 @@ class SarifReporter final : public Reporter {
  private:
   void add(const LintFinding& f) {
     Json location = {{"physicalLocation",
-                      {{"artifactLocation", {{"uri", sarif_uri(f.file)}}},
+                      {{"artifactLocation", {{"uri", sarif_uri(f.file, base_dir_)}}},
                        {"region", {{"startLine", f.line > 0 ? f.line : 1}}}}}};
     if (!f.kind.empty()) {
       location["logicalLocations"] = Json::array(
@@ -203,17 +207,56 @@ class SarifReporter final : public Reporter {
   std::FILE* out_;
   bool first_ = true;
   std::map<std::string, size_t> index_;
+  std::string base_dir_;  // absolute paths under it are written relative to it
 };
 
 // ---------------------------------------------------------------------------------------------
 // junit
 
-// XML 1.0 text: escapes markup and drops the control characters XML cannot carry.
+// The length of the valid UTF-8 sequence at s[i] that XML 1.0 may carry (not U+FFFE/U+FFFF),
+// or 0.
+size_t xml_utf8_length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  size_t length = 0;
+  uint32_t cp = 0, min = 0;
+  if (b(0) >= 0xC2 && b(0) <= 0xDF) {
+    length = 2, cp = b(0) & 0x1F, min = 0x80;
+  } else if (b(0) >= 0xE0 && b(0) <= 0xEF) {
+    length = 3, cp = b(0) & 0x0F, min = 0x800;
+  } else if (b(0) >= 0xF0 && b(0) <= 0xF4) {
+    length = 4, cp = b(0) & 0x07, min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((b(k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(k) & 0x3F);
+  }
+  if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF || cp == 0xFFFE || cp == 0xFFFF) {
+    return 0;
+  }
+  return length;
+}
+
+// XML 1.0 text: escapes markup, drops the control characters XML cannot carry, and replaces
+// bytes that are not UTF-8 (a file name can hold any byte) with U+FFFD.
 std::string xml(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
     const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x80) {
+      const size_t length = xml_utf8_length(s, i);
+      if (length == 0) {
+        out += "\xEF\xBF\xBD";
+      } else {
+        out.append(s, i, length);
+        i += length - 1;
+      }
+      continue;
+    }
     switch (ch) {
       case '&':
         out += "&amp;";
@@ -231,7 +274,7 @@ std::string xml(std::string_view s) {
         out += "&apos;";
         break;
       default:
-        if (c < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') break;
+        if ((c < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') || c == 0x7f) break;
         out += ch;
     }
   }
@@ -282,9 +325,8 @@ class JunitReporter final : public Reporter {
                 xml(failures) + "</error>\n";
     } else if (!failures.empty()) {
       ++suite_failures_;
-      suite_ += "      <failure type=\"" + xml(types) + "\" message=\"" +
-                xml(r.findings.front().rule + ": " + first_failure(r)) + "\">" + xml(failures) +
-                "</failure>\n";
+      suite_ += "      <failure type=\"" + xml(types) + "\" message=\"" + xml(first_failure(r)) +
+                "\">" + xml(failures) + "</failure>\n";
     }
     if (!warnings.empty()) suite_ += "      <system-out>" + xml(warnings) + "</system-out>\n";
     suite_ += "    </testcase>\n";
@@ -326,9 +368,10 @@ class JunitReporter final : public Reporter {
   }
 
  private:
+  // "GPU001: message" of the first deny/error finding (warnings may come before it).
   static std::string first_failure(const ObjectResult& r) {
     for (const LintFinding& f : r.findings) {
-      if (f.severity != Severity::kWarn) return f.message;
+      if (f.severity != Severity::kWarn) return f.rule + ": " + f.message;
     }
     return {};
   }
@@ -383,8 +426,13 @@ Json finding_json(const LintFinding& f) {
           {"documentLine", f.document_line}};
 }
 
-std::string sarif_uri(std::string_view path) {
+std::string sarif_uri(std::string_view path, std::string_view base_dir) {
   std::string p(path);
+  while (base_dir.size() > 1 && base_dir.back() == '/') base_dir.remove_suffix(1);
+  if (!base_dir.empty() && base_dir != "/" && p.size() > base_dir.size() + 1 &&
+      p.compare(0, base_dir.size(), base_dir) == 0 && p[base_dir.size()] == '/') {
+    p.erase(0, base_dir.size() + 1);
+  }
   for (char& c : p) {
     if (c == '\\') c = '/';
   }

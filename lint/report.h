@@ -34,7 +34,9 @@ std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out, Rep
 Json finding_json(const LintFinding& f);
 
 // A file name as a SARIF artifact URI: relative paths stay relative ('/'-separated,
-// percent-encoded), absolute ones become file:// URIs.
-std::string sarif_uri(std::string_view path);
+// percent-encoded); absolute ones under `base_dir` (the working directory, normally the
+// repository root in CI) become relative to it, as GitHub code scanning requires; other
+// absolute ones become file:// URIs.
+std::string sarif_uri(std::string_view path, std::string_view base_dir = {});
 
 }  // namespace gpuadmit::lint

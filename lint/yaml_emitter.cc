@@ -11,7 +11,8 @@ void indent_to(int indent, std::string& out) { out.append(static_cast<size_t>(in
 
 std::string quoted(const std::string& s) {
   // JSON string escapes are all valid in YAML double-quoted scalars.
-  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string text = Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return has_unsafe_unicode(text) ? escape_unsafe_unicode(text) : text;
 }
 
 // A literal block (`|`, `|-`) reads back exactly for text without control characters other than
@@ -20,6 +21,7 @@ bool literal_block_fits(const std::string& s) {
   if (s.find('\n') == std::string::npos) return false;
   if (s.front() == ' ' || s.front() == '\t' || s.front() == '\n') return false;
   if (s.size() >= 2 && s[s.size() - 1] == '\n' && s[s.size() - 2] == '\n') return false;
+  if (has_unsafe_unicode(s)) return false;
   for (unsigned char c : s) {
     if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
   }

@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 
@@ -98,6 +100,108 @@ bool nesting_estimate_exceeds(std::string_view text, int limit) {
     i = j + 1;
   }
   return false;
+}
+
+// The characters kubectl's YAML reader (go-yaml v2) accepts: valid UTF-8 of TAB, LF, CR and the
+// printable characters (0x20-0x7E, NEL, 0xA0-0xD7FF, 0xE000-0xFFFD, 0x10000-0x10FFFF). One pass
+// over the document: it stops at the first invalid UTF-8 and remembers the first character that
+// is valid UTF-8 but not allowed in YAML (JSON text may hold DEL and C1 controls raw).
+struct CharacterCheck {
+  size_t invalid_utf8 = std::string_view::npos;   // offset of the first byte that is not UTF-8
+  size_t not_printable = std::string_view::npos;  // offset of the first non-printable character
+  uint32_t code_point = 0;                        // that character
+};
+
+CharacterCheck check_characters(std::string_view text) {
+  CharacterCheck check;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  size_t i = 0;
+  while (i < n) {
+    // Eight bytes of printable ASCII at a time: no high bit, no byte below 0x20, no DEL.
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      const uint64_t del = w ^ (0x7f * kOnes);
+      if (((w | ((w - 0x20 * kOnes) & ~w) | ((del - kOnes) & ~del)) & kHigh) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const unsigned char c = p[i];
+    uint32_t cp = c;
+    size_t length = 1;
+    if (c >= 0x80) {
+      uint32_t min = 0;
+      if (c >= 0xC2 && c <= 0xDF) {
+        length = 2, cp = c & 0x1F, min = 0x80;
+      } else if (c >= 0xE0 && c <= 0xEF) {
+        length = 3, cp = c & 0x0F, min = 0x800;
+      } else if (c >= 0xF0 && c <= 0xF4) {
+        length = 4, cp = c & 0x07, min = 0x10000;
+      } else {
+        check.invalid_utf8 = i;
+        return check;
+      }
+      if (i + length > n) {
+        check.invalid_utf8 = i;
+        return check;
+      }
+      for (size_t k = 1; k < length; ++k) {
+        if ((p[i + k] & 0xC0) != 0x80) {
+          check.invalid_utf8 = i;
+          return check;
+        }
+        cp = (cp << 6) | (p[i + k] & 0x3F);
+      }
+      if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+        check.invalid_utf8 = i;
+        return check;
+      }
+    }
+    const bool printable = cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) ||
+                           cp == 0x85 || (cp >= 0xA0 && cp <= 0xD7FF) ||
+                           (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000;
+    if (!printable && check.not_printable == std::string_view::npos) {
+      check.not_printable = i;
+      check.code_point = cp;
+    }
+    i += length;
+  }
+  return check;
+}
+
+// A character problem at `offset`: its file line and (character) column.
+ParseIssue character_issue(std::string_view text, int first_line, size_t offset,
+                           std::string message) {
+  const size_t line_start = offset == 0 ? 0 : text.rfind('\n', offset - 1) + 1;
+  int column = 1;
+  for (size_t k = line_start; k < offset; ++k) {
+    column += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;
+  }
+  return ParseIssue{first_line + line_of_offset(text, offset), column, std::move(message)};
+}
+
+std::string hex(uint32_t value, int digits) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out(static_cast<size_t>(digits), '0');
+  for (int k = digits - 1; k >= 0; --k, value >>= 4) out[static_cast<size_t>(k)] = kHex[value & 15];
+  return out;
+}
+
+ParseIssue invalid_utf8_issue(std::string_view text, int first_line, size_t offset) {
+  return character_issue(
+      text, first_line, offset,
+      "invalid UTF-8 (byte 0x" + hex(static_cast<unsigned char>(text[offset]), 2) +
+          "); kubectl reads manifests as UTF-8 and rejects this file: save it as UTF-8");
+}
+
+ParseIssue not_printable_issue(std::string_view text, int first_line, const CharacterCheck& c) {
+  return character_issue(text, first_line, c.not_printable,
+                         "control character U+" + hex(c.code_point, 4) +
+                             ", which YAML does not allow (kubectl rejects the file); remove it, "
+                             "or write it as an escape in a double-quoted string");
 }
 
 struct LimitExceeded {
@@ -265,29 +369,33 @@ void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
 }
 
 // Walks a yaml-cpp tree along `tokens`; the 0-based line of the deepest node found, or -1.
+// Nodes are rebound with reset(): yaml-cpp's Node::operator= would assign into the tree.
 int yaml_cpp_locate(const YAML::Node& root, const std::vector<std::string>& tokens) {
   int line = -1;
-  YAML::Node node = root;
+  YAML::Node node(root);
   for (const std::string& token : tokens) {
+    const YAML::Node& current = node;
+    YAML::Node next;
     bool found = false;
-    if (node.IsMap()) {
-      for (auto it = node.begin(); it != node.end(); ++it) {
+    if (current.IsMap()) {
+      for (auto it = current.begin(); it != current.end(); ++it) {
         if (it->first.IsScalar() && it->first.Scalar() == token) {
           line = it->first.Mark().line;
-          node = it->second;
+          next.reset(it->second);
           found = true;
         }
       }
-    } else if (node.IsSequence() && !token.empty() &&
+    } else if (current.IsSequence() && !token.empty() &&
                token.find_first_not_of("0123456789") == std::string::npos && token.size() < 10) {
       const size_t index = std::stoul(token);
-      if (index < node.size()) {
-        node = node[index];
-        line = node.Mark().line;
+      if (index < current.size()) {
+        next.reset(current[index]);
+        line = next.Mark().line;
         found = true;
       }
     }
     if (!found) break;
+    node.reset(next);
   }
   return line;
 }
@@ -321,10 +429,14 @@ bool DocumentStream::next_line(std::string_view& line) {
     buffer_.erase(0, pos_);
     pos_ = 0;
     char chunk[1 << 16];
+    errno = 0;
     const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
     if (n == 0) {
       eof_ = true;
-      if (std::ferror(file_)) read_error_ = true;
+      if (std::ferror(file_)) {
+        read_error_ = true;
+        read_errno_ = errno;
+      }
     }
     buffer_.append(chunk, n);
   }
@@ -380,7 +492,18 @@ ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
   if (start == std::string_view::npos) return doc;  // empty
   doc.empty = false;
   doc.line = source.first_line + line_of_offset(text, start);
+  const CharacterCheck characters = check_characters(text);
+  if (characters.invalid_utf8 != std::string_view::npos) {
+    doc.error = invalid_utf8_issue(text, source.first_line, characters.invalid_utf8);
+    return doc;
+  }
+  // JSON may carry DEL and C1 controls raw; YAML (every path below but nlohmann's) may not.
+  const bool yaml_clean = characters.not_printable == std::string_view::npos;
   if (source.starts_with_marker) {
+    if (!yaml_clean) {
+      doc.error = not_printable_issue(text, source.first_line, characters);
+      return doc;
+    }
     parse_with_yaml_cpp(source, doc);
     doc.empty = doc.value.is_null() && !doc.error;
     return doc;
@@ -416,6 +539,11 @@ ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
     }
   }
 
+  if (!yaml_clean) {
+    doc.value = nullptr;
+    doc.error = not_printable_issue(text, source.first_line, characters);
+    return doc;
+  }
   std::vector<DuplicateKey> duplicates;
   const FastResult fast = fast_parse_yaml(text, doc.value, &duplicates, nullptr);
   if (fast.status == FastStatus::kOk) {

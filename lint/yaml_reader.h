@@ -51,8 +51,9 @@ class DocumentStream {
   explicit DocumentStream(std::string_view text) : text_(text), from_text_(true) {}
   // The next document, possibly empty (comments only). False at the end of the stream.
   bool next(SourceDocument& out);
-  // True when reading the file failed (not at end of file).
+  // True when reading the file failed (not at end of file); read_errno() is why.
   bool read_error() const { return read_error_; }
+  int read_errno() const { return read_errno_; }
 
  private:
   bool next_line(std::string_view& line);  // the next line including its '\n' (if any)
@@ -63,6 +64,7 @@ class DocumentStream {
   size_t pos_ = 0;
   bool eof_ = false;
   bool read_error_ = false;
+  int read_errno_ = 0;
   bool done_ = false;
   int line_ = 0;  // lines consumed so far
   // A `---` line with content belongs to the document it starts.

@@ -136,7 +136,56 @@ bool equals_any(std::string_view s, std::initializer_list<std::string_view> opti
   return false;
 }
 
+// The length of the unsafe character (has_unsafe_unicode) at s[i] and its code point, or 0.
+size_t unsafe_at(std::string_view s, size_t i, uint32_t& cp) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (b(0) == 0x7f) {
+    cp = 0x7f;
+    return 1;
+  }
+  if (b(0) == 0xc2 && i + 1 < s.size() && b(1) >= 0x80 && b(1) <= 0x9f) {
+    cp = b(1);
+    return 2;
+  }
+  if (b(0) == 0xe2 && i + 2 < s.size() && b(1) == 0x80 && (b(2) == 0xa8 || b(2) == 0xa9)) {
+    cp = 0x2000u | (b(2) - 0x80u);
+    return 3;
+  }
+  if (b(0) == 0xef && i + 2 < s.size() && b(1) == 0xbb && b(2) == 0xbf) {
+    cp = 0xfeff;
+    return 3;
+  }
+  return 0;
+}
+
 }  // namespace
+
+bool has_unsafe_unicode(std::string_view s) {
+  uint32_t cp = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if ((c == 0x7f || c == 0xc2 || c == 0xe2 || c == 0xef) && unsafe_at(s, i, cp) > 0) return true;
+  }
+  return false;
+}
+
+std::string escape_unsafe_unicode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  static const char* kHex = "0123456789abcdef";
+  for (size_t i = 0; i < s.size();) {
+    uint32_t cp = 0;
+    const size_t length = unsafe_at(s, i, cp);
+    if (length == 0) {
+      out += s[i++];
+      continue;
+    }
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+    i += length;
+  }
+  return out;
+}
 
 Json normalize_number(double d) {
   if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 1e21) {
@@ -221,6 +270,9 @@ bool plain_scalar_is_safe(std::string_view s) {
   static constexpr std::string_view kIndicators = "-?:,[]{}#&*!|>'\"%@`=~ \t";
   if (kIndicators.find(s.front()) != std::string_view::npos) return false;
   if (s.back() == ' ' || s.back() == '\t' || s.back() == ':') return false;
+  // go-yaml v2: `+.inf` is a float, `<<` a merge key. Any leading + is quoted.
+  if (s.front() == '+' || s == "<<") return false;
+  if (has_unsafe_unicode(s)) return false;
   // Anything number-like is quoted, whichever YAML version reads it (1e3, 0o17, 1:20, .5).
   if (is_digit(s.front()) || s.front() == '.') {
     bool numberish = true;

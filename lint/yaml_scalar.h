@@ -29,4 +29,11 @@ Json normalize_number(double d);
 // string under both go-yaml v2 (YAML 1.1) and YAML 1.2 core rules.
 bool plain_scalar_is_safe(std::string_view s);
 
+// Characters a scalar cannot hold raw and read back the same under go-yaml v2: DEL and the C1
+// controls (not allowed in a YAML stream), NEL, LS and PS (line breaks in YAML 1.1), and the
+// byte order mark (stripped). A string holding one is written double-quoted with \uXXXX escapes.
+bool has_unsafe_unicode(std::string_view s);
+// `json_escaped` (a JSON string literal, as nlohmann writes it) with those characters escaped.
+std::string escape_unsafe_unicode(std::string_view json_escaped);
+
 }  // namespace gpuadmit::lint

@@ -9,6 +9,7 @@
 
 #include "lint/yaml_emitter.h"
 #include "lint/yaml_reader.h"
+#include "lint/yaml_scalar.h"
 #include "policies/loader.h"
 #include "rules/document_rules.h"
 #include "tests/support/yaml_to_json.h"
@@ -75,6 +76,42 @@ TEST_CASE("the emitter keeps key order, block style and quantities as strings", 
         "- true\n"
         "- {}\n");
   CHECK(read_back(yaml) == v);
+}
+
+TEST_CASE("the emitter quotes what go-yaml v2 (kubectl) would read differently",
+          "[lint][emitter]") {
+  // +.inf is a float and << a merge key to go-yaml v2; NEL, LS and PS are line breaks in YAML 1.1,
+  // a BOM is stripped, DEL and C1 controls may not appear raw: all are escaped in double quotes.
+  Json v = Json::object();
+  v["a"] = "+.inf";
+  v["<<"] = "<<";
+  v["b"] = "+5x";
+  v["ls"] = "x\u2028y";
+  v["ps"] = "x\u2029y";
+  v["nel"] = "x\u0085y";
+  v["bom"] = "\ufeffz";
+  v["del"] = "x\u007fy\u009b";
+  v["block"] = "l1\nl2\u2028\n";
+  v["ok"] = "caf\u00e9 \u2014 \U0001F680";
+  std::string yaml;
+  emit_yaml(v, yaml);
+  CHECK(yaml ==
+        "a: \"+.inf\"\n"
+        "\"<<\": \"<<\"\n"
+        "b: \"+5x\"\n"
+        "ls: \"x\\u2028y\"\n"
+        "ps: \"x\\u2029y\"\n"
+        "nel: \"x\\u0085y\"\n"
+        "bom: \"\\ufeffz\"\n"
+        "del: \"x\\u007fy\\u009b\"\n"
+        "block: \"l1\\nl2\\u2028\\n\"\n"
+        "ok: caf\u00e9 \u2014 \U0001F680\n");
+  CHECK(read_back(yaml) == v);
+  const std::vector<std::string> plain = {"+.inf", "<<", "x\u2028y", "x\u0085y", "\ufeffz"};
+  for (const std::string& s : plain) {
+    INFO(s);
+    CHECK_FALSE(plain_scalar_is_safe(s));
+  }
 }
 
 struct RuleCase {

@@ -199,6 +199,43 @@ TEST_CASE("invalid JSON in a .json file is reported with nlohmann's position", "
   CHECK(docs[0].error->message.find("invalid JSON") == 0);
 }
 
+TEST_CASE("invalid UTF-8 and control characters are errors with their line, as kubectl's reader",
+          "[lint][reader]") {
+  const std::string pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: ";
+  struct Bad {
+    std::string text;
+    int line, column;
+    std::string message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {pod + "a\xff\n", 4, 10, "invalid UTF-8 (byte 0xFF)"},
+           {pod + "\xc3\n", 4, 9, "invalid UTF-8 (byte 0xC3)"},          // truncated sequence
+           {pod + "\xc0\xaf\n", 4, 9, "invalid UTF-8 (byte 0xC0)"},      // overlong '/'
+           {pod + "\xed\xa0\x80\n", 4, 9, "invalid UTF-8 (byte 0xED)"},  // a surrogate
+           {pod + "x\ny: \"a" + '\0' + "b\"\n", 5, 6, "control character U+0000"},
+           {pod + "x\x1b[0m\n", 4, 10, "control character U+001B"},
+           {pod + "x\x7f\n", 4, 10, "control character U+007F"},
+           {pod + "x\xc2\x9b\n", 4, 10, "control character U+009B"},
+           {"{\"kind\": \"Pod\", \"a\": \"\xfe\"}\n", 1, 23, "invalid UTF-8 (byte 0xFE)"},
+       }) {
+    INFO(bad.text);
+    for (bool json_file : {false, true}) {
+      auto docs = parse_all("a: 1\n---\n" + bad.text, json_file && bad.text[0] == '{');
+      REQUIRE(docs.size() == 2);
+      CHECK_FALSE(docs[0].error);
+      REQUIRE(docs[1].error);
+      CHECK(docs[1].error->line == bad.line + 2);
+      CHECK(docs[1].error->column == bad.column);
+      CHECK(docs[1].error->message.rfind(bad.message, 0) == 0);
+    }
+  }
+  // What YAML allows: tab, CR LF, non-ASCII letters, emoji, a byte order mark.
+  auto ok = parse_all("\xef\xbb\xbf" + pod + "caf\xc3\xa9\tx \xf0\x9f\x9a\x80\r\n");
+  REQUIRE(ok.size() == 1);
+  CHECK_FALSE(ok[0].error);
+  CHECK(ok[0].value["metadata"]["name"] == "caf\xc3\xa9\tx \xf0\x9f\x9a\x80");
+}
+
 TEST_CASE("billion laughs and deep nesting are errors, not explosions", "[lint][reader]") {
   std::string laughs =
       "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
@@ -242,6 +279,36 @@ TEST_CASE("locate_paths finds the line of the deepest existing node", "[lint][re
   CHECK(lines == std::vector<int>{17, 15, 12, 11});
   CHECK(split_dotted_path("a.b[0][\"x.y\"].c") ==
         std::vector<std::string>{"a", "b", "0", "x.y", "c"});
+}
+
+TEST_CASE("locate_paths in documents only yaml-cpp reads (anchors, flow after ---)",
+          "[lint][reader]") {
+  const std::vector<std::string> paths = {"spec.containers[0].resources.limits[\"nvidia.com/gpu\"]",
+                                          "spec.containers[0].name", "spec.tolerations[3]", "kind",
+                                          "spec.containers[1]"};
+  // Anchors and an alias: the fast path hands the document to yaml-cpp.
+  SourceDocument anchored;
+  anchored.first_line = 5;
+  anchored.text =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: &n p}\nspec:\n  containers:\n  - name: *n\n"
+      "    resources:\n      limits:\n        nvidia.com/gpu: 1\n";
+  ParsedDocument doc = parse_document(anchored, false);
+  REQUIRE_FALSE(doc.error);
+  CHECK(doc.parser == Parser::kYamlCpp);
+  CHECK(locate_paths(anchored, doc, paths) == std::vector<int>{13, 10, 8, 6, 9});
+
+  // A whole flow document on its `---` line (the crash: yaml-cpp's Node::operator= rebinding).
+  std::string text =
+      "a: 1\n--- {apiVersion: v1, kind: Pod, spec: {containers: [{name: c, resources: "
+      "{limits: {nvidia.com/gpu: 3}}}]}}\n";
+  DocumentStream stream(text);
+  SourceDocument source;
+  REQUIRE(stream.next(source));
+  REQUIRE(stream.next(source));
+  REQUIRE(source.starts_with_marker);
+  ParsedDocument flow = parse_document(source, false);
+  REQUIRE_FALSE(flow.error);
+  CHECK(locate_paths(source, flow, paths) == std::vector<int>{2, 2, 2, 2, 2});
 }
 
 TEST_CASE("every corpus document the fast path reads equals yaml-cpp's reading", "[lint][reader]") {

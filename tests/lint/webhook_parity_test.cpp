@@ -1,0 +1,244 @@
+// Same engine as the webhook, checked from the outside: for every object of the golden inputs and
+// of the shared corpus, `gpuadmit lint --fix` prints exactly the object that `gpuadmit review`'s
+// JSON Patch produces (key order included), and lint's verdict is the webhook's: the object is
+// denied iff lint reports deny/error findings for it, with the same messages, and the webhook's
+// warnings are lint's warn findings.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/json.h"
+#include "lint/yaml_reader.h"
+#include "tests/support/process.h"
+
+namespace gpuadmit::lint {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+const std::string kBinary = quote(GPUADMIT_BINARY);
+
+std::string base64_decode(const std::string& in) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int value = 0, bits = -8;
+  for (char c : in) {
+    if (c == '=') break;
+    const size_t d = kAlphabet.find(c);
+    REQUIRE(d != std::string::npos);
+    value = (value << 6) + static_cast<int>(d);
+    bits += 6;
+    if (bits >= 0) {
+      out += static_cast<char>((value >> bits) & 0xff);
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+bool is_list(const Json& v) {
+  const std::string_view kind = string_member(v, "kind");
+  return kind.size() >= 4 && kind.substr(kind.size() - 4) == "List" && v.contains("items") &&
+         v["items"].is_array();
+}
+
+// The files lint reads under a folder, in lint's order.
+std::vector<std::string> manifest_files(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    std::string ext = e.path().extension().string();
+    if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+      files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The readable, non-empty documents of a text, in order.
+std::vector<Json> documents_of(const std::string& text, bool json_file) {
+  std::vector<Json> docs;
+  DocumentStream stream(text);
+  SourceDocument source;
+  while (stream.next(source)) {
+    ParsedDocument d = parse_document(source, json_file);
+    if (!d.empty && !d.error) docs.push_back(std::move(d.value));
+  }
+  return docs;
+}
+
+// Lint's findings for one object, as the webhook words them.
+struct Verdict {
+  std::vector<std::string> deny;  // "GPU001: ..." (deny and error findings)
+  std::vector<std::string> warn;  // "GPU014: ..."
+};
+using ObjectKey = std::tuple<std::string, std::string, std::string, std::string>;
+
+// The webhook's answer for one object: the patched object and its verdict.
+Json review(const Json& object, const std::string& ns, const std::string& policy,
+            Verdict& verdict) {
+  const std::string api_version(string_member(object, "apiVersion"));
+  const size_t slash = api_version.find('/');
+  Json request = {
+      {"uid", "parity-1"},
+      {"kind",
+       {{"group", slash == std::string::npos ? "" : api_version.substr(0, slash)},
+        {"version", slash == std::string::npos ? api_version : api_version.substr(slash + 1)},
+        {"kind", object.value("kind", "")}}},
+      {"operation", "CREATE"},
+      {"namespace", ns},
+      {"object", object}};
+  const Json body = {
+      {"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
+  const auto r =
+      testing::run_command(kBinary + " review --endpoint mutate --policy " + quote(policy),
+                           body.dump(-1, ' ', false, Json::error_handler_t::replace));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const Json response = Json::parse(r.out)["response"];
+  if (response.contains("warnings")) {
+    for (const Json& w : response["warnings"]) verdict.warn.push_back(w.get<std::string>());
+  }
+  if (!response["allowed"].get<bool>()) {
+    // "gpuadmit denied Kind ns/name: GPU001: ...; GPU004: ..."
+    const std::string message = response["status"]["message"];
+    const std::string prefix = "gpuadmit denied " + object.value("kind", "") + " " + ns + "/";
+    CHECK(message.rfind(prefix, 0) == 0);
+    const size_t colon = message.find(": ", prefix.size());
+    REQUIRE(colon != std::string::npos);
+    verdict.deny.push_back(message.substr(colon + 2));
+    CHECK_FALSE(response.contains("patch"));
+    return object;
+  }
+  if (!response.contains("patch")) return object;
+  CHECK(response["patchType"] == "JSONPatch");
+  const Json patch = Json::parse(base64_decode(response["patch"].get<std::string>()));
+  return object.patch(patch);
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+// Lints `inputs` (from `cwd`) with --fix and --output json, then replays every object through
+// `gpuadmit review`.
+// Returns the number of objects the webhook patched.
+size_t check_parity(const fs::path& cwd, const std::string& input, const std::string& policy) {
+  const std::string cd = "cd " + quote(cwd.string()) + " && ";
+  const auto fixed =
+      testing::run_command(cd + kBinary + " lint --policy " + quote(policy) + " --fix " + input);
+  const auto json = testing::run_command(cd + kBinary + " lint --policy " + quote(policy) +
+                                         " --output json " + input);
+  INFO(fixed.err);
+  REQUIRE((fixed.exit_code >= 0 && fixed.exit_code <= 2));
+  const Json report = Json::parse(json.out);
+
+  // Lint's per-object verdicts. The webhook never sees LimitRange/ResourceQuota (GPU016/017),
+  // the namespace sum (GPU013 "namespace ...") or the manifest text (PARSE).
+  std::map<ObjectKey, Verdict> linted;
+  for (const Json& f : report["findings"]) {
+    const std::string rule = f["rule"];
+    const std::string message = f["message"];
+    if (rule == "PARSE" || rule == "GPU016" || rule == "GPU017") continue;
+    if (rule == "GPU013" && message.rfind("namespace ", 0) == 0) continue;
+    Verdict& v = linted[{f["file"], f["kind"], f["namespace"], f["name"]}];
+    (f["severity"] == "warn" ? v.warn : v.deny).push_back(rule + ": " + message);
+  }
+
+  std::vector<Json> expected;
+  std::map<ObjectKey, Verdict> reviewed;
+  size_t patched = 0;
+  for (const std::string& file : manifest_files(cwd / input)) {
+    const std::string display = fs::relative(file, cwd).string();
+    const bool json_file = fs::path(file).extension() == ".json";
+    for (Json& doc : documents_of(testing::slurp(file), json_file)) {
+      std::vector<Json*> objects;
+      if (doc.is_object() && is_list(doc)) {
+        for (Json& item : doc["items"]) objects.push_back(&item);
+      } else {
+        objects.push_back(&doc);
+      }
+      for (Json* object : objects) {
+        if (!object->is_object() || !object->contains("kind")) continue;
+        std::string ns;
+        if (const Json* m = find_member(*object, "metadata")) ns = string_member(*m, "namespace");
+        if (ns.empty()) ns = "default";
+        std::string name;
+        if (const Json* m = find_member(*object, "metadata")) name = string_member(*m, "name");
+        if (const Json* m = find_member(*object, "metadata"); m != nullptr && name.empty()) {
+          name = string_member(*m, "generateName");
+        }
+        Verdict v;
+        Json after = review(*object, ns, policy, v);
+        patched += after != *object;
+        Verdict& merged = reviewed[{display, object->value("kind", ""), ns, name}];
+        merged.deny.insert(merged.deny.end(), v.deny.begin(), v.deny.end());
+        merged.warn.insert(merged.warn.end(), v.warn.begin(), v.warn.end());
+        *object = std::move(after);
+      }
+      expected.push_back(std::move(doc));
+    }
+  }
+
+  const std::vector<Json> printed = documents_of(fixed.out, false);
+  REQUIRE(printed.size() == expected.size());
+  for (size_t i = 0; i < printed.size(); ++i) {
+    INFO("document " << i << " of the --fix output");
+    CHECK(printed[i].dump() == expected[i].dump());  // exact, key order included
+  }
+  CHECK(report["summary"]["fixable"].get<size_t>() == patched);
+
+  for (const auto& [key, v] : reviewed) {
+    INFO(std::get<0>(key) << ": " << std::get<1>(key) << " " << std::get<2>(key) << "/"
+                          << std::get<3>(key));
+    const auto it = linted.find(key);
+    const Verdict none;
+    const Verdict& l = it == linted.end() ? none : it->second;
+    CHECK(join(l.deny) == join(v.deny));
+    CHECK(l.warn == v.warn);
+  }
+  for (const auto& [key, v] : linted) {
+    INFO(std::get<0>(key) << ": " << std::get<1>(key) << " " << std::get<3>(key));
+    CHECK(reviewed.count(key) == 1);  // every finding belongs to an object the webhook saw
+  }
+  return patched;
+}
+
+TEST_CASE(
+    "lint --fix equals applying gpuadmit review's patch, and verdicts agree, on the golden "
+    "inputs",
+    "[lint][parity]") {
+  const fs::path cases = fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "lint" / "cases";
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(cases)) {
+    if (e.is_directory()) dirs.push_back(e.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  REQUIRE(dirs.size() >= 3);
+  size_t patched = 0;
+  for (const fs::path& dir : dirs) {
+    INFO("case " << dir.filename().string());
+    patched += check_parity(dir, "input", (dir / "policy.yaml").string());
+  }
+  CHECK(patched >= 3);
+}
+
+TEST_CASE("lint --fix equals applying gpuadmit review's patch, and verdicts agree, on the corpus",
+          "[lint][parity][corpus]") {
+  const fs::path policy =
+      fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "lint" / "cases" / "workloads_mix" / "policy.yaml";
+  CHECK(check_parity(fs::path(GPUADMIT_SHARED_DIR), "corpus", policy.string()) >= 35);
+}
+
+}  // namespace
+}  // namespace gpuadmit::lint
