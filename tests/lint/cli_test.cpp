@@ -175,7 +175,7 @@ TEST_CASE("exit codes: 0 clean, 1 deny findings, 2 input and usage errors", "[li
 }
 
 TEST_CASE(
-    "unreadable inputs: a read error, a dangling link in a folder; reported once, never "
+    "unreadable inputs (a read error, a dangling link in a folder) are reported once, never "
     "written by --write",
     "[lint][cli]") {
   // /proc/self/mem opens but every read fails (EIO), even for root.
@@ -421,8 +421,9 @@ TEST_CASE("lint --output junit stays valid UTF-8 XML for any file name, and name
   fs::remove_all(dir);
 }
 
-TEST_CASE("exit codes: a duplicate-key warning alone is 0; a PARSE error wins over deny findings",
-          "[lint][cli]") {
+TEST_CASE(
+    "exit codes: a duplicate-key warning alone is 0, and a PARSE error wins over deny findings",
+    "[lint][cli]") {
   const auto warned = testing::run_command(gpuadmit() + " lint --output json -",
                                            std::string(kGpuPod) + "kind: Pod\n");
   CHECK(warned.exit_code == 0);
