@@ -5,6 +5,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/json_diff.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
 
@@ -40,6 +41,16 @@ std::string object_name(const Json& object) {
   std::string_view name = string_member(*metadata, "name");
   if (name.empty()) name = string_member(*metadata, "generateName");
   return std::string(name);
+}
+
+// The webhook's check that the patch it sends reproduces the mutated object with an RFC 6902
+// implementation (nlohmann's), on top of json_diff's own account of it.
+bool patch_reproduces(const Json& object, const Json& patch, const Json& mutated) {
+  try {
+    return object.patch(patch) == mutated;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -139,27 +150,34 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
 
   e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
                            [](const Finding& f) { return f.severity != Severity::kWarn; });
-  if (options.mutate && e.mutated != object) {
-    // One diff at the end (STYLE.md §5), checked by applying it back: a patch that would not
-    // reproduce the mutated object is never sent.
-    e.patch = Json::diff(object, e.mutated);
-    bool reproduces = false;
-    try {
-      reproduces = object.patch(e.patch) == e.mutated;
-    } catch (const std::exception&) {
-      reproduces = false;
-    }
-    if (!reproduces) {
-      e.patch = Json::array();
-      e.mutated = object;
-      e.allowed = false;
-      e.findings.push_back(Finding{"PATCH", Severity::kError,
-                                   "internal error: the computed JSON Patch does not reproduce the "
-                                   "mutated object; report this object to the gpuadmit maintainers",
-                                   ""});
+  if (options.mutate) {
+    // One diff at the end (STYLE.md §5), in one walk that also tells whether the patch
+    // reproduces the mutated object: a patch that would not is never sent.
+    JsonDiff diff = json_diff(object, e.mutated, options.patch);
+    if (!diff.equal) {
+      bool reproduces = diff.reproduces;
+      if (options.patch) {
+        e.patch = std::move(diff.patch);
+        if (reproduces) reproduces = patch_reproduces(object, e.patch, e.mutated);
+      }
+      if (reproduces) {
+        e.has_changes = true;
+      } else {
+        e.patch = Json::array();
+        e.mutated = object;
+        e.allowed = false;
+        e.findings.push_back(
+            Finding{"PATCH", Severity::kError,
+                    "internal error: the computed JSON Patch does not reproduce the "
+                    "mutated object; report this object to the gpuadmit maintainers",
+                    ""});
+      }
     }
   }
-  if (!e.allowed) e.patch = Json::array();
+  if (!e.allowed) {
+    e.patch = Json::array();
+    e.has_changes = false;
+  }
   return e;
 }
 
