@@ -2,12 +2,14 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gpuadmit {
 namespace {
 
-// One walk over both trees. `path_` is the RFC 6901 pointer of the current node, grown and cut
-// back in place; operations are appended to `ops_` in Json::diff's order.
+// One walk over both trees; operations are appended to `ops_` in Json::diff's order. The path
+// of the current node is kept as a stack of tokens and spelled out (RFC 6901) only for an
+// operation, so that walking the equal parts builds no strings.
 class Differ {
  public:
   Differ(bool with_patch, Json& ops) : with_patch_(with_patch), ops_(ops) {}
@@ -47,7 +49,7 @@ class Differ {
       path_.resize(length);
     }
     for (; i < t.size(); ++i) {
-      path_ += "/-";
+      path_.push_back(Token{nullptr, 0, true});
       emit_value("add", t[i]);
       path_.resize(length);
     }
@@ -95,42 +97,55 @@ class Differ {
     return equal;
   }
 
-  void append_index(size_t i) {
-    path_ += '/';
-    path_ += std::to_string(i);
-  }
+  void append_index(size_t i) { path_.push_back(Token{nullptr, i, false}); }
+  void append_key(const std::string& key) { path_.push_back(Token{&key, 0, false}); }
 
-  void append_key(const std::string& key) {
-    path_ += '/';
-    for (char c : key) {
-      if (c == '~') {
-        path_ += "~0";
-      } else if (c == '/') {
-        path_ += "~1";
+  std::string path() const {
+    std::string out;
+    for (const Token& t : path_) {
+      out += '/';
+      if (t.append) {
+        out += '-';
+      } else if (t.key == nullptr) {
+        out += std::to_string(t.index);
       } else {
-        path_ += c;
+        for (char c : *t.key) {
+          if (c == '~') {
+            out += "~0";
+          } else if (c == '/') {
+            out += "~1";
+          } else {
+            out += c;
+          }
+        }
       }
     }
+    return out;
   }
 
   void emit(const char* op) {
     Json o = Json::object();
     o["op"] = op;
-    o["path"] = path_;
+    o["path"] = path();
     ops_.push_back(std::move(o));
   }
 
   void emit_value(const char* op, const Json& value) {
     Json o = Json::object();
     o["op"] = op;
-    o["path"] = path_;
+    o["path"] = path();
     o["value"] = value;
     ops_.push_back(std::move(o));
   }
 
   bool with_patch_;
   Json& ops_;
-  std::string path_;
+  struct Token {
+    const std::string* key;  // an object member, else an array index
+    size_t index;
+    bool append;  // "-": the end of an array
+  };
+  std::vector<Token> path_;
   bool reproduces_ = true;
 };
 
