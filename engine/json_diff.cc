@@ -39,7 +39,7 @@ class Differ {
     for (; i < s.size() && i < t.size(); ++i) {
       if (with_patch_) append_index(i);
       if (!walk(s[i], t[i])) equal = false;
-      path_.resize(length);
+      if (with_patch_) path_.pop_back();
     }
     if (!with_patch_) return equal;
     // Json::diff inserts the removals in reverse order (highest index first).
@@ -80,7 +80,7 @@ class Differ {
         ++kept;
         if (!walk(it->second, found->second)) equal = false;
       }
-      path_.resize(length);
+      if (with_patch_) path_.pop_back();
     }
     if (!in_order) reproduces_ = false;
     if (kept == t.size()) return equal;
