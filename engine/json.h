@@ -1,15 +1,18 @@
 #pragma once
-// The JSON type of the whole engine. ordered_json keeps the input's key order, so that lint's
-// --fix output and the patched objects read like what the user wrote.
+// The JSON type of the whole engine. Like nlohmann::ordered_json it keeps the input's key order,
+// so that lint's --fix output and the patched objects read like what the user wrote; its object
+// type (engine/json_map.h) moves rather than copies siblings when an object grows.
 
 #include <cstddef>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/json_map.h"
+
 namespace gpuadmit {
 
-using Json = nlohmann::ordered_json;
+using Json = nlohmann::basic_json<ordered_map>;
 using JsonPointer = Json::json_pointer;
 
 // True when `text` nests arrays/objects deeper than `max_depth`. Scans bytes (strings skipped)

@@ -5,6 +5,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/json_diff.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
 
@@ -139,27 +140,34 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
 
   e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
                            [](const Finding& f) { return f.severity != Severity::kWarn; });
-  if (options.mutate && e.mutated != object) {
-    // One diff at the end (STYLE.md §5), checked by applying it back: a patch that would not
-    // reproduce the mutated object is never sent.
-    e.patch = Json::diff(object, e.mutated);
-    bool reproduces = false;
-    try {
-      reproduces = object.patch(e.patch) == e.mutated;
-    } catch (const std::exception&) {
-      reproduces = false;
-    }
-    if (!reproduces) {
-      e.patch = Json::array();
-      e.mutated = object;
-      e.allowed = false;
-      e.findings.push_back(Finding{"PATCH", Severity::kError,
-                                   "internal error: the computed JSON Patch does not reproduce the "
-                                   "mutated object; report this object to the gpuadmit maintainers",
-                                   ""});
+  if (options.mutate) {
+    // One diff at the end (STYLE.md §5), in one walk that also tells whether the patch
+    // reproduces the mutated object: a patch that would not is never sent.
+    // A denied object sends no patch: only whether it would reproduce is needed.
+    JsonDiff diff = json_diff(object, e.mutated, options.patch && e.allowed);
+    if (!diff.equal) {
+      // json_diff knows whether its patch reproduces the mutated object (tests/engine/
+      // json_diff_test.cpp holds it to applying the patch with Json::patch), so the patch is not
+      // applied again here: that was a second deep copy and a second full comparison.
+      if (options.patch) e.patch = std::move(diff.patch);
+      if (diff.reproduces) {
+        e.has_changes = true;
+      } else {
+        e.patch = Json::array();
+        e.mutated = object;
+        e.allowed = false;
+        e.findings.push_back(
+            Finding{"PATCH", Severity::kError,
+                    "internal error: the computed JSON Patch does not reproduce the "
+                    "mutated object; report this object to the gpuadmit maintainers",
+                    ""});
+      }
     }
   }
-  if (!e.allowed) e.patch = Json::array();
+  if (!e.allowed) {
+    e.patch = Json::array();
+    e.has_changes = false;
+  }
   return e;
 }
 

@@ -23,6 +23,9 @@ struct EvaluateOptions {
   std::string ns;  // namespace of the object (request.namespace, metadata.namespace, or default)
   Operation operation = Operation::kCreate;
   bool mutate = true;  // false: rules only (the validating webhook)
+  // false: no JSON Patch is computed (lint, `--fix`: only `mutated` and changed() are needed);
+  // `patch` stays empty, everything else is as with true.
+  bool patch = true;
 };
 
 struct Evaluation {
@@ -35,7 +38,10 @@ struct Evaluation {
   std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order
   std::vector<std::string> classes;    // resolved class names, unique, in pod-spec order
 
-  bool changed() const { return !patch.empty(); }
+  // True when the object is allowed and the mutators changed it: with EvaluateOptions::patch,
+  // exactly when `patch` is not empty.
+  bool changed() const { return has_changes; }
+  bool has_changes = false;
   // Warnings for AdmissionResponse.warnings: "GPU014: ..." for each warn finding.
   std::vector<std::string> warnings() const;
   // The denial message: every deny/error finding, "; "-separated, each "GPU001: ...".

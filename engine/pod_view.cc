@@ -210,7 +210,9 @@ std::string_view list_key(ContainerKind kind) {
 }  // namespace
 
 Json& PodView::container(const ContainerRef& ref) {
-  return spec()[std::string(list_key(ref.kind))][ref.index];
+  Json& spec = this->spec();
+  if (Json* list = find_member(spec, list_key(ref.kind))) return (*list)[ref.index];
+  return spec[std::string(list_key(ref.kind))][ref.index];
 }
 
 const Json& PodView::container(const ContainerRef& ref) const {
@@ -227,7 +229,8 @@ Json& PodView::mutable_metadata() {
 
 std::optional<std::string> PodView::setting(std::string_view key) const {
   const Json* pod_meta = metadata();
-  const Json* top_meta = metadata_at(*object_, JsonPointer("/metadata"));
+  static const JsonPointer kTopMetadata("/metadata");
+  const Json* top_meta = metadata_at(*object_, kTopMetadata);
   if (auto v = lookup(pod_meta, "annotations", key)) return v;
   if (auto v = lookup(pod_meta, "labels", key)) return v;
   if (top_meta != pod_meta) {

@@ -123,6 +123,30 @@ std::optional<int64_t> count_member(const Json& object, std::string_view key) {
   return n;
 }
 
+// The reference tokens of a pointer, unescaped, root first ("/a~1b/0" → {"a/b", "0"}).
+std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
+  std::vector<std::string> tokens;
+  const std::string text = pointer.to_string();
+  size_t start = 0;
+  while (start < text.size()) {  // text is "" or starts with '/'
+    size_t end = text.find('/', start + 1);
+    if (end == std::string::npos) end = text.size();
+    std::string token;
+    token.reserve(end - start - 1);
+    for (size_t i = start + 1; i < end; ++i) {
+      if (text[i] == '~' && i + 1 < end && (text[i + 1] == '0' || text[i + 1] == '1')) {
+        token += text[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else {
+        token += text[i];
+      }
+    }
+    tokens.push_back(std::move(token));
+    start = end;
+  }
+  return tokens;
+}
+
 // Pods one pod spec stands for: the product of the counts met on the way down from the root
 // (Deployment spec.replicas, Job spec.parallelism, JobSet replicatedJobs[i].replicas × the job's
 // parallelism, Kubeflow <x>ReplicaSpecs.<role>.replicas, Ray workerGroupSpecs[i].replicas (else
@@ -131,8 +155,7 @@ int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
   int64_t product = 1;
   const Json* node = &object;
   JsonPointer walked;
-  std::vector<std::string> tokens;
-  for (JsonPointer p = spec_pointer; !p.empty(); p = p.parent_pointer()) tokens.insert(tokens.begin(), p.back());
+  const std::vector<std::string> tokens = pointer_tokens(spec_pointer);
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     const std::string& token = tokens[i];
     if (node->is_object()) {
@@ -184,7 +207,15 @@ std::vector<std::string> pod_spec_patterns(std::string_view api_version, std::st
 
 bool is_workload_kind(std::string_view api_version, std::string_view kind,
                       const CompiledPolicy& policy) {
-  return !pod_spec_patterns(api_version, kind, policy).empty();
+  // pod_spec_patterns(...) is not empty, without building the list.
+  for (const WorkloadDecl& w : policy.policy().workloads) {
+    if (w.api_version == api_version && w.kind == kind) return !w.pod_specs.empty();
+  }
+  const std::string_view group = group_of(api_version);
+  for (const BuiltinKind& b : builtin_kinds()) {
+    if (b.group == group && b.kind == kind) return !b.patterns.empty();
+  }
+  return is_kubeflow_kind(api_version, kind);
 }
 
 std::vector<JsonPointer> expand_path_pattern(const Json& object, std::string_view pattern) {
@@ -233,8 +264,7 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
 }
 
 std::string dotted_path(const JsonPointer& pointer) {
-  std::vector<std::string> tokens;
-  for (JsonPointer p = pointer; !p.empty(); p = p.parent_pointer()) tokens.insert(tokens.begin(), p.back());
+  const std::vector<std::string> tokens = pointer_tokens(pointer);
   std::string out;
   for (const std::string& token : tokens) {
     bool numeric = !token.empty() && token.size() < 10;

@@ -286,6 +286,7 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
     options.ns = r.ns;
     options.operation = Operation::kCreate;
     options.mutate = true;
+    options.patch = false;  // lint needs the mutated object, not the webhook's JSON Patch
     Evaluation e = pipeline_.evaluate(object, options, *policy_);
     // An exempt namespace returns before the pod specs are looked for.
     r.is_workload = e.is_workload || (e.exempt && !find_pod_specs(object, *policy_).empty());

@@ -1,0 +1,162 @@
+#include "engine/json_diff.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuadmit {
+namespace {
+
+// One walk over both trees; operations are appended to `ops_` in Json::diff's order. The path
+// of the current node is kept as a stack of tokens and spelled out (RFC 6901) only for an
+// operation, so that walking the equal parts builds no strings.
+class Differ {
+ public:
+  Differ(bool with_patch, Json& ops) : with_patch_(with_patch), ops_(ops) {}
+
+  // Returns whether source == target (nlohmann's operator==); clears reproduces_ when the patch
+  // applied to this subtree would not come out equal to target.
+  bool walk(const Json& source, const Json& target) {
+    if (source.type() != target.type() || !source.is_structured()) {
+      // Different types compare equal only as numbers (1 == 1.0), and then Json::diff emits
+      // nothing either.
+      if (source == target) return true;
+      if (with_patch_) emit_value("replace", target);
+      return false;
+    }
+    return source.is_array() ? walk_array(source, target) : walk_object(source, target);
+  }
+
+  bool reproduces() const { return reproduces_; }
+
+ private:
+  bool walk_array(const Json& source, const Json& target) {
+    const Json::array_t& s = source.get_ref<const Json::array_t&>();
+    const Json::array_t& t = target.get_ref<const Json::array_t&>();
+    bool equal = s.size() == t.size();
+    const size_t length = path_.size();
+    size_t i = 0;
+    for (; i < s.size() && i < t.size(); ++i) {
+      if (with_patch_) append_index(i);
+      if (!walk(s[i], t[i])) equal = false;
+      if (with_patch_) path_.pop_back();
+    }
+    if (!with_patch_) return equal;
+    // Json::diff inserts the removals in reverse order (highest index first).
+    for (size_t k = s.size(); k > i; --k) {
+      append_index(k - 1);
+      emit("remove");
+      path_.resize(length);
+    }
+    for (; i < t.size(); ++i) {
+      path_.push_back(Token{nullptr, 0, true});
+      emit_value("add", t[i]);
+      path_.resize(length);
+    }
+    return equal;
+  }
+
+  bool walk_object(const Json& source, const Json& target) {
+    const Json::object_t& s = source.get_ref<const Json::object_t&>();
+    const Json::object_t& t = target.get_ref<const Json::object_t&>();
+    bool equal = s.size() == t.size();
+    const size_t length = path_.size();
+    // Json::patch keeps the source's keys in place and appends added keys: the result has
+    // target's key order only when the k-th kept key (in source order) is target's k-th key.
+    size_t kept = 0;
+    bool in_order = true;
+    for (auto it = s.begin(); it != s.end(); ++it) {
+      auto found = kept < t.size() && (t.begin() + kept)->first == it->first ? t.begin() + kept
+                                                                             : t.find(it->first);
+      if (with_patch_) append_key(it->first);
+      if (found == t.end()) {
+        equal = false;
+        if (with_patch_) emit("remove");
+      } else {
+        if (found != t.begin() + kept) {
+          in_order = false;
+          equal = false;
+        }
+        ++kept;
+        if (!walk(it->second, found->second)) equal = false;
+      }
+      if (with_patch_) path_.pop_back();
+    }
+    if (!in_order) reproduces_ = false;
+    if (kept == t.size()) return equal;
+    equal = false;
+    if (!with_patch_) return equal;
+    // The keys of target that source lacks, in target order. In order, they are target's keys
+    // after the kept ones; otherwise each is looked up.
+    for (auto it = in_order ? t.begin() + kept : t.begin(); it != t.end(); ++it) {
+      if (!in_order && s.find(it->first) != s.end()) continue;
+      append_key(it->first);
+      emit_value("add", it->second);
+      path_.resize(length);
+    }
+    return equal;
+  }
+
+  void append_index(size_t i) { path_.push_back(Token{nullptr, i, false}); }
+  void append_key(const std::string& key) { path_.push_back(Token{&key, 0, false}); }
+
+  std::string path() const {
+    std::string out;
+    for (const Token& t : path_) {
+      out += '/';
+      if (t.append) {
+        out += '-';
+      } else if (t.key == nullptr) {
+        out += std::to_string(t.index);
+      } else {
+        for (char c : *t.key) {
+          if (c == '~') {
+            out += "~0";
+          } else if (c == '/') {
+            out += "~1";
+          } else {
+            out += c;
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  void emit(const char* op) {
+    Json o = Json::object();
+    o["op"] = op;
+    o["path"] = path();
+    ops_.push_back(std::move(o));
+  }
+
+  void emit_value(const char* op, const Json& value) {
+    Json o = Json::object();
+    o["op"] = op;
+    o["path"] = path();
+    o["value"] = value;
+    ops_.push_back(std::move(o));
+  }
+
+  bool with_patch_;
+  Json& ops_;
+  struct Token {
+    const std::string* key;  // an object member, else an array index
+    size_t index;
+    bool append;  // "-": the end of an array
+  };
+  std::vector<Token> path_;
+  bool reproduces_ = true;
+};
+
+}  // namespace
+
+JsonDiff json_diff(const Json& source, const Json& target, bool with_patch) {
+  JsonDiff d;
+  Differ differ(with_patch, d.patch);
+  d.equal = differ.walk(source, target);
+  d.reproduces = differ.reproduces();
+  return d;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,222 @@
+// json_diff (engine/json_diff.h) against nlohmann's Json::diff and Json::patch, and the pipeline's
+// fast paths against its slow ones: the same evaluation with and without the JSON Patch, over
+// every golden case, every lint case and the shared corpus, under every test policy.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/json_diff.h"
+#include "engine/pipeline.h"
+#include "mutators/all_mutators.h"
+#include "policies/loader.h"
+#include "rules/all_rules.h"
+#include "tests/support/yaml_to_json.h"
+
+namespace gpuadmit {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What Json::patch makes of Json::diff, the reference json_diff must agree with.
+void check_against_nlohmann(const Json& source, const Json& target) {
+  INFO("source: " << source.dump());
+  INFO("target: " << target.dump());
+  const JsonDiff d = json_diff(source, target, true);
+  const Json expected = Json::diff(source, target);
+  CHECK(d.patch.dump() == expected.dump());
+  CHECK(d.equal == (source == target));
+  bool reproduces = false;
+  try {
+    reproduces = source.patch(expected) == target;
+  } catch (const std::exception&) {
+    reproduces = false;
+  }
+  CHECK(d.reproduces == reproduces);
+  const JsonDiff quick = json_diff(source, target, false);
+  CHECK(quick.patch.empty());
+  CHECK(quick.equal == d.equal);
+  CHECK(quick.reproduces == d.reproduces);
+}
+
+TEST_CASE("json_diff: hand-picked pairs agree with Json::diff and Json::patch") {
+  const std::vector<std::pair<const char*, const char*>> pairs = {
+      {R"({})", R"({})"},
+      {R"({"a":1})", R"({"a":1.0})"},
+      {R"({"a":1})", R"({"a":"1"})"},
+      {R"({"a":1,"b":2})", R"({"b":2,"a":1})"},
+      {R"({"a":1,"b":2})", R"({"a":1})"},
+      {R"({"a":1})", R"({"a":1,"b":[1,2]})"},
+      {R"({"a":1,"c":3})", R"({"b":2,"a":1,"c":3})"},
+      {R"({"a":{"x/y":1,"t~":2}})", R"({"a":{"x/y":2,"new~/":3}})"},
+      {R"([1,2,3,4])", R"([1,5])"},
+      {R"([1])", R"([1,{"a":2},3])"},
+      {R"([{"a":1,"b":2}])", R"([{"b":2,"a":1}])"},
+      {R"({"a":null})", R"({"a":{}})"},
+      {R"({"a":[]})", R"({"a":{}})"},
+      {R"({"a":true,"":{"":1}})", R"({"a":false,"":{"":2}})"},
+      {R"("x")", R"("y")"},
+      {R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"nvidia.com/gpu":1}}}]}})",
+       R"({"spec":{"containers":[{"name":"a","resources":{"limits":{"nvidia.com/gpu":1},"requests":{"nvidia.com/gpu":1}}}],"tolerations":[]}})"},
+  };
+  for (const auto& [source, target] : pairs) {
+    check_against_nlohmann(Json::parse(source), Json::parse(target));
+    check_against_nlohmann(Json::parse(target), Json::parse(source));
+  }
+}
+
+// Random edits of real manifests: change, add, remove and move keys, grow and shrink lists.
+Json perturb(Json j, std::mt19937& rng, int depth = 0) {
+  if (j.is_object()) {
+    Json out = Json::object();
+    std::vector<std::string> keys;
+    for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+    if (rng() % 8 == 0 && keys.size() > 1) std::swap(keys[0], keys[rng() % keys.size()]);
+    for (const std::string& k : keys) {
+      if (rng() % 10 == 0) continue;  // removed
+      out[k] = rng() % 3 == 0 ? perturb(j[k], rng, depth + 1) : j[k];
+    }
+    if (rng() % 6 == 0) out["added-" + std::to_string(rng() % 3)] = static_cast<int>(rng() % 5);
+    return out;
+  }
+  if (j.is_array()) {
+    for (Json& item : j) {
+      if (rng() % 3 == 0) item = perturb(item, rng, depth + 1);
+    }
+    if (rng() % 5 == 0 && !j.empty()) j.erase(j.begin() + static_cast<long>(rng() % j.size()));
+    if (rng() % 5 == 0) j.push_back("appended");
+    return j;
+  }
+  switch (rng() % 6) {
+    case 0:
+      return static_cast<int>(rng() % 3);
+    case 1:
+      return j.is_number() ? Json(j.get<double>()) : j;
+    case 2:
+      return nullptr;
+    default:
+      return j;
+  }
+}
+
+std::vector<fs::path> files_under(const fs::path& dir, const std::vector<std::string>& extensions) {
+  std::vector<fs::path> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string ext = entry.path().extension().string();
+    if (std::find(extensions.begin(), extensions.end(), ext) != extensions.end()) {
+      out.push_back(entry.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Every object document of the golden cases, the lint cases and the shared corpus (List items
+// and AdmissionReview objects included).
+std::vector<Json> all_documents() {
+  std::vector<Json> docs;
+  auto add = [&](const Json& doc) {
+    if (!doc.is_object()) return;
+    docs.push_back(doc);
+    if (const Json* items = find_member(doc, "items"); items != nullptr && items->is_array()) {
+      for (const Json& item : *items) {
+        if (item.is_object()) docs.push_back(item);
+      }
+    }
+    if (const Json* request = find_member(doc, "request")) {
+      if (const Json* object = find_member(*request, "object"); object && object->is_object()) {
+        docs.push_back(*object);
+      }
+    }
+  };
+  std::vector<fs::path> files =
+      files_under(fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "cases", {".yaml"});
+  for (const fs::path& f : files_under(fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "lint" / "cases",
+                                       {".yaml", ".yml", ".json"})) {
+    files.push_back(f);
+  }
+  for (const fs::path& f :
+       files_under(fs::path(GPUADMIT_SHARED_DIR) / "corpus", {".yaml", ".yml", ".json"})) {
+    files.push_back(f);
+  }
+  for (const fs::path& f : files) {
+    if (f.filename().string().rfind("policy", 0) == 0) continue;
+    try {
+      for (const Json& doc : testing::yaml_file_documents(f.string())) add(doc);
+    } catch (const std::exception&) {
+      // A deliberately unreadable lint case: nothing to evaluate.
+    }
+  }
+  return docs;
+}
+
+std::vector<PolicyPtr> all_policies() {
+  std::vector<PolicyPtr> policies;
+  for (const fs::path& f : files_under(fs::path(GPUADMIT_SOURCE_DIR) / "tests", {".yaml"})) {
+    if (f.filename() != "policy.yaml") continue;
+    PolicyLoadResult loaded = load_policy_file(f.string());
+    if (loaded.ok()) policies.push_back(CompiledPolicy::compile(std::move(*loaded.policy)));
+  }
+  return policies;
+}
+
+Json evaluation_json(const Evaluation& e) {
+  Json findings = Json::array();
+  for (const Finding& f : e.findings) {
+    findings.push_back({f.rule, std::string(severity_name(f.severity)), f.path, f.message});
+  }
+  return {{"allowed", e.allowed},     {"is_workload", e.is_workload}, {"exempt", e.exempt},
+          {"changed", e.changed()},   {"mutated", e.mutated},         {"findings", findings},
+          {"mutations", e.mutations}, {"classes", e.classes}};
+}
+
+TEST_CASE("json_diff: random edits of real manifests agree with Json::diff and Json::patch") {
+  std::mt19937 rng(20261123);
+  const std::vector<Json> docs = all_documents();
+  REQUIRE(docs.size() > 100);
+  for (const Json& doc : docs) {
+    for (int round = 0; round < 4; ++round) check_against_nlohmann(doc, perturb(doc, rng));
+  }
+}
+
+TEST_CASE("pipeline: an evaluation without the JSON Patch equals the one with it") {
+  const Pipeline pipeline(default_mutators(), default_rules());
+  const std::vector<Json> docs = all_documents();
+  const std::vector<PolicyPtr> policies = all_policies();
+  REQUIRE(docs.size() > 100);
+  REQUIRE(policies.size() > 10);
+  int changed = 0;
+  for (const PolicyPtr& policy : policies) {
+    for (const Json& doc : docs) {
+      std::string ns = "default";
+      if (const Json* metadata = find_member(doc, "metadata")) {
+        if (const std::string_view n = string_member(*metadata, "namespace"); !n.empty()) ns = n;
+      }
+      const Evaluation with = pipeline.evaluate(doc, {.ns = ns, .mutate = true}, *policy);
+      const Evaluation without =
+          pipeline.evaluate(doc, {.ns = ns, .mutate = true, .patch = false}, *policy);
+      INFO(doc.dump());
+      CHECK(evaluation_json(without).dump() == evaluation_json(with).dump());
+      CHECK(without.patch.empty());
+      // The patch is nlohmann's diff of the two, and applying it gives the mutated object.
+      if (with.changed()) {
+        ++changed;
+        CHECK(with.patch.dump() == Json::diff(doc, with.mutated).dump());
+        CHECK(doc.patch(with.patch) == with.mutated);
+      } else {
+        CHECK(with.patch.empty());
+      }
+    }
+  }
+  CHECK(changed > 100);
+}
+
+}  // namespace
+}  // namespace gpuadmit
