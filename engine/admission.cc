@@ -86,12 +86,7 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   }
   if (ns.empty()) ns = "default";
   outcome.ns = ns;
-  if (outcome.name.empty() && object != nullptr) {
-    if (const Json* metadata = find_member(*object, "metadata")) {
-      outcome.name = std::string(string_member(*metadata, "name"));
-      if (outcome.name.empty()) outcome.name = std::string(string_member(*metadata, "generateName"));
-    }
-  }
+  if (outcome.name.empty() && object != nullptr) outcome.name = object_name(*object);
 
   // SPEC §7.1: CREATE is mutated and validated; UPDATE of a workload with templates is validated
   // (and its templates mutated); UPDATE of a Pod (its spec is immutable but for a few fields),

@@ -69,4 +69,12 @@ std::string_view string_member(const Json& j, std::string_view key) {
   return v->get_ref<const std::string&>();
 }
 
+std::string object_name(const Json& object) {
+  const Json* metadata = find_member(object, "metadata");
+  if (metadata == nullptr) return {};
+  std::string_view name = string_member(*metadata, "name");
+  if (name.empty()) name = string_member(*metadata, "generateName");
+  return std::string(name);
+}
+
 }  // namespace gpuadmit

@@ -4,6 +4,7 @@
 // type (engine/json_map.h) moves rather than copies siblings when an object grows.
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -28,5 +29,7 @@ const Json* find_member(const Json& j, std::string_view key);
 Json* find_member(Json& j, std::string_view key);
 // The string value of a member, or empty when absent or not a string.
 std::string_view string_member(const Json& j, std::string_view key);
+// An object's name for messages: metadata.name, else metadata.generateName, else empty.
+std::string object_name(const Json& object);
 
 }  // namespace gpuadmit

@@ -35,14 +35,6 @@ bool owned_by_daemonset(const Json& object) {
   return false;
 }
 
-std::string object_name(const Json& object) {
-  const Json* metadata = find_member(object, "metadata");
-  if (metadata == nullptr) return {};
-  std::string_view name = string_member(*metadata, "name");
-  if (name.empty()) name = string_member(*metadata, "generateName");
-  return std::string(name);
-}
-
 }  // namespace
 
 std::string_view severity_name(Severity s) {

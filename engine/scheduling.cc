@@ -69,18 +69,6 @@ const Json* list_member(const Json& object, std::string_view key) {
   return (list != nullptr && list->is_array()) ? list : nullptr;
 }
 
-// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
-const Json* required_terms(const Json& spec) {
-  const Json* affinity = find_member(spec, "affinity");
-  if (affinity == nullptr) return nullptr;
-  const Json* node_affinity = find_member(*affinity, "nodeAffinity");
-  if (node_affinity == nullptr) return nullptr;
-  const Json* required =
-      find_member(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution");
-  if (required == nullptr) return nullptr;
-  return list_member(*required, "nodeSelectorTerms");
-}
-
 // True when the term admits a node whose `key` label is `value`: every matchExpression allows it
 // (the expressions of a term are ANDed).
 bool term_allows(const Json& term, std::string_view key, std::string_view value) {
@@ -114,6 +102,17 @@ std::string requirements_text(const Json& term, std::string_view key) {
 }
 
 }  // namespace
+
+const Json* required_node_selector_terms(const Json& spec) {
+  const Json* affinity = find_member(spec, "affinity");
+  if (affinity == nullptr) return nullptr;
+  const Json* node_affinity = find_member(*affinity, "nodeAffinity");
+  if (node_affinity == nullptr) return nullptr;
+  const Json* required =
+      find_member(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution");
+  if (required == nullptr) return nullptr;
+  return list_member(*required, "nodeSelectorTerms");
+}
 
 // k8s.io/api/core/v1/toleration.go (*Toleration).ToleratesTaint, field by field.
 bool tolerates(const Json& toleration, const Taint& taint) {
@@ -210,7 +209,7 @@ std::optional<std::string> class_conflict(const PodView& pod,
   // nodeSelectorTerms are ORed: the pod conflicts only when no term can admit a class node,
   // i.e. every (non-empty) term rules out all class values of some label. Empty terms match no
   // node at all and say nothing about the class; matchFields (metadata.name) cannot be judged.
-  const Json* terms = required_terms(spec);
+  const Json* terms = required_node_selector_terms(spec);
   if (terms == nullptr) return std::nullopt;
   std::string reasons;
   size_t judged = 0;

@@ -35,6 +35,10 @@ bool any_tolerates(const Json* tolerations, const Taint& taint);
 // other keys are not considered (returns true).
 bool requirement_allows(const Json& requirement, std::string_view key, std::string_view value);
 
+// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms
+// of a pod spec when it is a list, else nullptr.
+const Json* required_node_selector_terms(const Json& spec);
+
 // True when a nodeSelectorTerm has no requirement at all: Kubernetes' nodeaffinity skips such a
 // term, so it matches no node (component-helpers nodeaffinity.newNodeSelectorTerms).
 bool is_empty_node_selector_term(const Json& term);

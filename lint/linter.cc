@@ -17,14 +17,6 @@ namespace {
 constexpr size_t kNoFinding = std::numeric_limits<size_t>::max();
 constexpr size_t kMaxContributors = 5;
 
-std::string object_name(const Json& object) {
-  const Json* metadata = find_member(object, "metadata");
-  if (metadata == nullptr) return {};
-  std::string_view name = string_member(*metadata, "name");
-  if (name.empty()) name = string_member(*metadata, "generateName");
-  return std::string(name);
-}
-
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }

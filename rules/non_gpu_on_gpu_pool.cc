@@ -103,7 +103,7 @@ class NonGpuOnGpuPoolRule final : public Rule {
       }
     }
 
-    const Json* terms = required_terms(spec);
+    const Json* terms = required_node_selector_terms(spec);
     if (terms == nullptr) return;
     const std::string terms_path =
         path +
@@ -137,19 +137,6 @@ class NonGpuOnGpuPoolRule final : public Rule {
                           std::to_string(e) + "]"});
       }
     }
-  }
-
- private:
-  static const Json* required_terms(const Json& spec) {
-    const Json* affinity = find_member(spec, "affinity");
-    if (affinity == nullptr) return nullptr;
-    const Json* node_affinity = find_member(*affinity, "nodeAffinity");
-    if (node_affinity == nullptr) return nullptr;
-    const Json* required =
-        find_member(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution");
-    if (required == nullptr) return nullptr;
-    const Json* terms = find_member(*required, "nodeSelectorTerms");
-    return (terms != nullptr && terms->is_array()) ? terms : nullptr;
   }
 };
 
