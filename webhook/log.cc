@@ -47,15 +47,25 @@ std::optional<LogLevel> parse_log_level(std::string_view name) {
 
 void Logger::log(LogLevel level, std::string_view msg, const Json& fields) const {
   if (!enabled(level)) return;
+  // {"ts":...,"level":...,"msg":...} then the fields in their order, as one object. The fields
+  // are serialized as they are and spliced in (no copy into a second object); a field named
+  // ts, level or msg replaces the header's value in place, as a merge would.
+  const bool spliced = fields.is_object() && !fields.empty() && !fields.contains("ts") &&
+                       !fields.contains("level") && !fields.contains("msg");
   Json line = Json::object();
   line["ts"] = timestamp();
   line["level"] = level_name(level);
   line["msg"] = msg;
-  if (fields.is_object()) {
+  if (fields.is_object() && !spliced) {
     for (auto it = fields.begin(); it != fields.end(); ++it) line[it.key()] = it.value();
   }
   // Invalid UTF-8 from a request (a name, a uid) is replaced, never a throw from a log line.
   std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (spliced) {
+    text.back() = ',';  // the header's closing brace
+    const std::string rest = fields.dump(-1, ' ', false, Json::error_handler_t::replace);
+    text.append(rest, 1);
+  }
   text += '\n';
   std::lock_guard<std::mutex> lock(mutex_);
   std::fwrite(text.data(), 1, text.size(), out_);

@@ -52,19 +52,30 @@ void sample(std::string& out, std::string_view name, std::string_view labels, st
 
 }  // namespace
 
-void LabeledCounter::add(const std::vector<std::string_view>& values, std::uint64_t n) {
-  std::string key = "{";
+void LabeledCounter::build_key(std::string& key, const std::string_view* values,
+                               size_t count) const {
+  key.clear();
+  key += '{';
   for (size_t i = 0; i < labels_.size(); ++i) {
     if (i > 0) key += ',';
     key += labels_[i];
     key += "=\"";
-    append_escaped(key, i < values.size() ? values[i] : std::string_view());
+    append_escaped(key, i < count ? values[i] : std::string_view());
     key += '"';
   }
   key += '}';
+}
+
+void LabeledCounter::add(const std::string_view* values, size_t count, std::uint64_t n) {
+  thread_local std::string key;
+  build_key(key, values, count);
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = series_.find(key);
-  if (it == series_.end() && series_.size() >= kMaxSeries) {
+  auto it = series_.find(std::string_view(key));
+  if (it != series_.end()) {
+    it->second += n;
+    return;
+  }
+  if (series_.size() >= kMaxSeries) {
     std::string other = "{";
     for (size_t i = 0; i < labels_.size(); ++i) {
       if (i > 0) other += ',';
@@ -74,23 +85,12 @@ void LabeledCounter::add(const std::vector<std::string_view>& values, std::uint6
     series_[other] += n;
     return;
   }
-  if (it == series_.end()) {
-    series_.emplace(std::move(key), n);
-  } else {
-    it->second += n;
-  }
+  series_.emplace(key, n);
 }
 
 std::uint64_t LabeledCounter::value(const std::vector<std::string_view>& values) const {
-  std::string key = "{";
-  for (size_t i = 0; i < labels_.size(); ++i) {
-    if (i > 0) key += ',';
-    key += labels_[i];
-    key += "=\"";
-    append_escaped(key, i < values.size() ? values[i] : std::string_view());
-    key += '"';
-  }
-  key += '}';
+  std::string key;
+  build_key(key, values.data(), values.size());
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = series_.find(key);
   return it == series_.end() ? 0 : it->second;

@@ -6,6 +6,8 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -21,17 +23,28 @@ class LabeledCounter {
       : name_(std::move(name)), help_(std::move(help)), labels_(std::move(labels)) {}
   // `values` in the order of the label names. Past kMaxSeries distinct series, new ones are
   // counted under every label value "other".
-  void add(const std::vector<std::string_view>& values, std::uint64_t n = 1);
+  void add(std::initializer_list<std::string_view> values, std::uint64_t n = 1) {
+    add(values.begin(), values.size(), n);
+  }
+  void add(const std::vector<std::string_view>& values, std::uint64_t n = 1) {
+    add(values.data(), values.size(), n);
+  }
   std::uint64_t value(const std::vector<std::string_view>& values) const;
   void render(std::string& out) const;
 
   static constexpr size_t kMaxSeries = 1000;
 
  private:
+  // Hot path: the key is built in a per-thread buffer and looked up without a copy; a string
+  // is allocated only for a series seen for the first time.
+  void add(const std::string_view* values, size_t count, std::uint64_t n);
+  void build_key(std::string& key, const std::string_view* values, size_t count) const;
+
   std::string name_, help_;
   std::vector<std::string> labels_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::uint64_t> series_;  // key: rendered label set {a="x",b="y"}
+  // key: rendered label set {a="x",b="y"}
+  std::map<std::string, std::uint64_t, std::less<>> series_;
 };
 
 // A latency histogram per endpoint, in seconds.

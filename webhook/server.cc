@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
@@ -101,6 +102,17 @@ void linger_close(const httplib::Request& req) {
   }
   // Whatever happened, the next read must end the connection now, not after the keep-alive wait.
   ::shutdown(fd, SHUT_RD);
+}
+
+// cpp-httplib 0.11.4 writes a response as two SSL_writes (the headers, then the body), i.e. two
+// TLS records sent as two TCP segments. Corking the socket while the response is written makes
+// them one segment: the kernel's send path and the client's wake-up run once per response.
+// The cork is set in the handler, after the body has been read (never before an interim
+// "100 Continue", which must go out alone) and removed in the logger callback, which
+// cpp-httplib calls once the whole response is written, and sends what is queued.
+void set_cork(const httplib::Request& req, int on) {
+  if (req.ssl == nullptr) return;
+  ::setsockopt(SSL_get_fd(req.ssl), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
 }
 
 bool is_json_content_type(std::string_view value) {
@@ -323,6 +335,7 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
 void Server::Impl::handle_review(const httplib::Request& req, httplib::Response& res,
                                  Endpoint endpoint) {
   const auto start = Clock::now();
+  set_cork(req, 1);  // until the logger callback: the response goes out as one segment
   const std::string_view endpoint_name = endpoint == Endpoint::kMutate ? "mutate" : "validate";
   if (draining.load(std::memory_order_relaxed)) {
     // Answered in full, but the client should open its next connection to a ready replica.
@@ -442,6 +455,7 @@ void Server::Impl::configure_http() {
   }));
 
   https.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    set_cork(req, 0);  // sends the corked response now (a no-op when it was not corked)
     if (res.get_header_value("Connection") == "close") linger_close(req);
   });
 
