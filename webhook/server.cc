@@ -130,18 +130,6 @@ bool is_json_content_type(std::string_view value) {
   return true;
 }
 
-std::string_view severity_label(Severity s) {
-  switch (s) {
-    case Severity::kDeny:
-      return "deny";
-    case Severity::kWarn:
-      return "warn";
-    case Severity::kError:
-      return "error";
-  }
-  return "deny";
-}
-
 }  // namespace
 
 std::optional<std::pair<std::string, int>> parse_listen_address(const std::string& address) {
@@ -381,7 +369,7 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
                         allowed ? std::string_view("allowed") : std::string_view("denied")});
   Json rules = Json::array();
   for (const Finding& f : outcome.evaluation.findings) {
-    metrics.violations.add({f.rule, severity_label(f.severity)});
+    metrics.violations.add({f.rule, severity_name(f.severity)});
     rules.push_back(f.rule);
   }
   const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
