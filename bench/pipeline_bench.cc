@@ -75,8 +75,10 @@ std::string review_text(const Json& pod) {
                    {"requestResource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
                    {"namespace", "ml-vision"},
                    {"operation", "CREATE"},
-                   {"userInfo", {{"username", "system:serviceaccount:kube-system:job-controller"},
-                                 {"uid", "b4fa8a3c-1"}, {"groups", {"system:serviceaccounts", "system:authenticated"}}}},
+                   {"userInfo",
+                    {{"username", "system:serviceaccount:kube-system:job-controller"},
+                     {"uid", "b4fa8a3c-1"},
+                     {"groups", {"system:serviceaccounts", "system:authenticated"}}}},
                    {"object", pod},
                    {"oldObject", nullptr},
                    {"dryRun", false},
@@ -92,7 +94,9 @@ Stats summarize(std::vector<double>& us) {
   std::sort(us.begin(), us.end());
   double sum = 0;
   for (double v : us) sum += v;
-  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))]; };
+  auto at = [&](double q) {
+    return us[std::min(us.size() - 1, static_cast<size_t>(q * us.size()))];
+  };
   return {sum / us.size(), at(0.50), at(0.99), us.back()};
 }
 
@@ -118,12 +122,13 @@ int main(int argc, char** argv) {
   const std::string body = review_text(pod);
   using Clock = std::chrono::steady_clock;
 
-  auto first = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline, *loaded.policy);
+  auto first = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
+                                                      *loaded.policy);
   if (!first.outcome) return 2;
-  std::printf("review: %zu bytes in, %zu bytes out, allowed=%s, patch ops=%zu, findings=%zu\n", body.size(),
-              first.outcome->response.dump().size(),
-              first.outcome->evaluation.allowed ? "true" : "false", first.outcome->evaluation.patch.size(),
-              first.outcome->evaluation.findings.size());
+  std::printf("review: %zu bytes in, %zu bytes out, allowed=%s, patch ops=%zu, findings=%zu\n",
+              body.size(), first.outcome->response.dump().size(),
+              first.outcome->evaluation.allowed ? "true" : "false",
+              first.outcome->evaluation.patch.size(), first.outcome->evaluation.findings.size());
 
   size_t sink = 0;
   Stats best_full{0, 0, 1e18, 0}, best_eval{0, 0, 1e18, 0};
@@ -158,9 +163,11 @@ int main(int argc, char** argv) {
   const Stats& e = best_eval;
   std::printf("iterations: %d x %d runs, best run (lowest p99) of each (sink %zu)\n", iterations,
               runs, sink);
-  std::printf("full review (parse+evaluate+encode): mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n", f.mean,
-              f.p50, f.p99, f.max);
-  std::printf("evaluate only (mutate+rules+diff):   mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n", e.mean,
-              e.p50, e.p99, e.max);
+  std::printf(
+      "full review (parse+evaluate+encode): mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n",
+      f.mean, f.p50, f.p99, f.max);
+  std::printf(
+      "evaluate only (mutate+rules+diff):   mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n",
+      e.mean, e.p50, e.p99, e.max);
   return 0;
 }

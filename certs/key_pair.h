@@ -43,7 +43,7 @@ class KeyPair {
  private:
   KeyPair() = default;
   X509* cert_ = nullptr;
-  STACK_OF(X509)* chain_ = nullptr;
+  STACK_OF(X509) * chain_ = nullptr;
   EVP_PKEY* key_ = nullptr;
   std::int64_t not_after_ = 0;
   std::string serial_;

@@ -38,11 +38,11 @@ bool parse_number(const std::string& text, T& out) {
 int serve_command(const std::vector<std::string>& argv) {
   const auto started = std::chrono::steady_clock::now();
   Args args;
-  if (auto error = Args::parse(argv,
-                               {"policy", "tls-cert", "tls-key", "listen", "metrics-listen",
-                                "client-ca", "threads", "max-body", "log-level",
-                                "watch-interval-ms", "shutdown-delay-ms"},
-                               {}, args)) {
+  if (auto error = Args::parse(
+          argv,
+          {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca", "threads",
+           "max-body", "log-level", "watch-interval-ms", "shutdown-delay-ms"},
+          {}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -127,14 +127,14 @@ int serve_command(const std::vector<std::string>& argv) {
   const auto ready_us = std::chrono::duration_cast<std::chrono::microseconds>(
                             std::chrono::steady_clock::now() - started)
                             .count();
-  logger.info("ready", {{"listen", config.listen},
-                        {"port", server.port()},
-                        {"metrics_port", server.metrics_port()},
-                        {"policy", config.policy_path.empty() ? "(embedded default)"
-                                                              : config.policy_path},
-                        {"threads", config.threads},
-                        {"client_ca", !config.client_ca_path.empty()},
-                        {"startup_us", ready_us}});
+  logger.info("ready",
+              {{"listen", config.listen},
+               {"port", server.port()},
+               {"metrics_port", server.metrics_port()},
+               {"policy", config.policy_path.empty() ? "(embedded default)" : config.policy_path},
+               {"threads", config.threads},
+               {"client_ca", !config.client_ca_path.empty()},
+               {"startup_us", ready_us}});
   const bool clean = server.run();
   done.store(true);
   signal_thread.join();

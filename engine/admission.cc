@@ -77,12 +77,14 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   outcome.uid = uid;
   outcome.operation = std::string(string_member(*request, "operation"));
   outcome.name = std::string(string_member(*request, "name"));
-  if (const Json* kind = find_member(*request, "kind")) outcome.kind = std::string(string_member(*kind, "kind"));
+  if (const Json* kind = find_member(*request, "kind"))
+    outcome.kind = std::string(string_member(*kind, "kind"));
 
   const Json* object = find_member(*request, "object");
   std::string ns(string_member(*request, "namespace"));
   if (ns.empty() && object != nullptr) {
-    if (const Json* metadata = find_member(*object, "metadata")) ns = std::string(string_member(*metadata, "namespace"));
+    if (const Json* metadata = find_member(*object, "metadata"))
+      ns = std::string(string_member(*metadata, "namespace"));
   }
   if (ns.empty()) ns = "default";
   outcome.ns = ns;
@@ -94,9 +96,9 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   const std::optional<Operation> operation = parse_operation(outcome.operation);
   const bool subresource = !string_member(*request, "subResource").empty();
   const bool is_pod = object != nullptr && string_member(*object, "kind") == "Pod";
-  const bool evaluate = operation && !subresource && object != nullptr && object->is_object() &&
-                        (*operation == Operation::kCreate ||
-                         (*operation == Operation::kUpdate && !is_pod));
+  const bool evaluate =
+      operation && !subresource && object != nullptr && object->is_object() &&
+      (*operation == Operation::kCreate || (*operation == Operation::kUpdate && !is_pod));
   if (!evaluate) {
     outcome.response = response_envelope(uid, true);
     AdmissionResult r;
@@ -125,8 +127,8 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
     Json status = Json::object();
     status["code"] = 403;
     status["reason"] = "Forbidden";
-    status["message"] = "gpuadmit denied " + outcome.kind + " " + ns + "/" + outcome.name + ": " +
-                        e.deny_message();
+    status["message"] =
+        "gpuadmit denied " + outcome.kind + " " + ns + "/" + outcome.name + ": " + e.deny_message();
     response["status"] = std::move(status);
   }
   // The API server prefixes each key with the webhook's name ("mutate.gpuadmit.io/class"), and
@@ -153,8 +155,8 @@ std::string base64_encode(std::string_view bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) |
-                       uint32_t(uint8_t(bytes[i + 2]));
+    const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) |
+                       (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint32_t(uint8_t(bytes[i + 2]));
     out += kAlphabet[(n >> 18) & 63];
     out += kAlphabet[(n >> 12) & 63];
     out += kAlphabet[(n >> 6) & 63];

@@ -124,8 +124,8 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
       violations.clear();
       rule->check(pod, ctx, violations);
       for (Violation& v : violations) {
-        e.findings.push_back(
-            Finding{std::string(rule->id()), severity_for(action), std::move(v.message), std::move(v.path)});
+        e.findings.push_back(Finding{std::string(rule->id()), severity_for(action),
+                                     std::move(v.message), std::move(v.path)});
       }
     }
   }

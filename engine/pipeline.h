@@ -34,7 +34,7 @@ struct Evaluation {
   bool exempt = false;       // exempt namespace: untouched
   Json mutated;              // the object after mutation (a copy of the input when unchanged)
   Json patch = Json::array();
-  std::vector<Finding> findings;   // in pod-spec order, then rule order
+  std::vector<Finding> findings;       // in pod-spec order, then rule order
   std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order
   std::vector<std::string> classes;    // resolved class names, unique, in pod-spec order
 

@@ -34,13 +34,15 @@ class ShapeChecker {
   }
   void string(const Json& parent, std::string_view key, const std::string& path) {
     const Json* v = find_member(parent, key);
-    if (v != nullptr && !v->is_null() && !v->is_string()) fail(path + "." + std::string(key), "a string", *v);
+    if (v != nullptr && !v->is_null() && !v->is_string())
+      fail(path + "." + std::string(key), "a string", *v);
   }
   void string_map(const Json& parent, std::string_view key, const std::string& path) {
     const Json* m = object(parent, key, path);
     if (m == nullptr) return;
     for (auto it = m->begin(); it != m->end() && ok(); ++it) {
-      if (!it->is_string() && !it->is_null()) fail(path + "." + std::string(key) + "[\"" + it.key() + "\"]", "a string", *it);
+      if (!it->is_string() && !it->is_null())
+        fail(path + "." + std::string(key) + "[\"" + it.key() + "\"]", "a string", *it);
     }
   }
   // Each element of a list must be an object; calls `each(element, element_path)`.
@@ -95,21 +97,23 @@ void check_affinity(ShapeChecker& c, const Json& spec, const std::string& path) 
   const Json* required =
       c.object(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", na_path);
   if (required == nullptr) return;
-  c.object_list(*required, "nodeSelectorTerms", na_path + ".requiredDuringSchedulingIgnoredDuringExecution",
-                [&](const Json& term, const std::string& term_path) {
-                  for (std::string_view list : {"matchExpressions", "matchFields"}) {
-                    c.object_list(term, list, term_path, [&](const Json& expr, const std::string& expr_path) {
-                      c.string(expr, "key", expr_path);
-                      c.string(expr, "operator", expr_path);
-                      if (const Json* values = c.array(expr, "values", expr_path)) {
-                        for (size_t i = 0; i < values->size() && c.ok(); ++i) {
-                          if (!(*values)[i].is_string())
-                            c.fail(expr_path + ".values[" + std::to_string(i) + "]", "a string", (*values)[i]);
-                        }
-                      }
-                    });
-                  }
-                });
+  c.object_list(
+      *required, "nodeSelectorTerms", na_path + ".requiredDuringSchedulingIgnoredDuringExecution",
+      [&](const Json& term, const std::string& term_path) {
+        for (std::string_view list : {"matchExpressions", "matchFields"}) {
+          c.object_list(term, list, term_path, [&](const Json& expr, const std::string& expr_path) {
+            c.string(expr, "key", expr_path);
+            c.string(expr, "operator", expr_path);
+            if (const Json* values = c.array(expr, "values", expr_path)) {
+              for (size_t i = 0; i < values->size() && c.ok(); ++i) {
+                if (!(*values)[i].is_string())
+                  c.fail(expr_path + ".values[" + std::to_string(i) + "]", "a string",
+                         (*values)[i]);
+              }
+            }
+          });
+        }
+      });
 }
 
 const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
@@ -118,7 +122,8 @@ const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
   return m.is_object() ? &m : nullptr;
 }
 
-std::optional<std::string> lookup(const Json* metadata, std::string_view section, std::string_view key) {
+std::optional<std::string> lookup(const Json* metadata, std::string_view section,
+                                  std::string_view key) {
   if (metadata == nullptr) return std::nullopt;
   const Json* map = find_member(*metadata, section);
   if (map == nullptr) return std::nullopt;
@@ -188,7 +193,8 @@ PodView::PodView(Json& object, const PodSpecLocation& location)
       ref.index = i;
       ref.name = std::string(string_member(c, "name"));
       // KEP-753: an init container with restartPolicy Always is a sidecar that keeps running.
-      ref.restartable = kind == ContainerKind::kInit && string_member(c, "restartPolicy") == "Always";
+      ref.restartable =
+          kind == ContainerKind::kInit && string_member(c, "restartPolicy") == "Always";
       ref.path = location.path + "." + std::string(key) + "[" + std::to_string(i) + "]";
       containers_.push_back(std::move(ref));
     }
@@ -245,7 +251,8 @@ bool PodView::set_annotation(std::string_view key, std::string_view value) {
   Json& annotations = meta["annotations"];
   if (!annotations.is_object()) annotations = Json::object();
   Json* existing = find_member(annotations, key);
-  if (existing != nullptr && existing->is_string() && existing->get_ref<const std::string&>() == value) {
+  if (existing != nullptr && existing->is_string() &&
+      existing->get_ref<const std::string&>() == value) {
     return false;
   }
   annotations[std::string(key)] = std::string(value);

@@ -51,9 +51,8 @@ const std::vector<BuiltinKind>& builtin_kinds() {
 // Kubeflow training operators name their role maps `<x>ReplicaSpecs` (tfReplicaSpecs,
 // pytorchReplicaSpecs, mpiReplicaSpecs, xgbReplicaSpecs, paddleReplicaSpecs, mxReplicaSpecs).
 constexpr std::string_view kKubeflowGroup = "kubeflow.org";
-constexpr std::array<std::string_view, 6> kKubeflowKinds = {"TFJob",      "PyTorchJob",
-                                                            "MPIJob",     "XGBoostJob",
-                                                            "PaddleJob",  "MXJob"};
+constexpr std::array<std::string_view, 6> kKubeflowKinds = {"TFJob",      "PyTorchJob", "MPIJob",
+                                                            "XGBoostJob", "PaddleJob",  "MXJob"};
 
 std::string_view group_of(std::string_view api_version) {
   auto slash = api_version.find('/');
@@ -241,7 +240,8 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
   if (!object.is_object()) return locations;
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");
-  const bool is_lws = kind == "LeaderWorkerSet" && group_of(api_version) == "leaderworkerset.x-k8s.io";
+  const bool is_lws =
+      kind == "LeaderWorkerSet" && group_of(api_version) == "leaderworkerset.x-k8s.io";
   for (const std::string& pattern : pod_spec_patterns(api_version, kind, policy)) {
     for (JsonPointer& pointer : expand_path_pattern(object, pattern)) {
       PodSpecLocation loc;

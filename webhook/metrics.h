@@ -71,8 +71,8 @@ struct Metrics {
   LabeledCounter violations{"gpuadmit_violations_total",
                             "Findings by rule id and severity (deny, warn, error).",
                             {"rule", "severity"}};
-  LabeledCounter mutations{"gpuadmit_mutations_total", "Mutations applied, by mutation name.",
-                           {"mutation"}};
+  LabeledCounter mutations{
+      "gpuadmit_mutations_total", "Mutations applied, by mutation name.", {"mutation"}};
   LabeledCounter rejected{"gpuadmit_http_rejected_total",
                           "HTTP requests refused before the engine ran, by status code.",
                           {"code"}};

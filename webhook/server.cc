@@ -139,8 +139,7 @@ std::optional<std::pair<std::string, int>> parse_listen_address(const std::strin
   const std::string port_text = address.substr(colon + 1);
   int port = -1;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
-      port > 65535) {
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535) {
     return std::nullopt;
   }
   if (host.empty()) host = "0.0.0.0";
@@ -215,8 +214,8 @@ int Server::Impl::install_key_pair(SSL* ssl, void* arg) {
 bool Server::Impl::setup_tls(SSL_CTX& ctx) {
   // cpp-httplib's own constructors allow TLS 1.1; the SPEC wants 1.2 at least.
   SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_cipher_list(&ctx, kTls12Ciphers) != 1 ||
       SSL_CTX_set_ciphersuites(&ctx, kTls13Suites) != 1) {
     tls_setup_error = "TLS: cannot set the cipher suites";
@@ -266,7 +265,8 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
   const bool review = req.path == "/mutate" || req.path == "/validate";
   const bool probe = req.path == "/healthz" || req.path == "/readyz";
   if (!review && !probe) {
-    reject(req, res, 404, "no such endpoint; use POST /mutate, POST /validate, GET /healthz, GET /readyz");
+    reject(req, res, 404,
+           "no such endpoint; use POST /mutate, POST /validate, GET /healthz, GET /readyz");
     return false;
   }
   if (review && req.method != "POST") {
@@ -286,8 +286,9 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
   if (req.has_header("Content-Encoding")) {
     const std::string encoding = req.get_header_value("Content-Encoding");
     if (encoding != "identity") {
-      reject(req, res, 415, "compressed request bodies are not accepted (Content-Encoding: " +
-                                encoding.substr(0, 40) + ")");
+      reject(req, res, 415,
+             "compressed request bodies are not accepted (Content-Encoding: " +
+                 encoding.substr(0, 40) + ")");
       return false;
     }
   }
@@ -305,8 +306,9 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
       return false;
     }
     if (ec == std::errc::result_out_of_range || length > config.max_body) {
-      reject(req, res, 413, "request body of " + text + " bytes exceeds --max-body " +
-                                std::to_string(config.max_body));
+      reject(req, res, 413,
+             "request body of " + text + " bytes exceeds --max-body " +
+                 std::to_string(config.max_body));
       return false;
     }
   } else if (review) {
@@ -434,8 +436,8 @@ void Server::Impl::configure_http() {
   // one-line JSON shape as ours.
   // After such an error the request stream is in an unknown state (a body half read after a
   // read timeout, a malformed request line): the connection is closed too.
-  https.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request& req, httplib::Response& res) {
+  https.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
+                                                                  httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     close_after_response(req, res);
     res.set_content(json_error("HTTP " + std::to_string(res.status) + ": request refused"), kJson);
@@ -600,10 +602,10 @@ std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
 
   impl->configure_http();
   auto bind = [](auto& server, const std::pair<std::string, int>& address) {
-    const int port = address.second == 0 ? server.bind_to_any_port(address.first)
-                                         : (server.bind_to_port(address.first, address.second)
-                                                ? address.second
-                                                : -1);
+    const int port =
+        address.second == 0
+            ? server.bind_to_any_port(address.first)
+            : (server.bind_to_port(address.first, address.second) ? address.second : -1);
     if (port > 0) ::listen(server.listening_socket(), kListenBacklog);
     return port;
   };

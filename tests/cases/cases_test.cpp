@@ -77,7 +77,7 @@ std::vector<GoldenCase> load_cases() {
       c.findings = Json::parse(testing::read_file((dir / "findings.json").string()));
     }
     c.policy = load_case_policy(fs::exists(dir / "policy.yaml") ? dir / "policy.yaml"
-                                                                  : kCases / "policy.yaml");
+                                                                : kCases / "policy.yaml");
     c.ns = "default";
     if (c.input.contains("metadata") && c.input["metadata"].contains("namespace")) {
       c.ns = c.input["metadata"]["namespace"].get<std::string>();
@@ -112,7 +112,8 @@ TEST_CASE("cases: every golden case mutates, reports and patches exactly as expe
   for (const GoldenCase& c : load_cases()) {
     {
       INFO(c.name);
-      const Evaluation e = pipeline().evaluate(c.input, {c.ns, Operation::kCreate, true}, *c.policy);
+      const Evaluation e =
+          pipeline().evaluate(c.input, {c.ns, Operation::kCreate, true}, *c.policy);
       const Json got_findings = findings_json(e);
       CHECK(got_findings.dump(2) == c.findings.dump(2));
       const Json result = e.allowed ? e.mutated : c.input;
@@ -120,12 +121,14 @@ TEST_CASE("cases: every golden case mutates, reports and patches exactly as expe
       // The patch reproduces the expected object (nlohmann's RFC 6902 implementation).
       CHECK(unordered(c.input.patch(e.patch)) == unordered(c.expected));
       // Idempotence: the mutated object goes through unchanged, with the same verdict.
-      const Evaluation again = pipeline().evaluate(c.expected, {c.ns, Operation::kCreate, true}, *c.policy);
+      const Evaluation again =
+          pipeline().evaluate(c.expected, {c.ns, Operation::kCreate, true}, *c.policy);
       CHECK(again.patch.empty());
       if (e.allowed) {
         CHECK(findings_json(again) == got_findings);
         // The validating webhook sees the mutated object and reaches the same findings.
-        const Evaluation validated = pipeline().evaluate(c.expected, {c.ns, Operation::kCreate, false}, *c.policy);
+        const Evaluation validated =
+            pipeline().evaluate(c.expected, {c.ns, Operation::kCreate, false}, *c.policy);
         CHECK(findings_json(validated) == got_findings);
         CHECK(validated.patch.empty());
       }
@@ -133,7 +136,9 @@ TEST_CASE("cases: every golden case mutates, reports and patches exactly as expe
   }
 }
 
-TEST_CASE("cases: kubectl (Go json-patch, as the API server) applies every patch to the expected object") {
+TEST_CASE(
+    "cases: kubectl (Go json-patch, as the API server) applies every patch to the expected "
+    "object") {
   if (std::system("command -v kubectl >/dev/null 2>&1") != 0) {
     WARN("kubectl not found: skipping the Go json-patch cross-check");
     return;

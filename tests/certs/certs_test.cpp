@@ -92,16 +92,16 @@ TEST_CASE("a serving certificate verifies for every SAN and nothing else") {
   REQUIRE(std::holds_alternative<PemPair>(leaf));
   const PemPair& pair = std::get<PemPair>(leaf);
 
-  for (const char* host :
-       {"gpuadmit", "gpuadmit.ml", "gpuadmit.ml.svc", "gpuadmit.ml.svc.cluster.local", "127.0.0.1"}) {
+  for (const char* host : {"gpuadmit", "gpuadmit.ml", "gpuadmit.ml.svc",
+                           "gpuadmit.ml.svc.cluster.local", "127.0.0.1"}) {
     INFO(host);
     CHECK(verifies(test_ca().cert_pem, pair.cert_pem, host));
   }
   CHECK_FALSE(verifies(test_ca().cert_pem, pair.cert_pem, "gpuadmit.other.svc"));
   CHECK_FALSE(verifies(test_ca().cert_pem, pair.cert_pem, "127.0.0.2"));
   // serverAuth only: not usable as a client certificate.
-  CHECK_FALSE(verifies(test_ca().cert_pem, pair.cert_pem, "gpuadmit.ml.svc",
-                       X509_PURPOSE_SSL_CLIENT));
+  CHECK_FALSE(
+      verifies(test_ca().cert_pem, pair.cert_pem, "gpuadmit.ml.svc", X509_PURPOSE_SSL_CLIENT));
   // Another CA does not verify it.
   const PemPair other = std::get<PemPair>(gpuadmit::certs::generate_ca("other CA", 30));
   CHECK_FALSE(verifies(other.cert_pem, pair.cert_pem, "gpuadmit.ml.svc"));
@@ -185,8 +185,7 @@ TEST_CASE("KeyPair refuses a key of another certificate, garbage and missing fil
 
   auto missing = KeyPair::load("/nonexistent/tls.crt", "/nonexistent/tls.key");
   REQUIRE(std::holds_alternative<std::string>(missing));
-  CHECK(std::get<std::string>(missing) ==
-        "/nonexistent/tls.crt: cannot read the certificate file");
+  CHECK(std::get<std::string>(missing) == "/nonexistent/tls.crt: cannot read the certificate file");
 }
 
 TEST_CASE("file_signature sees a Secret volume's ..data symlink swap") {
@@ -230,8 +229,8 @@ TEST_CASE("gpuadmit certs writes ca.crt, tls.crt, tls.key and prints the caBundl
   REQUIRE(r.exit_code == 0);
   const std::string ca = slurp(dir + "/ca.crt"), crt = slurp(dir + "/tls.crt");
   CHECK(r.out == gpuadmit::certs::base64(ca) + "\n");
-  for (const char* host : {"gpuadmit.ml.svc", "gpuadmit.ml.svc.cluster.local", "localhost",
-                           "127.0.0.1"}) {
+  for (const char* host :
+       {"gpuadmit.ml.svc", "gpuadmit.ml.svc.cluster.local", "localhost", "127.0.0.1"}) {
     INFO(host);
     CHECK(verifies(ca, crt, host));
   }

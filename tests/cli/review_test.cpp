@@ -34,13 +34,14 @@ Json run_review(const Json& review, const std::string& endpoint = "mutate") {
 }
 
 TEST_CASE("review: API fixtures round-trip, the validating endpoint never patches") {
-  for (const char* file : {"k8s-api__core.v1.Pod.json", "k8s-api__apps.v1.Deployment.json",
-                           "k8s-api__apps.v1.DaemonSet.json", "k8s-api__apps.v1.StatefulSet.json",
-                           "k8s-api__apps.v1.ReplicaSet.json", "k8s-api__batch.v1.Job.json",
-                           "k8s-api__batch.v1.CronJob.json", "k8s-api__core.v1.ReplicationController.json",
-                           "k8s-api__core.v1.PodTemplate.json", "k8s-api__core.v1.LimitRange.json",
-                           "k8s-api__core.v1.ResourceQuota.json", "k8s-api__core.v1.Node.json",
-                           "k8s-api__scheduling.k8s.io.v1.PriorityClass.json"}) {
+  for (const char* file :
+       {"k8s-api__core.v1.Pod.json", "k8s-api__apps.v1.Deployment.json",
+        "k8s-api__apps.v1.DaemonSet.json", "k8s-api__apps.v1.StatefulSet.json",
+        "k8s-api__apps.v1.ReplicaSet.json", "k8s-api__batch.v1.Job.json",
+        "k8s-api__batch.v1.CronJob.json", "k8s-api__core.v1.ReplicationController.json",
+        "k8s-api__core.v1.PodTemplate.json", "k8s-api__core.v1.LimitRange.json",
+        "k8s-api__core.v1.ResourceQuota.json", "k8s-api__core.v1.Node.json",
+        "k8s-api__scheduling.k8s.io.v1.PriorityClass.json"}) {
     INFO(file);
     const Json object = Json::parse(testing::slurp(kFixtures + file));
     const Json answer = run_review(review_of(object));
@@ -192,8 +193,11 @@ TEST_CASE("review: deny findings answer 403 with every violation, warn findings 
         {"key":"cloud.example.com/pool","operator":"In","values":["t4-a","t4-b"]}]}]}}}}])"));
 }
 
-TEST_CASE("review: the upstream AdmissionReview fixture passes untouched (unknown operation, subresource)") {
-  const Json review = Json::parse(testing::slurp(kFixtures + "k8s-api__admission.k8s.io.v1.AdmissionReview.json"));
+TEST_CASE(
+    "review: the upstream AdmissionReview fixture passes untouched (unknown operation, "
+    "subresource)") {
+  const Json review =
+      Json::parse(testing::slurp(kFixtures + "k8s-api__admission.k8s.io.v1.AdmissionReview.json"));
   const Json answer = run_review(review);
   CHECK(answer == Json::parse(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
                                   "response":{"uid":"uidValue","allowed":true}})"));
@@ -222,7 +226,8 @@ TEST_CASE("review: malformed input exits 2 with a clear message") {
       {"[]", "gpuadmit review: <stdin>: request body is not a JSON object\n"},
       {R"({"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"uid":"u"}})",
        "gpuadmit review: <stdin>: apiVersion must be \"admission.k8s.io/v1\", got "
-       "\"admission.k8s.io/v1beta1\" (set admissionReviewVersions: [v1] in the webhook configuration)\n"},
+       "\"admission.k8s.io/v1beta1\" (set admissionReviewVersions: [v1] in the webhook "
+       "configuration)\n"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"Pod"})",
        "gpuadmit review: <stdin>: kind must be \"AdmissionReview\", got \"Pod\"\n"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",

@@ -20,7 +20,8 @@ PolicyPtr gpu_policy() {
 }
 
 Json pod(const std::string& spec) {
-  return Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" + spec + "}");
+  return Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" + spec +
+                     "}");
 }
 
 std::string shape_error(Json object) {
@@ -42,14 +43,17 @@ TEST_CASE("pod view: malformed pod specs are named precisely") {
       {R"({"containers":null,"tolerations":null})", ""},
       {R"({"containers":{}})", "spec.containers: must be a list, not object"},
       {R"({"containers":["x"]})", "spec.containers[0]: must be an object, not string"},
-      {R"({"containers":[{"resources":[]}]})", "spec.containers[0].resources: must be an object, not array"},
+      {R"({"containers":[{"resources":[]}]})",
+       "spec.containers[0].resources: must be an object, not array"},
       {R"({"containers":[{"resources":{"limits":{"nvidia.com/gpu":true}}}]})",
        R"(spec.containers[0].resources.limits["nvidia.com/gpu"]: must be a quantity, not boolean)"},
-      {R"({"initContainers":[{"name":7}]})", "spec.initContainers[0].name: must be a string, not number"},
+      {R"({"initContainers":[{"name":7}]})",
+       "spec.initContainers[0].name: must be a string, not number"},
       {R"({"tolerations":[1]})", "spec.tolerations[0]: must be an object, not number"},
       {R"({"nodeSelector":{"a":1}})", R"(spec.nodeSelector["a"]: must be a string, not number)"},
       {R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"In","values":[1]}]}]}}}})",
-       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+       "nodeSelectorTerms[0]"
        ".matchExpressions[0].values[0]: must be a string, not number"},
       {R"({"priority":"high"})", "spec.priority: must be an integer, not string"},
   };
@@ -59,11 +63,13 @@ TEST_CASE("pod view: malformed pod specs are named precisely") {
   }
   CHECK(shape_error(Json::parse(R"({"apiVersion":"v1","kind":"Pod","spec":"x"})")) ==
         "spec: must be an object, not string");
-  CHECK(shape_error(Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"a":[]}},"spec":{}})")) ==
+  CHECK(shape_error(Json::parse(
+            R"({"apiVersion":"v1","kind":"Pod","metadata":{"annotations":{"a":[]}},"spec":{}})")) ==
         R"(metadata.annotations["a"]: must be a string, not array)");
 }
 
-TEST_CASE("pod view: settings prefer the pod template's annotations, then labels, then the object's") {
+TEST_CASE(
+    "pod view: settings prefer the pod template's annotations, then labels, then the object's") {
   static const PolicyPtr policy = gpu_policy();
   Json deployment = Json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
     "metadata":{"annotations":{"gpuadmit.io/class":"top","gpuadmit.io/workload":"training"},
@@ -78,7 +84,8 @@ TEST_CASE("pod view: settings prefer the pod template's annotations, then labels
   CHECK(view.set_annotation("gpuadmit.io/class", "a100"));
   CHECK_FALSE(view.set_annotation("gpuadmit.io/class", "a100"));
   CHECK(view.setting("gpuadmit.io/class") == "a100");
-  CHECK(deployment["spec"]["template"]["metadata"]["annotations"] == Json{{"gpuadmit.io/class", "a100"}});
+  CHECK(deployment["spec"]["template"]["metadata"]["annotations"] ==
+        Json{{"gpuadmit.io/class", "a100"}});
 }
 
 TEST_CASE("resources: effective pod GPUs as the scheduler computes them") {
@@ -90,7 +97,8 @@ TEST_CASE("resources: effective pod GPUs as the scheduler computes them") {
     bool gpu_pod;
   };
   auto gpu = [](const std::string& name, const std::string& n, const std::string& extra = "") {
-    return R"({"name":")" + name + R"(",)" + extra + R"("resources":{"limits":{"nvidia.com/gpu":")" + n + R"("}}})";
+    return R"({"name":")" + name + R"(",)" + extra +
+           R"("resources":{"limits":{"nvidia.com/gpu":")" + n + R"("}}})";
   };
   const std::vector<Case> cases = {
       {"no containers", R"({})", 0, false},

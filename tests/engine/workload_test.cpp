@@ -27,8 +27,8 @@ PolicyPtr empty_policy() {
 std::vector<std::pair<std::string, int64_t>> specs_of(const std::string& file) {
   static const PolicyPtr policy = empty_policy();
   std::vector<std::pair<std::string, int64_t>> out;
-  for (const Json& doc :
-       testing::yaml_file_documents(std::string(GPUADMIT_SHARED_DIR) + "/corpus/workloads/" + file)) {
+  for (const Json& doc : testing::yaml_file_documents(std::string(GPUADMIT_SHARED_DIR) +
+                                                      "/corpus/workloads/" + file)) {
     for (const PodSpecLocation& loc : find_pod_specs(doc, *policy)) {
       out.emplace_back(loc.path, loc.replicas);
     }
@@ -96,7 +96,8 @@ TEST_CASE("workload: policy-declared kinds with * and [*] paths") {
                        {"template":{"spec":{}}}],
             "launcher":{"template":{"spec":{}}}}})");
   Specs got;
-  for (const PodSpecLocation& loc : find_pod_specs(run, *policy)) got.emplace_back(loc.path, loc.replicas);
+  for (const PodSpecLocation& loc : find_pod_specs(run, *policy))
+    got.emplace_back(loc.path, loc.replicas);
   CHECK(got == Specs{{"spec.workers[0].template.spec", 4},
                      {"spec.workers[1].template.spec", 1},
                      {"spec.launcher.template.spec", 1}});
@@ -107,7 +108,8 @@ TEST_CASE("workload: policy-declared kinds with * and [*] paths") {
 
   const Json map_roles = Json::parse(R"({"spec":{"roles":{"a":{"spec":{}},"b":{"spec":{}}}}})");
   std::vector<std::string> paths;
-  for (const JsonPointer& p : expand_path_pattern(map_roles, "spec.roles.*.spec")) paths.push_back(p.to_string());
+  for (const JsonPointer& p : expand_path_pattern(map_roles, "spec.roles.*.spec"))
+    paths.push_back(p.to_string());
   CHECK(paths == std::vector<std::string>{"/spec/roles/a/spec", "/spec/roles/b/spec"});
 }
 
@@ -125,15 +127,18 @@ TEST_CASE("workload: built-in kinds are matched by group and kind, not version")
 
 TEST_CASE("workload: malformed objects yield no pod specs and never throw") {
   const PolicyPtr policy = empty_policy();
-  for (const char* text : {R"(null)", R"([])", R"({"kind":"Deployment"})",
-                           R"({"apiVersion":"apps/v1","kind":"Deployment","spec":[]})",
-                           R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"template":"x"}})",
-                           R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","spec":{"replicatedJobs":{"a":1}}})"}) {
+  for (
+      const char* text :
+      {R"(null)", R"([])", R"({"kind":"Deployment"})",
+       R"({"apiVersion":"apps/v1","kind":"Deployment","spec":[]})",
+       R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"template":"x"}})",
+       R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","spec":{"replicatedJobs":{"a":1}}})"}) {
     INFO(text);
     CHECK(find_pod_specs(Json::parse(text), *policy).empty());
   }
   // A pod spec of the wrong type is found (so that the pipeline can deny it with a reason).
-  const Json bad = Json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"template":{"spec":"oops"}}})");
+  const Json bad = Json::parse(
+      R"({"apiVersion":"apps/v1","kind":"Deployment","spec":{"template":{"spec":"oops"}}})");
   CHECK(find_pod_specs(bad, *policy).size() == 1);
 }
 

@@ -131,9 +131,10 @@ TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in fligh
   CHECK(prober.request("GET", "/readyz")->status == 200);
   // Headers and half of the body sent when the signal comes.
   const size_t half = review.size() / 2;
-  REQUIRE(in_flight.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
-                             "application/json\r\nContent-Length: " +
-                             std::to_string(review.size()) + "\r\n\r\n" + review.substr(0, half)));
+  REQUIRE(
+      in_flight.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         "application/json\r\nContent-Length: " +
+                         std::to_string(review.size()) + "\r\n\r\n" + review.substr(0, half)));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.signal(SIGTERM);
   std::this_thread::sleep_for(std::chrono::milliseconds(150));

@@ -256,9 +256,8 @@ TEST_CASE("webhook: refusals before the body is read close the connection") {
        "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
        "Content-Length: 99999999999999999999999\r\n\r\n",
        413, "exceeds --max-body"},
-      {"no length",
-       "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n", 411,
-       "Content-Length is required"},
+      {"no length", "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n",
+       411, "Content-Length is required"},
       {"gzip",
        "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
        "Content-Encoding: gzip\r\nContent-Length: 10\r\n\r\n0123456789",
@@ -290,9 +289,10 @@ TEST_CASE("webhook: refusals before the body is read close the connection") {
   // Wrong media type: the body was read, 415, the connection stays usable.
   TlsClient client;
   connect(client);
-  REQUIRE(client.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
-                          "Content-Length: " +
-                          length + "\r\n\r\n" + review));
+  REQUIRE(
+      client.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+                      "Content-Length: " +
+                      length + "\r\n\r\n" + review));
   auto res = client.read_response();
   REQUIRE(res.has_value());
   CHECK(res->status == 415);
@@ -302,8 +302,9 @@ TEST_CASE("webhook: refusals before the body is read close the connection") {
 TEST_CASE("webhook: a chunked 20 MiB body is refused before it is read") {
   TlsClient client;
   connect(client);
-  REQUIRE(client.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Transfer-Encoding: chunked\r\n\r\n"));
+  REQUIRE(
+      client.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n"));
   const std::string chunk = "100000\r\n" + std::string(0x100000, '[') + "\r\n";
   // Send like Go's transport: stop once the response has arrived.
   int sent = 0;
@@ -359,8 +360,9 @@ TEST_CASE("webhook: a slow client does not delay others") {
   TlsClient slow;
   connect(slow);
   // Headers promised, body never sent: the slow client holds one worker until the read timeout.
-  REQUIRE(slow.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                        "Content-Length: 4000\r\n\r\n{\"apiVersion\""));
+  REQUIRE(
+      slow.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Content-Length: 4000\r\n\r\n{\"apiVersion\""));
   TlsClient silent;  // connected, never says anything
   connect(silent);
 
@@ -405,18 +407,27 @@ TEST_CASE("webhook: metrics count requests, latency, and expose the certificate 
   {
     TlsClient oversize;
     connect(oversize);
-    REQUIRE(oversize.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"));
+    REQUIRE(
+        oversize.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n"));
     REQUIRE(oversize.read_response()->status == 413);
   }
   const std::string metrics = shared().server->metrics();
   INFO(metrics);
+  CHECK(
+      metric_value(
+          metrics,
+          R"(gpuadmit_requests_total{endpoint="mutate",operation="CREATE",kind="Pod",result="allowed"})") >=
+      1);
+  CHECK(
+      metric_value(
+          metrics,
+          R"(gpuadmit_requests_total{endpoint="validate",operation="",kind="",result="error"})") >=
+      1);
+  CHECK(metric_value(metrics, R"(gpuadmit_request_duration_seconds_count{endpoint="mutate"})") >=
+        1);
   CHECK(metric_value(metrics,
-                     R"(gpuadmit_requests_total{endpoint="mutate",operation="CREATE",kind="Pod",result="allowed"})") >= 1);
-  CHECK(metric_value(metrics,
-                     R"(gpuadmit_requests_total{endpoint="validate",operation="",kind="",result="error"})") >= 1);
-  CHECK(metric_value(metrics, R"(gpuadmit_request_duration_seconds_count{endpoint="mutate"})") >= 1);
-  CHECK(metric_value(metrics,
-                     R"(gpuadmit_request_duration_seconds_bucket{endpoint="mutate",le="+Inf"})") >= 1);
+                     R"(gpuadmit_request_duration_seconds_bucket{endpoint="mutate",le="+Inf"})") >=
+        1);
   const double expiry = metric_value(metrics, "gpuadmit_certificate_expiry_timestamp_seconds");
   CHECK(expiry > static_cast<double>(std::time(nullptr)) + 300 * 86400);
   CHECK(metric_value(metrics, "gpuadmit_policy_generation") == 1);

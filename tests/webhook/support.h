@@ -20,8 +20,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -435,8 +435,11 @@ inline std::string admission_review(const std::string& uid, const std::string& o
   return r;
 }
 
-inline const char* kGpuPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"workload","namespace":"ml-team","labels":{"app":"train"}},"spec":{"containers":[{"name":"trainer","image":"nvcr.io/nvidia/pytorch:24.01-py3","command":["python","train.py"],"resources":{"limits":{"nvidia.com/gpu":"2","cpu":"8","memory":"64Gi"}}}],"restartPolicy":"Never"}})";
-inline const char* kCpuPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"workload","namespace":"ml-team"},"spec":{"containers":[{"name":"web","image":"nginx:1.25","resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}}}]}})";
-inline const char* kGpuDeployment = R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"workload","namespace":"ml-team","annotations":{"gpuadmit.io/workload":"inference"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"serve"}},"template":{"metadata":{"labels":{"app":"serve"}},"spec":{"containers":[{"name":"server","image":"nvcr.io/nvidia/tritonserver:24.01-py3","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"1"}}}]}}}})";
+inline const char* kGpuPod =
+    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"workload","namespace":"ml-team","labels":{"app":"train"}},"spec":{"containers":[{"name":"trainer","image":"nvcr.io/nvidia/pytorch:24.01-py3","command":["python","train.py"],"resources":{"limits":{"nvidia.com/gpu":"2","cpu":"8","memory":"64Gi"}}}],"restartPolicy":"Never"}})";
+inline const char* kCpuPod =
+    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"workload","namespace":"ml-team"},"spec":{"containers":[{"name":"web","image":"nginx:1.25","resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"500m","memory":"256Mi"}}}]}})";
+inline const char* kGpuDeployment =
+    R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"workload","namespace":"ml-team","annotations":{"gpuadmit.io/workload":"inference"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"serve"}},"template":{"metadata":{"labels":{"app":"serve"}},"spec":{"containers":[{"name":"server","image":"nvcr.io/nvidia/tritonserver:24.01-py3","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"1"}}}]}}}})";
 
 }  // namespace gpuadmit::testing

@@ -47,14 +47,17 @@ TEST_CASE("units: the latency histogram is cumulative") {
   m.mutate_latency.observe(700);      // ≤ 1 ms
   m.mutate_latency.observe(5000000);  // +Inf only
   const std::string text = m.render();
-  CHECK(text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"5e-05\"} 1\n") !=
-        std::string::npos);
-  CHECK(text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.001\"} 2\n") !=
-        std::string::npos);
+  CHECK(
+      text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"5e-05\"} 1\n") !=
+      std::string::npos);
+  CHECK(
+      text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"0.001\"} 2\n") !=
+      std::string::npos);
   CHECK(text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"1\"} 2\n") !=
         std::string::npos);
-  CHECK(text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 3\n") !=
-        std::string::npos);
+  CHECK(
+      text.find("gpuadmit_request_duration_seconds_bucket{endpoint=\"mutate\",le=\"+Inf\"} 3\n") !=
+      std::string::npos);
   CHECK(text.find("gpuadmit_request_duration_seconds_count{endpoint=\"mutate\"} 3\n") !=
         std::string::npos);
   CHECK(text.find("gpuadmit_policy_generation 1\n") != std::string::npos);
