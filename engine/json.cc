@@ -36,9 +36,7 @@ bool json_depth_exceeds(std::string_view text, int max_depth) {
   return false;
 }
 
-std::string escape_pointer_token(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
+void append_pointer_token(std::string& out, std::string_view token) {
   for (char c : token) {
     if (c == '~') {
       out += "~0";
@@ -48,6 +46,12 @@ std::string escape_pointer_token(std::string_view token) {
       out += c;
     }
   }
+}
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  append_pointer_token(out, token);
   return out;
 }
 

@@ -23,6 +23,8 @@ bool json_depth_exceeds(std::string_view text, int max_depth);
 
 // Escapes one JSON Pointer reference token (RFC 6901: "~" → "~0", "/" → "~1").
 std::string escape_pointer_token(std::string_view token);
+// The same, appended to `out` (no temporary string on the diff's hot path).
+void append_pointer_token(std::string& out, std::string_view token);
 
 // Member lookup that never throws: nullptr when `j` is not an object or has no such key.
 const Json* find_member(const Json& j, std::string_view key);

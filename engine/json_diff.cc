@@ -109,15 +109,7 @@ class Differ {
       } else if (t.key == nullptr) {
         out += std::to_string(t.index);
       } else {
-        for (char c : *t.key) {
-          if (c == '~') {
-            out += "~0";
-          } else if (c == '/') {
-            out += "~1";
-          } else {
-            out += c;
-          }
-        }
+        append_pointer_token(out, *t.key);
       }
     }
     return out;

@@ -5,16 +5,6 @@
 namespace gpuadmit::testing {
 namespace {
 
-// Every violation of a document rule as "<path> | <message>", in report order.
-std::vector<std::string> check_document(const DocumentRule& rule, const PolicyPtr& policy,
-                                        std::string_view object, std::string_view ns) {
-  std::vector<Violation> violations;
-  rule.check(Json::parse(object), DocumentContext{policy.get(), ns}, violations);
-  std::vector<std::string> out;
-  for (const Violation& v : violations) out.push_back(v.path + " | " + v.message);
-  return out;
-}
-
 std::string limit_range(std::string_view limits) {
   return R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":)" +
          std::string(limits) + "}}";

@@ -5,15 +5,6 @@
 namespace gpuadmit::testing {
 namespace {
 
-std::vector<std::string> check_document(const DocumentRule& rule, const PolicyPtr& policy,
-                                        std::string_view object, std::string_view ns) {
-  std::vector<Violation> violations;
-  rule.check(Json::parse(object), DocumentContext{policy.get(), ns}, violations);
-  std::vector<std::string> out;
-  for (const Violation& v : violations) out.push_back(v.path + " | " + v.message);
-  return out;
-}
-
 std::string quota(std::string_view hard) {
   return R"({"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"q"},"spec":{"hard":)" +
          std::string(hard) + "}}";

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/document_rule.h"
 #include "engine/rule.h"
 #include "tests/support/fixtures.h"
 
@@ -154,6 +155,16 @@ inline void run_cases(const Rule& rule, const PolicyPtr& policy,
       CHECK(check_rule(rule, pod) == c.expected);
     }
   }
+}
+
+// Every violation of a document rule (GPU016, GPU017) as "<path> | <message>", in report order.
+inline std::vector<std::string> check_document(const DocumentRule& rule, const PolicyPtr& policy,
+                                               std::string_view object, std::string_view ns) {
+  std::vector<Violation> violations;
+  rule.check(Json::parse(object), DocumentContext{policy.get(), ns}, violations);
+  std::vector<std::string> out;
+  for (const Violation& v : violations) out.push_back(v.path + " | " + v.message);
+  return out;
 }
 
 }  // namespace gpuadmit::testing
