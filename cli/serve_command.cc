@@ -102,7 +102,7 @@ int serve_command(const std::vector<std::string>& argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  const webhook::Logger logger(*level);
+  const webhook::Logger logger(*level, stderr, webhook::Logger::Output::kBuffered);
   const Pipeline pipeline(default_mutators(), default_rules());
   auto created = webhook::Server::create(config, pipeline, logger);
   if (auto* errors = std::get_if<std::vector<std::string>>(&created)) {

@@ -5,7 +5,6 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -21,6 +20,7 @@
 #include "certs/key_pair.h"
 #include "engine/admission.h"
 #include "policies/loader.h"
+#include "webhook/tls_connection.h"
 
 namespace gpuadmit::webhook {
 namespace {
@@ -39,11 +39,23 @@ constexpr const char* kTls13Suites =
 constexpr int kListenBacklog = 1024;  // cpp-httplib's compiled-in 5 drops SYNs under bursts
 constexpr const char* kJson = "application/json";
 
-// SSLServer whose listening socket we can reach: re-listen() with a larger backlog.
+// SSLServer whose listening socket we can reach (re-listen() with a larger backlog), and whose
+// connections run through serve_tls_connection (webhook/tls_connection.h says why).
 class HttpsServer : public httplib::SSLServer {
  public:
   using httplib::SSLServer::SSLServer;
   int listening_socket() const { return svr_sock_; }
+  ConnectionLimits limits;
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    return serve_tls_connection(
+        sock, ssl_context(), limits, svr_sock_,
+        [this](httplib::Stream& stream, bool last, bool& connection_closed, SSL* ssl) {
+          return process_request(stream, last, connection_closed,
+                                 [ssl](httplib::Request& req) { req.ssl = ssl; });
+        });
+  }
 };
 class PlainServer : public httplib::Server {
  public:
@@ -68,52 +80,10 @@ void reply_error(httplib::Response& res, int status, std::string_view message) {
   res.set_content(json_error(message), kJson);
 }
 
-// Marks a connection to be closed once the response is written. cpp-httplib 0.11.4 keeps a
-// connection open even when the response says "Connection: close", and would then parse an
-// unread body as the next requests. With the TLS session marked as closed by the peer, its next
-// read ends the connection; linger_close() runs after the response is written.
-void close_after_response(const httplib::Request& req, httplib::Response& res) {
-  res.set_header("Connection", "close");
-  if (req.ssl == nullptr) return;
-  SSL* ssl = const_cast<SSL*>(req.ssl);
-  SSL_set_shutdown(ssl, SSL_get_shutdown(ssl) | SSL_RECEIVED_SHUTDOWN);
-}
-
-// Called after a "Connection: close" response is written: sends FIN, then reads and discards
-// what the client still sends (the rest of a refused body) until it closes, for at most
-// kLingerTime. Closing a socket with unread data sends RST, and an RST can destroy the response
-// before the client reads it (what nginx's lingering_close avoids).
-constexpr auto kLingerTime = std::chrono::milliseconds(1000);
-void linger_close(const httplib::Request& req) {
-  if (req.ssl == nullptr) return;
-  const int fd = SSL_get_fd(req.ssl);
-  ::shutdown(fd, SHUT_WR);
-  const auto deadline = Clock::now() + kLingerTime;
-  char scratch[16384];
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
-    const ssize_t n = ::recv(fd, scratch, sizeof scratch, MSG_DONTWAIT);
-    if (n == 0) break;  // the client closed: a clean close on both sides
-    if (n < 0 && errno != EAGAIN && errno != EINTR) break;
-  }
-  // Whatever happened, the next read must end the connection now, not after the keep-alive wait.
-  ::shutdown(fd, SHUT_RD);
-}
-
-// cpp-httplib 0.11.4 writes a response as two SSL_writes (the headers, then the body), i.e. two
-// TLS records sent as two TCP segments. Corking the socket while the response is written makes
-// them one segment: the kernel's send path and the client's wake-up run once per response.
-// The cork is set in the handler, after the body has been read (never before an interim
-// "100 Continue", which must go out alone) and removed in the logger callback, which
-// cpp-httplib calls once the whole response is written, and sends what is queued.
-void set_cork(const httplib::Request& req, int on) {
-  if (req.ssl == nullptr) return;
-  ::setsockopt(SSL_get_fd(req.ssl), IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-}
+// Closes the connection once the response is written (serve_tls_connection reads the header,
+// then lingers so that the client reads the response): a refused request's body was not read,
+// and the stream cannot carry another request.
+void close_after_response(httplib::Response& res) { res.set_header("Connection", "close"); }
 
 bool is_json_content_type(std::string_view value) {
   // "application/json" with optional parameters ("; charset=utf-8"), case-insensitive.
@@ -245,7 +215,7 @@ void Server::Impl::reject(const httplib::Request& req, httplib::Response& res, i
                           std::string_view message) {
   reply_error(res, status, message);
   // The body was not read: the connection cannot carry another request.
-  close_after_response(req, res);
+  close_after_response(res);
   metrics.rejected.add({std::to_string(status)});
   if (logger.enabled(LogLevel::kWarn)) {
     Json fields = Json::object();
@@ -325,11 +295,10 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
 void Server::Impl::handle_review(const httplib::Request& req, httplib::Response& res,
                                  Endpoint endpoint) {
   const auto start = Clock::now();
-  set_cork(req, 1);  // until the logger callback: the response goes out as one segment
   const std::string_view endpoint_name = endpoint == Endpoint::kMutate ? "mutate" : "validate";
   if (draining.load(std::memory_order_relaxed)) {
     // Answered in full, but the client should open its next connection to a ready replica.
-    close_after_response(req, res);
+    close_after_response(res);
   }
   if (!is_json_content_type(req.get_header_value("Content-Type"))) {
     reply_error(res, 415, "Content-Type must be application/json");
@@ -369,28 +338,50 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
 
   metrics.requests.add({endpoint_name, outcome.operation, outcome.kind,
                         allowed ? std::string_view("allowed") : std::string_view("denied")});
-  Json rules = Json::array();
   for (const Finding& f : outcome.evaluation.findings) {
     metrics.violations.add({f.rule, severity_name(f.severity)});
-    rules.push_back(f.rule);
   }
   const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
   if (patched) {
     for (const std::string& m : outcome.evaluation.mutations) metrics.mutations.add({m});
   }
   if (logger.enabled(LogLevel::kInfo)) {
-    Json fields = Json::object();
-    fields["endpoint"] = endpoint_name;
-    fields["uid"] = outcome.uid;
-    fields["operation"] = outcome.operation;
-    fields["kind"] = outcome.kind;
-    fields["namespace"] = outcome.ns;
-    fields["name"] = outcome.name;
-    fields["allowed"] = allowed;
-    fields["rules"] = std::move(rules);
-    fields["mutations"] = patched ? Json(outcome.evaluation.mutations) : Json::array();
-    fields["latency_us"] = micros;
-    logger.info("decision", fields);
+    // The decision line's members written directly: no Json object per review.
+    thread_local std::string members;
+    members.clear();
+    auto string_member = [](std::string_view key, std::string_view value) {
+      members += members.empty() ? "\"" : ",\"";
+      members += key;
+      members += "\":";
+      append_json_string(members, value);
+    };
+    auto list_member = [](std::string_view key, auto&& items, auto&& text) {
+      members += ",\"";
+      members += key;
+      members += "\":[";
+      bool first = true;
+      for (const auto& item : items) {
+        if (!first) members += ',';
+        first = false;
+        append_json_string(members, text(item));
+      }
+      members += ']';
+    };
+    string_member("endpoint", endpoint_name);
+    string_member("uid", outcome.uid);
+    string_member("operation", outcome.operation);
+    string_member("kind", outcome.kind);
+    string_member("namespace", outcome.ns);
+    string_member("name", outcome.name);
+    members += allowed ? ",\"allowed\":true" : ",\"allowed\":false";
+    list_member("rules", outcome.evaluation.findings,
+                [](const Finding& f) -> std::string_view { return f.rule; });
+    static const std::vector<std::string> kNone;
+    list_member("mutations", patched ? outcome.evaluation.mutations : kNone,
+                [](const std::string& m) -> std::string_view { return m; });
+    members += ",\"latency_us\":";
+    members += std::to_string(micros);
+    logger.log_members(LogLevel::kInfo, "decision", members);
   }
 }
 
@@ -403,6 +394,9 @@ void Server::Impl::configure_http() {
   https.set_keep_alive_timeout(config.keep_alive_timeout.count());
   https.set_read_timeout(config.io_timeout.count(), 0);
   https.set_write_timeout(config.io_timeout.count(), 0);
+  https.limits.io_timeout = config.io_timeout;
+  https.limits.keep_alive_timeout = config.keep_alive_timeout;
+  https.limits.max_requests = 1000000;
   https.set_payload_max_length(config.max_body);  // backstop; precheck answers first
   const size_t threads = static_cast<size_t>(config.threads);
   https.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -428,7 +422,7 @@ void Server::Impl::configure_http() {
         } catch (...) {
         }
         reply_error(res, 500, "internal error");
-        close_after_response(req, res);
+        close_after_response(res);
         metrics.rejected.add({"500"});
         logger.error("internal error", {{"error", what}, {"path", req.path}});
       });
@@ -436,18 +430,13 @@ void Server::Impl::configure_http() {
   // one-line JSON shape as ours.
   // After such an error the request stream is in an unknown state (a body half read after a
   // read timeout, a malformed request line): the connection is closed too.
-  https.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
+  https.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&,
                                                                   httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    close_after_response(req, res);
+    close_after_response(res);
     res.set_content(json_error("HTTP " + std::to_string(res.status) + ": request refused"), kJson);
     return httplib::Server::HandlerResponse::Handled;
   }));
-
-  https.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    set_cork(req, 0);  // sends the corked response now (a no-op when it was not corked)
-    if (res.get_header_value("Connection") == "close") linger_close(req);
-  });
 
   // Literal paths: a regex route in cpp-httplib 0.11.4 runs std::regex on the path, which
   // recurses per character and can overflow the stack on a long one.

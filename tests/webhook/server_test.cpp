@@ -439,10 +439,14 @@ TEST_CASE("webhook: metrics count requests, latency, and expose the certificate 
 TEST_CASE("webhook: one JSON log line per decision") {
   TlsClient client;
   connect(client);
-  REQUIRE(client.request("POST", "/mutate", admission_review("log-uid-42", kGpuPod))->status ==
-          200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const std::string log = shared().server->log();
+  const auto reply = client.request("POST", "/mutate", admission_review("log-uid-42", kGpuPod));
+  REQUIRE(reply->status == 200);
+  // The server's logger writes its buffer every few milliseconds: wait for the line.
+  std::string log = shared().server->log();
+  for (int i = 0; i < 500 && log.find("\"uid\":\"log-uid-42\"") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    log = shared().server->log();
+  }
   const size_t at = log.find("\"uid\":\"log-uid-42\"");
   REQUIRE(at != std::string::npos);
   const size_t begin = log.rfind('\n', at) + 1;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "engine/json.h"
 #include "webhook/log.h"
@@ -81,4 +82,52 @@ TEST_CASE("units: log lines are one JSON object each and respect the level") {
   CHECK(line["ts"].get<std::string>().size() == 24);
   CHECK(parse_log_level("debug") == LogLevel::kDebug);
   CHECK_FALSE(parse_log_level("loud"));
+}
+
+TEST_CASE("units: append_json_string writes what Json::dump writes") {
+  const std::vector<std::string> values = {
+      "",          "plain-ascii 0123", "quote\"inside", "back\\slash", "tab\there",
+      "nl\nx",     "\x01\x1f",         "\x7f",          "utf8 é ✓",   std::string("\xff\xfe"),
+      "half \xc3", std::string("nul\0x", 5)};
+  for (const std::string& v : values) {
+    std::string out = "x";
+    append_json_string(out, v);
+    CHECK(out == "x" + Json(v).dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+}
+
+TEST_CASE("units: a buffered logger keeps the order and writes warnings at once") {
+  std::FILE* f = std::tmpfile();
+  auto read_all = [f] {
+    std::fflush(f);
+    std::rewind(f);
+    std::string text;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    return text;
+  };
+  {
+    Logger logger(LogLevel::kInfo, f, Logger::Output::kBuffered);
+    logger.log_members(LogLevel::kInfo, "first", "\"n\":1");
+    logger.info("second", {{"n", 2}});
+    logger.warn("third");  // written at once, after the two before it
+    std::string text = read_all();
+    REQUIRE(std::count(text.begin(), text.end(), '\n') == 3);
+    CHECK(text.find("\"msg\":\"first\",\"n\":1}\n") < text.find("\"msg\":\"second\",\"n\":2}\n"));
+    CHECK(text.find("\"msg\":\"second\"") < text.find("\"msg\":\"third\"}\n"));
+    logger.info("fourth");
+    logger.flush();
+    text = read_all();
+    CHECK(text.find("\"msg\":\"fourth\"}\n") != std::string::npos);
+    logger.info("fifth");  // written by the destructor
+  }
+  const std::string text = read_all();
+  std::fclose(f);
+  REQUIRE(std::count(text.begin(), text.end(), '\n') == 5);
+  CHECK(text.substr(text.rfind('{')).find("\"msg\":\"fifth\"}") != std::string::npos);
+  const Json first = Json::parse(text.substr(0, text.find('\n')));
+  CHECK(first["level"] == "info");
+  CHECK(first["n"] == 1);
+  CHECK(first["ts"].get<std::string>().size() == 24);
 }
