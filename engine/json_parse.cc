@@ -414,13 +414,11 @@ bool Parser::parse_number(Json& target) {
 // Moves the children of `frame` from the scratch stack into a container of exactly their count.
 void Parser::close(const Frame& frame, Json& root) {
   const auto first = scratch_.begin() + static_cast<std::ptrdiff_t>(frame.base);
-  Json value;
+  Json value(frame.object ? Json::value_t::object : Json::value_t::array);
   if (frame.object) {
-    value = Json::object();
     auto& members = value.get_ref<Json::object_t&>();
     members.assign(std::make_move_iterator(first), std::make_move_iterator(scratch_.end()));
   } else {
-    value = Json::array();
     auto& elements = value.get_ref<Json::array_t&>();
     elements.reserve(static_cast<std::size_t>(scratch_.end() - first));
     for (auto it = first; it != scratch_.end(); ++it) elements.push_back(std::move(it->second));
