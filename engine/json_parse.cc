@@ -2,6 +2,10 @@
 
 #include <locale.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +14,8 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -139,7 +145,7 @@ class Parser {
     return true;
   }
 
-  bool parse_string(std::string& out);
+  bool parse_string(std::string_view& out);
   bool unescape(const unsigned char*& p, std::string& out);
   bool skip_utf8(const unsigned char*& p, std::uint8_t cls);
   int hex4(const unsigned char* p) const;
@@ -149,44 +155,68 @@ class Parser {
   const unsigned char* p_;
   const unsigned char* const end_;
   std::vector<Member>& scratch_;
+  std::string unescaped_;  // the value of the last string that had escapes
 };
 
-// p_ is at the opening quote. Runs of plain bytes are scanned 8 at a time and copied once; only
-// a string with escapes is assembled piecewise.
-bool Parser::parse_string(std::string& out) {
+// The first byte at or after `p` that is not kPlain, or `end`.
+inline const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) {
+#ifdef __SSE2__
+  // One signed compare finds both control characters (0..1F) and non-ASCII bytes (negative).
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                     _mm_cmplt_epi8(v, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (end - p >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    if (has_special_byte(w)) break;
+    p += 8;
+  }
+  while (p != end && kByteClass[*p] == kPlain) ++p;
+  return p;
+}
+
+// p_ is at the opening quote; on success `out` views the string's value: the input itself when
+// the string has no escapes (the common case: one copy, by the caller), else `unescaped_`.
+bool Parser::parse_string(std::string_view& out) {
   const unsigned char* p = p_ + 1;
   const unsigned char* run = p;
-  bool assembled = false;  // `out` holds the string up to `run`
+  bool assembled = false;  // unescaped_ holds the string up to `run`
   for (;;) {
-    while (end_ - p >= 8) {
-      std::uint64_t w;
-      std::memcpy(&w, p, sizeof w);
-      if (has_special_byte(w)) break;
-      p += 8;
-    }
+    p = skip_plain(p, end_);
     if (p == end_) return false;  // missing closing quote
     const std::uint8_t cls = kByteClass[*p];
     switch (cls) {
-      case kPlain:
+      case kPlain:  // unreachable: skip_plain stops at other bytes only
         ++p;
         break;
       case kQuote:
         if (assembled) {
-          out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+          unescaped_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+          out = unescaped_;
         } else {
-          out.assign(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+          out = std::string_view(reinterpret_cast<const char*>(run),
+                                 static_cast<std::size_t>(p - run));
         }
         p_ = p + 1;
         return true;
       case kBackslash:
-        if (assembled) {
-          out.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
-        } else {
-          out.assign(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+        if (!assembled) {
+          unescaped_.clear();
           assembled = true;
         }
+        unescaped_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
         ++p;
-        if (!unescape(p, out)) return false;
+        if (!unescape(p, unescaped_)) return false;
         run = p;
         break;
       case kInvalid:
@@ -456,9 +486,9 @@ bool Parser::parse(Json& root) {
         break;
       }
       case '"': {
-        std::string s;
-        if (!parse_string(s)) return false;
-        slot_value(slot, root) = std::move(s);
+        std::string_view sv;
+        if (!parse_string(sv)) return false;
+        slot_value(slot, root) = std::string(sv);
         break;
       }
       case 't':
@@ -509,7 +539,7 @@ bool Parser::parse(Json& root) {
     // last value, as nlohmann's json_sax_dom_parser (object->operator[](key), then assignment).
     skip_whitespace();
     if (p_ == end_ || *p_ != '"') return false;
-    std::string key;
+    std::string_view key;
     if (!parse_string(key)) return false;
     skip_whitespace();
     if (p_ == end_ || *p_ != ':') return false;
@@ -522,7 +552,8 @@ bool Parser::parse(Json& root) {
       }
     }
     if (slot == kRoot) {
-      scratch_.emplace_back(std::move(key), Json());
+      scratch_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
+                            std::forward_as_tuple());
       slot = scratch_.size() - 1;
     }
   }
