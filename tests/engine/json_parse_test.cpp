@@ -674,5 +674,47 @@ TEST_CASE("parse_json: random documents and their mutations agree with nlohmann"
   CHECK(mutated_accepted < mutated.size());
 }
 
+// Short random strings over the bytes that matter to the lexer: numbers made of digits, signs,
+// dots and exponents; strings with escapes, control and non-ASCII bytes at every offset of the
+// 16- and 8-byte scans; and plain byte soup.
+TEST_CASE("parse_json: random token soup agrees with nlohmann") {
+  static const char kBytes[] =
+      "0123456789-+.eE\"\\u{}[],: \t\n\rtruefalsnlDdAaFf/bnrt\x01\x1f\x7f\x80\xbf\xc2\xc3"
+      "\xdf\xe0\xed\xef\xf0\xf4\xf5\xff";
+  const std::string bytes = std::string(kBytes, sizeof kBytes - 1) + '\0';
+  std::mt19937_64 rng(5);
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 100000; ++i) {
+    std::string s;
+    switch (rng() % 4) {
+      case 0: {
+        const int len = static_cast<int>(rng() % 30);
+        for (int k = 0; k < len; ++k) s += "0123456789-+.eE"[rng() % 15];
+        if (rng() % 2) s = "[" + s + "]";
+        break;
+      }
+      case 1: {
+        s = "\"";
+        const int len = static_cast<int>(rng() % 48);
+        for (int k = 0; k < len; ++k) {
+          s += rng() % 6 == 0 ? bytes[rng() % bytes.size()] : "abcdefghij"[rng() % 10];
+        }
+        if (rng() % 8) s += '"';
+        if (rng() % 2) s = "{" + s + ":1}";
+        break;
+      }
+      default: {
+        const int len = static_cast<int>(rng() % 40);
+        for (int k = 0; k < len; ++k) s += bytes[rng() % bytes.size()];
+        break;
+      }
+    }
+    inputs.push_back(std::move(s));
+  }
+  std::size_t accepted = 0;
+  check_all(inputs, accepted);
+  CHECK(accepted > 5000);
+}
+
 }  // namespace
 }  // namespace gpuadmit
