@@ -6,15 +6,20 @@
 // Prints µs per review (mean, p50, p99, max) for the full text→text path and for evaluate()
 // alone, for each of R runs (default 5) and the best run (lowest p99): on a shared machine the
 // other runs measure the neighbours. Goal (SPEC §9): ≤ 20 µs p99 of policy evaluation.
+// Also the full path as it was with nlohmann's Json::parse, and the parse alone (nlohmann vs
+// engine/json_parse.h) on this body and on bench/webhook-review.json, run back to back.
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/admission.h"
+#include "engine/json_parse.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
@@ -100,6 +105,32 @@ Stats summarize(std::vector<double>& us) {
   return {sum / us.size(), at(0.50), at(0.99), us.back()};
 }
 
+// µs per call of `f`, `iterations` times.
+template <class F>
+Stats time_each(int iterations, F&& f) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> us;
+  us.reserve(iterations);
+  for (int i = 0; i < iterations; ++i) {
+    auto t0 = Clock::now();
+    f();
+    auto t1 = Clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return summarize(us);
+}
+
+void keep_best(Stats& best, const Stats& s) {
+  if (s.p99 < best.p99) best = s;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,8 +161,27 @@ int main(int argc, char** argv) {
               first.outcome->evaluation.allowed ? "true" : "false",
               first.outcome->evaluation.patch.size(), first.outcome->evaluation.findings.size());
 
+  // The text→text review as it was before engine/json_parse.h: nlohmann's Json::parse.
+  auto review_with_nlohmann_parse = [&](const std::string& text) {
+    if (gpuadmit::json_depth_exceeds(text, 100)) return std::string();
+    const Json review = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto r = gpuadmit::handle_admission_review(review, gpuadmit::Endpoint::kMutate, pipeline,
+                                               *loaded.policy);
+    return r.outcome->response.dump();
+  };
+  const std::string file_body = read_file(GPUADMIT_SOURCE_DIR "/bench/webhook-review.json");
+  Json a, b;
+  if (!gpuadmit::parse_json(body, a) || a != Json::parse(body) ||
+      !gpuadmit::parse_json(file_body, b) || b != Json::parse(file_body)) {
+    std::fprintf(stderr, "parse_json disagrees with Json::parse\n");
+    return 2;
+  }
+
   size_t sink = 0;
-  Stats best_full{0, 0, 1e18, 0}, best_eval{0, 0, 1e18, 0};
+  Stats best_full{0, 0, 1e18, 0}, best_eval{0, 0, 1e18, 0}, best_full_nlohmann{0, 0, 1e18, 0};
+  Stats best_parse_nlohmann[2], best_parse_new[2];
+  for (int k = 0; k < 2; ++k) best_parse_nlohmann[k] = best_parse_new[k] = {0, 0, 1e18, 0};
+  const std::string* parse_bodies[2] = {&body, &file_body};
   for (int run = 0; run < runs; ++run) {
     std::vector<double> full, eval;
     full.reserve(iterations);
@@ -153,11 +203,31 @@ int main(int argc, char** argv) {
       sink += e.patch.size();
       eval.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
+    const Stats fn =
+        time_each(iterations, [&] { sink += review_with_nlohmann_parse(body).size(); });
+    Stats pn[2], pj[2];
+    for (int k = 0; k < 2; ++k) {
+      const std::string& text = *parse_bodies[k];
+      pn[k] = time_each(iterations, [&] {
+        Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+        sink += j.size();
+      });
+      pj[k] = time_each(iterations, [&] {
+        Json j;
+        gpuadmit::parse_json(text, j);
+        sink += j.size();
+      });
+      keep_best(best_parse_nlohmann[k], pn[k]);
+      keep_best(best_parse_new[k], pj[k]);
+    }
     Stats f = summarize(full), e = summarize(eval);
-    std::printf("run %d: full review p50 %.1f us p99 %.1f us; evaluate p50 %.1f us p99 %.1f us\n",
-                run + 1, f.p50, f.p99, e.p50, e.p99);
+    std::printf(
+        "run %d: full review p50 %.1f us p99 %.1f us (with nlohmann parse: p50 %.1f us p99 %.1f "
+        "us); evaluate p50 %.1f us p99 %.1f us; parse p50 nlohmann %.1f us, parse_json %.1f us\n",
+        run + 1, f.p50, f.p99, fn.p50, fn.p99, e.p50, e.p99, pn[0].p50, pj[0].p50);
     if (f.p99 < best_full.p99) best_full = f;
     if (e.p99 < best_eval.p99) best_eval = e;
+    keep_best(best_full_nlohmann, fn);
   }
   const Stats& f = best_full;
   const Stats& e = best_eval;
@@ -169,5 +239,18 @@ int main(int argc, char** argv) {
   std::printf(
       "evaluate only (mutate+rules+diff):   mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n",
       e.mean, e.p50, e.p99, e.max);
+  const Stats& fn = best_full_nlohmann;
+  std::printf(
+      "full review with nlohmann's parse:   mean %.1f us  p50 %.1f us  p99 %.1f us  max %.1f us\n",
+      fn.mean, fn.p50, fn.p99, fn.max);
+  const char* names[2] = {"this review", "bench/webhook-review.json"};
+  for (int k = 0; k < 2; ++k) {
+    const Stats& n = best_parse_nlohmann[k];
+    const Stats& j = best_parse_new[k];
+    std::printf(
+        "parse %s (%zu bytes): nlohmann p50 %.2f us p99 %.2f us; parse_json p50 %.2f us p99 "
+        "%.2f us; %.1fx at p50\n",
+        names[k], parse_bodies[k]->size(), n.p50, n.p99, j.p50, j.p99, n.p50 / j.p50);
+  }
   return 0;
 }

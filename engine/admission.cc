@@ -3,6 +3,8 @@
 #include <exception>
 #include <utility>
 
+#include "engine/json_parse.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -51,8 +53,9 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   if (json_depth_exceeds(body, kMaxDepth)) {
     return fail("request body nests deeper than " + std::to_string(kMaxDepth) + " levels");
   }
-  Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (review.is_discarded()) return fail("request body is not valid JSON");
+  // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost.
+  Json review;
+  if (!parse_json(body, review)) return fail("request body is not valid JSON");
   return handle_admission_review(review, endpoint, pipeline, policy);
 }
 

@@ -1,0 +1,576 @@
+#include "engine/json_parse.h"
+
+#include <locale.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace gpuadmit {
+namespace {
+
+// One member of an object being built (the element type of Json::object_t); array elements use
+// the same type with an empty key, so one scratch stack serves both.
+using Member = std::pair<std::string, Json>;
+static_assert(std::is_same_v<Member, Json::object_t::value_type>);
+
+// What a byte means inside a string. The UTF-8 classes follow nlohmann's lexer (scan_string),
+// which accepts exactly the well-formed sequences of RFC 3629 §4 (no overlongs, no surrogates,
+// nothing above U+10FFFF).
+enum ByteClass : std::uint8_t {
+  kPlain,      // U+0020..U+007F except '"' and '\\'
+  kQuote,      // '"'
+  kBackslash,  // '\\'
+  kInvalid,    // control characters U+0000..U+001F, and bytes 80..C1, F5..FF
+  kLead2,      // C2..DF: one continuation byte 80..BF
+  kLeadE0,     // E0: A0..BF 80..BF
+  kLead3,      // E1..EC, EE..EF: 80..BF 80..BF
+  kLeadED,     // ED: 80..9F 80..BF
+  kLeadF0,     // F0: 90..BF 80..BF 80..BF
+  kLead4,      // F1..F3: 80..BF 80..BF 80..BF
+  kLeadF4,     // F4: 80..8F 80..BF 80..BF
+};
+
+constexpr std::array<std::uint8_t, 256> make_byte_classes() {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    std::uint8_t k = kInvalid;
+    if (c == '"') {
+      k = kQuote;
+    } else if (c == '\\') {
+      k = kBackslash;
+    } else if (c >= 0x20 && c <= 0x7F) {
+      k = kPlain;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      k = kLead2;
+    } else if (c == 0xE0) {
+      k = kLeadE0;
+    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+      k = kLead3;
+    } else if (c == 0xED) {
+      k = kLeadED;
+    } else if (c == 0xF0) {
+      k = kLeadF0;
+    } else if (c >= 0xF1 && c <= 0xF3) {
+      k = kLead4;
+    } else if (c == 0xF4) {
+      k = kLeadF4;
+    }
+    t[c] = k;
+  }
+  return t;
+}
+constexpr std::array<std::uint8_t, 256> kByteClass = make_byte_classes();
+
+// True when any of the 8 bytes of `w` is not kPlain (a quote, a backslash, a control character
+// or a non-ASCII byte). Exact as a boolean: the lowest such byte always sets its high bit.
+inline bool has_special_byte(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  const std::uint64_t quote = w ^ (kOnes * '"');
+  const std::uint64_t backslash = w ^ (kOnes * '\\');
+  const std::uint64_t below_space = (w - kOnes * 0x20) & ~w;
+  const std::uint64_t is_quote = (quote - kOnes) & ~quote;
+  const std::uint64_t is_backslash = (backslash - kOnes) & ~backslash;
+  return ((below_space | is_quote | is_backslash | w) & kHighs) != 0;
+}
+
+// Doubles 1e0..1e22 are exact, so one multiplication or division by them is correctly rounded.
+constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                             1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+// nlohmann converts float tokens with std::strtod after swapping '.' for the locale's decimal
+// point, i.e. it is strtod in the "C" locale whatever the process locale is.
+double strtod_c(const char* first, const char* last) {
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
+  char small[128];
+  std::string large;
+  const auto n = static_cast<std::size_t>(last - first);
+  const char* text = small;
+  if (n < sizeof small) {
+    std::memcpy(small, first, n);
+    small[n] = '\0';
+  } else {
+    large.assign(first, n);
+    text = large.c_str();
+  }
+  return strtod_l(text, nullptr, c_locale);
+}
+
+class Parser {
+ public:
+  Parser(std::string_view text, std::vector<Member>& scratch)
+      : p_(reinterpret_cast<const unsigned char*>(text.data())),
+        end_(p_ + text.size()),
+        scratch_(scratch) {}
+
+  bool parse(Json& root);
+
+ private:
+  // Where a value goes: the root, or the scratch slot of an array element / object member.
+  static constexpr std::size_t kRoot = std::numeric_limits<std::size_t>::max();
+  struct Frame {
+    std::size_t base;  // scratch index of the container's first child
+    std::size_t slot;  // where the finished container goes
+    bool object;
+  };
+
+  Json& slot_value(std::size_t slot, Json& root) {
+    return slot == kRoot ? root : scratch_[slot].second;
+  }
+
+  // RFC 8259 §2 whitespace, the set nlohmann's skip_whitespace skips.
+  void skip_whitespace() {
+    while (p_ != end_ && *p_ <= ' ' && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
+      ++p_;
+    }
+  }
+
+  bool literal(const char* word, std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return false;
+    p_ += n;
+    return true;
+  }
+
+  bool parse_string(std::string_view& out);
+  bool unescape(const unsigned char*& p, std::string& out);
+  bool skip_utf8(const unsigned char*& p, std::uint8_t cls);
+  int hex4(const unsigned char* p) const;
+  bool parse_number(Json& target);
+  void close(const Frame& frame, Json& root);
+
+  const unsigned char* p_;
+  const unsigned char* const end_;
+  std::vector<Member>& scratch_;
+  std::string unescaped_;  // the value of the last string that had escapes
+};
+
+// The first byte at or after `p` that is not kPlain, or `end`.
+inline const unsigned char* skip_plain(const unsigned char* p, const unsigned char* end) {
+#ifdef __SSE2__
+  // One signed compare finds both control characters (0..1F) and non-ASCII bytes (negative).
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  while (end - p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i special =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                     _mm_cmplt_epi8(v, space));
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+    if (mask != 0) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (end - p >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p, sizeof w);
+    if (has_special_byte(w)) break;
+    p += 8;
+  }
+  while (p != end && kByteClass[*p] == kPlain) ++p;
+  return p;
+}
+
+// p_ is at the opening quote; on success `out` views the string's value: the input itself when
+// the string has no escapes (the common case: one copy, by the caller), else `unescaped_`.
+bool Parser::parse_string(std::string_view& out) {
+  const unsigned char* p = p_ + 1;
+  const unsigned char* run = p;
+  bool assembled = false;  // unescaped_ holds the string up to `run`
+  for (;;) {
+    p = skip_plain(p, end_);
+    if (p == end_) return false;  // missing closing quote
+    const std::uint8_t cls = kByteClass[*p];
+    switch (cls) {
+      case kPlain:  // unreachable: skip_plain stops at other bytes only
+        ++p;
+        break;
+      case kQuote:
+        if (assembled) {
+          unescaped_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+          out = unescaped_;
+        } else {
+          out = std::string_view(reinterpret_cast<const char*>(run),
+                                 static_cast<std::size_t>(p - run));
+        }
+        p_ = p + 1;
+        return true;
+      case kBackslash:
+        if (!assembled) {
+          unescaped_.clear();
+          assembled = true;
+        }
+        unescaped_.append(reinterpret_cast<const char*>(run), static_cast<std::size_t>(p - run));
+        ++p;
+        if (!unescape(p, unescaped_)) return false;
+        run = p;
+        break;
+      case kInvalid:
+        return false;
+      default:
+        if (!skip_utf8(p, cls)) return false;
+        break;
+    }
+  }
+}
+
+// The 4 hex digits of a \u escape as nlohmann's get_codepoint reads them, or -1.
+int Parser::hex4(const unsigned char* p) const {
+  if (end_ - p < 4) return -1;
+  int cp = 0;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned char c = p[i];
+    int d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'A' && c <= 'F') {
+      d = c - 'A' + 10;
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else {
+      return -1;
+    }
+    cp = (cp << 4) | d;
+  }
+  return cp;
+}
+
+// p is just after a backslash. RFC 8259 §7 escapes; a high surrogate must be followed by a \u
+// low surrogate and a lone low surrogate is an error, as in nlohmann's scan_string.
+bool Parser::unescape(const unsigned char*& p, std::string& out) {
+  if (p == end_) return false;
+  switch (*p++) {
+    case '"':
+      out += '"';
+      return true;
+    case '\\':
+      out += '\\';
+      return true;
+    case '/':
+      out += '/';
+      return true;
+    case 'b':
+      out += '\b';
+      return true;
+    case 'f':
+      out += '\f';
+      return true;
+    case 'n':
+      out += '\n';
+      return true;
+    case 'r':
+      out += '\r';
+      return true;
+    case 't':
+      out += '\t';
+      return true;
+    case 'u':
+      break;
+    default:
+      return false;
+  }
+  int cp = hex4(p);
+  if (cp < 0) return false;
+  p += 4;
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    if (end_ - p < 2 || p[0] != '\\' || p[1] != 'u') return false;
+    const int low = hex4(p + 2);
+    if (low < 0xDC00 || low > 0xDFFF) return false;
+    p += 6;
+    cp = ((cp - 0xD800) << 10) + (low - 0xDC00) + 0x10000;
+  } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+    return false;
+  }
+  const auto u = static_cast<unsigned>(cp);
+  if (u < 0x80) {
+    out += static_cast<char>(u);
+  } else if (u < 0x800) {
+    const char b[2] = {static_cast<char>(0xC0 | (u >> 6)), static_cast<char>(0x80 | (u & 0x3F))};
+    out.append(b, 2);
+  } else if (u < 0x10000) {
+    const char b[3] = {static_cast<char>(0xE0 | (u >> 12)),
+                       static_cast<char>(0x80 | ((u >> 6) & 0x3F)),
+                       static_cast<char>(0x80 | (u & 0x3F))};
+    out.append(b, 3);
+  } else {
+    const char b[4] = {
+        static_cast<char>(0xF0 | (u >> 18)), static_cast<char>(0x80 | ((u >> 12) & 0x3F)),
+        static_cast<char>(0x80 | ((u >> 6) & 0x3F)), static_cast<char>(0x80 | (u & 0x3F))};
+    out.append(b, 4);
+  }
+  return true;
+}
+
+// p is at a UTF-8 lead byte of class `cls`; moves past the sequence if it is well-formed.
+bool Parser::skip_utf8(const unsigned char*& p, std::uint8_t cls) {
+  std::size_t n = 0;                   // continuation bytes
+  unsigned char lo = 0x80, hi = 0xBF;  // range of the first continuation byte
+  switch (cls) {
+    case kLead2:
+      n = 1;
+      break;
+    case kLeadE0:
+      n = 2;
+      lo = 0xA0;
+      break;
+    case kLead3:
+      n = 2;
+      break;
+    case kLeadED:
+      n = 2;
+      hi = 0x9F;
+      break;
+    case kLeadF0:
+      n = 3;
+      lo = 0x90;
+      break;
+    case kLead4:
+      n = 3;
+      break;
+    case kLeadF4:
+      n = 3;
+      hi = 0x8F;
+      break;
+    default:
+      return false;
+  }
+  if (static_cast<std::size_t>(end_ - p) <= n) return false;
+  if (p[1] < lo || p[1] > hi) return false;
+  for (std::size_t i = 2; i <= n; ++i) {
+    if (p[i] < 0x80 || p[i] > 0xBF) return false;
+  }
+  p += n + 1;
+  return true;
+}
+
+// RFC 8259 §6 numbers, typed as nlohmann's scan_number types them: no fraction or exponent →
+// number_unsigned (no '-') or number_integer ('-', "-0" included) when strtoull / strtoll would
+// not overflow, else number_float of the whole token; a float that is not finite is an error
+// (nlohmann's parser: "number overflow").
+bool Parser::parse_number(Json& target) {
+  const unsigned char* const start = p_;
+  const unsigned char* p = p_;
+  const bool negative = *p == '-';
+  if (negative) ++p;
+  if (p == end_ || *p < '0' || *p > '9') return false;
+
+  constexpr std::uint64_t kMax53 = std::uint64_t{1} << 53;
+  std::uint64_t mantissa = 0;
+  bool overflow = false;  // the integer part does not fit in 64 bits
+  if (*p == '0') {
+    ++p;  // a leading zero stands alone ("01" fails at the next token)
+  } else {
+    while (p != end_ && *p >= '0' && *p <= '9') {
+      const unsigned d = *p - '0';
+      if (mantissa > (std::numeric_limits<std::uint64_t>::max() - d) / 10) overflow = true;
+      if (!overflow) mantissa = mantissa * 10 + d;
+      ++p;
+    }
+  }
+
+  // Clinger's fast path: a decimal mantissa ≤ 2^53 scaled by 10^±22 at most converts exactly.
+  bool fast = !overflow && mantissa <= kMax53;
+  std::uint64_t digits = mantissa;
+  std::int64_t exponent = 0;
+  bool is_float = false;
+  if (p != end_ && *p == '.') {
+    is_float = true;
+    ++p;
+    if (p == end_ || *p < '0' || *p > '9') return false;
+    while (p != end_ && *p >= '0' && *p <= '9') {
+      if (fast) {
+        digits = digits * 10 + static_cast<unsigned>(*p - '0');
+        --exponent;
+        if (digits > kMax53) fast = false;
+      }
+      ++p;
+    }
+  }
+  if (p != end_ && (*p == 'e' || *p == 'E')) {
+    is_float = true;
+    ++p;
+    bool exp_negative = false;
+    if (p != end_ && (*p == '+' || *p == '-')) {
+      exp_negative = *p == '-';
+      ++p;
+    }
+    if (p == end_ || *p < '0' || *p > '9') return false;
+    std::int64_t e = 0;
+    while (p != end_ && *p >= '0' && *p <= '9') {
+      if (e < 100000) e = e * 10 + (*p - '0');  // beyond that only strtod's answer matters
+      ++p;
+    }
+    exponent += exp_negative ? -e : e;
+  }
+  p_ = p;
+
+  if (!is_float) {
+    if (!negative && !overflow) {
+      target = static_cast<Json::number_unsigned_t>(mantissa);
+      return true;
+    }
+    constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;  // |INT64_MIN|
+    if (negative && !overflow && mantissa <= kMinMagnitude) {
+      target = mantissa == kMinMagnitude ? std::numeric_limits<Json::number_integer_t>::min()
+                                         : -static_cast<Json::number_integer_t>(mantissa);
+      return true;
+    }
+  } else if (fast && exponent >= -22 && exponent <= 22) {
+    double v = static_cast<double>(digits);
+    v = exponent >= 0 ? v * kPow10[exponent] : v / kPow10[-exponent];
+    target = negative ? -v : v;
+    return true;
+  }
+  const double v = strtod_c(reinterpret_cast<const char*>(start), reinterpret_cast<const char*>(p));
+  if (!std::isfinite(v)) return false;
+  target = v;
+  return true;
+}
+
+// Moves the children of `frame` from the scratch stack into a container of exactly their count.
+void Parser::close(const Frame& frame, Json& root) {
+  const auto first = scratch_.begin() + static_cast<std::ptrdiff_t>(frame.base);
+  Json value(frame.object ? Json::value_t::object : Json::value_t::array);
+  if (frame.object) {
+    auto& members = value.get_ref<Json::object_t&>();
+    members.assign(std::make_move_iterator(first), std::make_move_iterator(scratch_.end()));
+  } else {
+    auto& elements = value.get_ref<Json::array_t&>();
+    elements.reserve(static_cast<std::size_t>(scratch_.end() - first));
+    for (auto it = first; it != scratch_.end(); ++it) elements.push_back(std::move(it->second));
+  }
+  scratch_.erase(first, scratch_.end());
+  slot_value(frame.slot, root) = std::move(value);
+}
+
+// An explicit stack instead of recursion: deep input cannot overflow the C++ stack.
+bool Parser::parse(Json& root) {
+  // nlohmann's lexer skips one UTF-8 BOM at the very start (skip_bom).
+  if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) p_ += 3;
+
+  std::vector<Frame> frames;
+  std::size_t slot = kRoot;
+  for (;;) {
+    // A value goes into `slot`.
+    skip_whitespace();
+    if (p_ == end_) return false;
+    bool opened = false;
+    switch (*p_) {
+      case '{':
+      case '[': {
+        const bool object = *p_ == '{';
+        ++p_;
+        frames.push_back({scratch_.size(), slot, object});
+        opened = true;
+        skip_whitespace();
+        if (p_ != end_ && *p_ == (object ? '}' : ']')) {
+          ++p_;
+          close(frames.back(), root);
+          frames.pop_back();
+          opened = false;
+        }
+        break;
+      }
+      case '"': {
+        std::string_view sv;
+        if (!parse_string(sv)) return false;
+        slot_value(slot, root) = std::string(sv);
+        break;
+      }
+      case 't':
+        if (!literal("true", 4)) return false;
+        slot_value(slot, root) = true;
+        break;
+      case 'f':
+        if (!literal("false", 5)) return false;
+        slot_value(slot, root) = false;
+        break;
+      case 'n':
+        if (!literal("null", 4)) return false;
+        slot_value(slot, root) = nullptr;
+        break;
+      default:
+        if (!parse_number(slot_value(slot, root))) return false;
+        break;
+    }
+
+    // After a value (or just after '{' / '['): find where the next value goes.
+    bool expect_member = opened && frames.back().object;
+    bool expect_element = opened && !frames.back().object;
+    while (!expect_member && !expect_element) {
+      skip_whitespace();
+      if (frames.empty()) {
+        // nlohmann's lexer reads a NUL byte as the end of input.
+        return p_ == end_ || *p_ == '\0';
+      }
+      if (p_ == end_) return false;
+      const Frame& top = frames.back();
+      if (*p_ == ',') {
+        ++p_;
+        (top.object ? expect_member : expect_element) = true;
+      } else if (*p_ == (top.object ? '}' : ']')) {
+        ++p_;
+        close(top, root);
+        frames.pop_back();
+      } else {
+        return false;
+      }
+    }
+    if (expect_element) {
+      scratch_.emplace_back();
+      slot = scratch_.size() - 1;
+      continue;
+    }
+    // An object member: "key" ':' value. A repeated key keeps its first position and takes the
+    // last value, as nlohmann's json_sax_dom_parser (object->operator[](key), then assignment).
+    skip_whitespace();
+    if (p_ == end_ || *p_ != '"') return false;
+    std::string_view key;
+    if (!parse_string(key)) return false;
+    skip_whitespace();
+    if (p_ == end_ || *p_ != ':') return false;
+    ++p_;
+    slot = kRoot;
+    for (std::size_t i = frames.back().base; i < scratch_.size(); ++i) {
+      if (scratch_[i].first == key) {
+        slot = i;
+        break;
+      }
+    }
+    if (slot == kRoot) {
+      scratch_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
+                            std::forward_as_tuple());
+      slot = scratch_.size() - 1;
+    }
+  }
+}
+
+}  // namespace
+
+bool parse_json(std::string_view text, Json& out) {
+  // The children of open containers wait here; reused across calls on the same thread.
+  thread_local std::vector<Member> scratch;
+  scratch.clear();
+  Parser parser(text, scratch);
+  const bool ok = parser.parse(out);
+  scratch.clear();
+  if (scratch.capacity() > 4096) std::vector<Member>().swap(scratch);  // after a huge document
+  if (!ok) out = Json(Json::value_t::discarded);
+  return ok;
+}
+
+}  // namespace gpuadmit
