@@ -50,12 +50,16 @@ std::optional<Operation> parse_operation(std::string_view op) {
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline,
                                              const CompiledPolicy& policy) {
-  if (json_depth_exceeds(body, kMaxDepth)) {
+  // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
+  // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
+  // invalid body that nests too deep after its first error is still "too deep".
+  Json review;
+  const JsonParseResult parsed = parse_json(body, review, kMaxDepth);
+  if (parsed == JsonParseResult::kTooDeep ||
+      (parsed == JsonParseResult::kInvalid && json_depth_exceeds(body, kMaxDepth))) {
     return fail("request body nests deeper than " + std::to_string(kMaxDepth) + " levels");
   }
-  // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost.
-  Json review;
-  if (!parse_json(body, review)) return fail("request body is not valid JSON");
+  if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   return handle_admission_review(review, endpoint, pipeline, policy);
 }
 

@@ -4,6 +4,7 @@
 // number types included, but without nlohmann's per-character input adapter and token buffers.
 // tests/engine/json_parse_test.cpp checks the parity differentially.
 
+#include <cstddef>
 #include <string_view>
 
 #include "engine/json.h"
@@ -14,5 +15,11 @@ namespace gpuadmit {
 // lexer reads it); `out` is then a discarded value, as Json::parse(..., false) would return.
 // Iterative: any nesting depth is parsed without recursion (memory is the only bound).
 bool parse_json(std::string_view text, Json& out);
+
+enum class JsonParseResult { kOk, kInvalid, kTooDeep };
+// The same, but stops with kTooDeep as soon as arrays/objects nest deeper than `max_depth` (as
+// json_depth_exceeds counts it), so a caller that limits depth needs no separate scan. An input
+// that is invalid before it gets that deep is kInvalid even if it nests deeper later.
+JsonParseResult parse_json(std::string_view text, Json& out, std::size_t max_depth);
 
 }  // namespace gpuadmit

@@ -395,6 +395,59 @@ TEST_CASE("parse_json: deep nesting parses without recursion") {
   CHECK(disagreement(moderate).value_or("") == "");
 }
 
+TEST_CASE("parse_json: a depth limit stops where json_depth_exceeds would") {
+  struct Case {
+    std::string text;
+    JsonParseResult expected;
+  };
+  const std::vector<Case> cases = {
+      {std::string(100, '[') + std::string(100, ']'), JsonParseResult::kOk},
+      {std::string(101, '[') + std::string(101, ']'), JsonParseResult::kTooDeep},
+      {std::string(99, '[') + "{\"a\":[1]}" + std::string(99, ']'), JsonParseResult::kTooDeep},
+      {std::string(99, '[') + "{\"a\":1}" + std::string(99, ']'), JsonParseResult::kOk},
+      {"[\"[[[[\"]", JsonParseResult::kOk},
+      // Invalid before it gets deep: kInvalid, even though it nests deeper afterwards.
+      {"[x" + std::string(200, '['), JsonParseResult::kInvalid},
+      {std::string(200, '[') + "x", JsonParseResult::kTooDeep},
+      {"", JsonParseResult::kInvalid},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text.substr(0, 40));
+    Json j;
+    CHECK(parse_json(c.text, j, 100) == c.expected);
+    if (c.expected != JsonParseResult::kOk) CHECK(j.is_discarded());
+    if (c.expected == JsonParseResult::kTooDeep) CHECK(json_depth_exceeds(c.text, 100));
+    if (c.expected == JsonParseResult::kOk) {
+      CHECK_FALSE(json_depth_exceeds(c.text, 100));
+      CHECK(j == Json::parse(c.text));
+    }
+  }
+}
+
+TEST_CASE("parse_json: objects with many members keep nlohmann's repeated-key rule") {
+  // Past 16 members the repeated-key check switches from a scan to a hash index: both agree
+  // with nlohmann (first position, last value).
+  for (const std::size_t members : {5u, 16u, 17u, 40u, 3000u}) {
+    std::string text = "{";
+    for (std::size_t i = 0; i < members; ++i) {
+      text += "\"k" + std::to_string(i % (members / 2 + 1)) + "\":" + std::to_string(i) + ",";
+    }
+    text += "\"k0\":\"last\",\"\":{\"\":1,\"\":2}}";
+    INFO(members);
+    CHECK(disagreement(text).value_or("") == "");
+  }
+  // 250,000 distinct keys: linear in the member count (quadratic took minutes).
+  std::string wide = "{";
+  for (int i = 0; i < 250000; ++i)
+    wide += "\"key" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  wide += "\"key7\":true}";
+  Json j;
+  REQUIRE(parse_json(wide, j));
+  CHECK(j.size() == 250000);
+  CHECK(j["key7"] == true);
+  CHECK(j.begin().key() == "key0");
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream ss;
