@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "engine/json_dump.h"
 #include "engine/json_parse.h"
 
 namespace gpuadmit {
@@ -125,7 +126,7 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   Json& response = review_out["response"];
   if (e.allowed && e.changed()) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = base64_encode(e.patch.dump());
+    response["patch"] = base64_encode(dump_json(e.patch));
   }
   if (std::vector<std::string> warnings = e.warnings(); !warnings.empty()) {
     response["warnings"] = warnings;

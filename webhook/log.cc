@@ -55,21 +55,6 @@ std::optional<LogLevel> parse_log_level(std::string_view name) {
   return std::nullopt;
 }
 
-void append_json_string(std::string& out, std::string_view value) {
-  // Printable ASCII without quote or backslash is written as it is; anything else (escapes,
-  // UTF-8, invalid bytes) by nlohmann's serializer itself, so the bytes never differ.
-  for (const char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
-      out += Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace);
-      return;
-    }
-  }
-  out += '"';
-  out += value;
-  out += '"';
-}
-
 Logger::Logger(LogLevel level, std::FILE* out, Output output)
     : level_(level), out_(out), output_(output) {
   if (output_ == Output::kBuffered) writer_ = std::thread([this] { writer_loop(); });
@@ -128,7 +113,7 @@ void Logger::log_members(LogLevel level, std::string_view msg, std::string_view 
   line += "\",\"level\":\"";
   line += level_name(level);
   line += "\",\"msg\":";
-  append_json_string(line, msg);
+  append_json_string(line, msg, Json::error_handler_t::replace);
   if (!members.empty()) {
     line += ',';
     line += members;

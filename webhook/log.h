@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "engine/json.h"
+#include "engine/json_dump.h"
 
 namespace gpuadmit::webhook {
 
@@ -24,10 +25,6 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 
 // "debug" | "info" | "warn" | "error" → level; nullopt for anything else.
 std::optional<LogLevel> parse_log_level(std::string_view name);
-
-// Appends `value` as a JSON string, byte for byte as the engine's Json::dump with
-// error_handler_t::replace writes it (invalid UTF-8 → U+FFFD).
-void append_json_string(std::string& out, std::string_view value);
 
 class Logger {
  public:

@@ -334,7 +334,7 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
     }
   }
   res.status = 200;
-  res.set_content(outcome.response.dump(-1, ' ', false, Json::error_handler_t::replace), kJson);
+  res.set_content(dump_json(outcome.response, Json::error_handler_t::replace), kJson);
 
   metrics.requests.add({endpoint_name, outcome.operation, outcome.kind,
                         allowed ? std::string_view("allowed") : std::string_view("denied")});
@@ -353,7 +353,7 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
       members += members.empty() ? "\"" : ",\"";
       members += key;
       members += "\":";
-      append_json_string(members, value);
+      append_json_string(members, value, Json::error_handler_t::replace);
     };
     auto list_member = [](std::string_view key, auto&& items, auto&& text) {
       members += ",\"";
@@ -363,7 +363,7 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
       for (const auto& item : items) {
         if (!first) members += ',';
         first = false;
-        append_json_string(members, text(item));
+        append_json_string(members, text(item), Json::error_handler_t::replace);
       }
       members += ']';
     };

@@ -158,7 +158,9 @@ void TlsStream::get_remote_ip_and_port(std::string& ip, int& port) const {
 }
 
 void TlsStream::get_local_ip_and_port(std::string& ip, int& port) const {
-  address_of(fd_, /*peer=*/false, ip, port);
+  if (local_port_ < 0) address_of(fd_, /*peer=*/false, local_ip_, local_port_);
+  ip = local_ip_;
+  port = local_port_;
 }
 
 bool serve_tls_connection(int fd, SSL_CTX* ctx, const ConnectionLimits& limits,

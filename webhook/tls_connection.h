@@ -55,8 +55,9 @@ class TlsStream final : public httplib::Stream {
   std::string out_;
   bool failed_ = false;
   bool close_requested_ = false;
-  mutable std::string remote_ip_;  // looked up once per connection
-  mutable int remote_port_ = -1;
+  // Looked up once per connection, not once per request.
+  mutable std::string remote_ip_, local_ip_;
+  mutable int remote_port_ = -1, local_port_ = -1;
 };
 
 struct ConnectionLimits {

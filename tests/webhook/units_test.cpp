@@ -84,14 +84,22 @@ TEST_CASE("units: log lines are one JSON object each and respect the level") {
   CHECK_FALSE(parse_log_level("loud"));
 }
 
-TEST_CASE("units: append_json_string writes what Json::dump writes") {
-  const std::vector<std::string> values = {
-      "",          "plain-ascii 0123", "quote\"inside", "back\\slash", "tab\there",
-      "nl\nx",     "\x01\x1f",         "\x7f",          "utf8 é ✓",   std::string("\xff\xfe"),
-      "half \xc3", std::string("nul\0x", 5)};
+TEST_CASE("units: log strings are written as Json::dump with replace writes them") {
+  const std::vector<std::string> values = {"",
+                                           "plain-ascii 0123",
+                                           "quote\"inside",
+                                           "back\\slash",
+                                           "tab\there",
+                                           "nl\nx",
+                                           "\x01\x1f",
+                                           "\x7f",
+                                           "utf8 é ✓",
+                                           std::string("\xff\xfe"),
+                                           "half \xc3",
+                                           std::string("nul\0x", 5)};
   for (const std::string& v : values) {
     std::string out = "x";
-    append_json_string(out, v);
+    gpuadmit::append_json_string(out, v, Json::error_handler_t::replace);
     CHECK(out == "x" + Json(v).dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 }

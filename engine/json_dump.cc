@@ -1,0 +1,89 @@
+#include "engine/json_dump.h"
+
+#include <charconv>
+
+namespace gpuadmit {
+namespace {
+
+bool plain_ascii(std::string_view s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+template <typename Integer>
+void append_integer(std::string& out, Integer v) {
+  char buf[24];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view value, Json::error_handler_t handler) {
+  if (plain_ascii(value)) {
+    out += '"';
+    out += value;
+    out += '"';
+    return;
+  }
+  out += Json(std::string(value)).dump(-1, ' ', false, handler);
+}
+
+void append_json(std::string& out, const Json& value, Json::error_handler_t handler) {
+  switch (value.type()) {
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_string(out, key, handler);
+        out += ':';
+        append_json(out, member, handler);
+      }
+      out += '}';
+      return;
+    }
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& element : value.get_ref<const Json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json(out, element, handler);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::string:
+      append_json_string(out, value.get_ref<const std::string&>(), handler);
+      return;
+    case Json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::null:
+      out += "null";
+      return;
+    case Json::value_t::number_unsigned:
+      append_integer(out, value.get<Json::number_unsigned_t>());
+      return;
+    case Json::value_t::number_integer:
+      append_integer(out, value.get<Json::number_integer_t>());
+      return;
+    default:  // floats (nlohmann's own shortest round-trip format), binary, discarded
+      out += value.dump(-1, ' ', false, handler);
+      return;
+  }
+}
+
+std::string dump_json(const Json& value, Json::error_handler_t handler) {
+  std::string out;
+  out.reserve(256);
+  append_json(out, value, handler);
+  return out;
+}
+
+}  // namespace gpuadmit
