@@ -132,6 +132,22 @@ std::optional<std::string> lookup(const Json* metadata, std::string_view section
   return v->get<std::string>();
 }
 
+// What the checks below accept of a pod (template) metadata, without building paths: null, or
+// an object whose annotations and labels are absent, null, or objects of strings and nulls.
+bool metadata_well_formed(const Json& metadata) {
+  if (metadata.is_null()) return true;
+  if (!metadata.is_object()) return false;
+  for (std::string_view key : {"annotations", "labels"}) {
+    const Json* map = find_member(metadata, key);
+    if (map == nullptr || map->is_null()) continue;
+    if (!map->is_object()) return false;
+    for (const Json& v : *map) {
+      if (!v.is_string() && !v.is_null()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLocation& location) {
@@ -162,7 +178,8 @@ std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLoca
     c.quantity_map(*resources, "requests", path + ".resources");
     c.quantity_map(*resources, "limits", path + ".resources");
   }
-  if (object.contains(location.metadata)) {
+  // The metadata's path is spelled out only for a message: well-formed metadata needs none.
+  if (object.contains(location.metadata) && !metadata_well_formed(object.at(location.metadata))) {
     const Json& metadata = object.at(location.metadata);
     const std::string meta_path = dotted_path(location.metadata);
     if (!metadata.is_null() && !metadata.is_object()) {

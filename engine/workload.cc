@@ -122,16 +122,17 @@ std::optional<int64_t> count_member(const Json& object, std::string_view key) {
   return n;
 }
 
-// The reference tokens of a pointer, unescaped, root first ("/a~1b/0" → {"a/b", "0"}).
-std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
-  std::vector<std::string> tokens;
+// Calls each(token) for the reference tokens of a pointer, unescaped, root first ("/a~1b/0" →
+// "a/b", "0"), in one reused string.
+template <typename F>
+void for_each_pointer_token(const JsonPointer& pointer, F each) {
   const std::string text = pointer.to_string();
+  std::string token;
   size_t start = 0;
   while (start < text.size()) {  // text is "" or starts with '/'
     size_t end = text.find('/', start + 1);
     if (end == std::string::npos) end = text.size();
-    std::string token;
-    token.reserve(end - start - 1);
+    token.clear();
     for (size_t i = start + 1; i < end; ++i) {
       if (text[i] == '~' && i + 1 < end && (text[i + 1] == '0' || text[i + 1] == '1')) {
         token += text[i + 1] == '0' ? '~' : '/';
@@ -140,9 +141,15 @@ std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
         token += text[i];
       }
     }
-    tokens.push_back(std::move(token));
+    each(token);
     start = end;
   }
+}
+
+// The reference tokens of a pointer, unescaped, root first ("/a~1b/0" → {"a/b", "0"}).
+std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
+  std::vector<std::string> tokens;
+  for_each_pointer_token(pointer, [&](const std::string& token) { tokens.push_back(token); });
   return tokens;
 }
 
@@ -264,20 +271,19 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
 }
 
 std::string dotted_path(const JsonPointer& pointer) {
-  const std::vector<std::string> tokens = pointer_tokens(pointer);
   std::string out;
-  for (const std::string& token : tokens) {
+  for_each_pointer_token(pointer, [&](const std::string& token) {
     bool numeric = !token.empty() && token.size() < 10;
     for (char c : token) numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
     if (numeric) {
-      out += "[" + token + "]";
+      out.append("[").append(token).append("]");
     } else if (token.find_first_of("./") != std::string::npos) {
-      out += "[\"" + token + "\"]";
+      out.append("[\"").append(token).append("\"]");
     } else {
-      if (!out.empty()) out += ".";
+      if (!out.empty()) out += '.';
       out += token;
     }
-  }
+  });
   return out;
 }
 
