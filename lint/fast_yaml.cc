@@ -48,6 +48,7 @@ struct CharSet {
 };
 constexpr CharSet kNeedsResolution("~nNyYtTfFoO.+-0123456789");
 constexpr CharSet kNotKeyStart("[]{},#&*!|>%@`?:");
+constexpr CharSet kKeyScanStop(":#\n\r");  // and '\0', which the scan then steps over
 
 bool key_needs_resolution(char c) { return kNeedsResolution(c); }
 
@@ -210,7 +211,9 @@ class FastParser {
       return q < end_ && *q == ':' && blank_at(q + 1);
     }
     if (kNotKeyStart(c)) return false;
-    for (; q < end_ && *q != '\n' && *q != '\r'; ++q) {
+    for (; q < end_; ++q) {
+      if (!kKeyScanStop(*q)) continue;  // most characters: one lookup
+      if (*q == '\n' || *q == '\r') return false;
       if (*q == ':' && blank_at(q + 1)) return true;
       if (*q == '#' && (q[-1] == ' ' || q[-1] == '\t')) return false;
     }

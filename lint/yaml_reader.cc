@@ -432,20 +432,26 @@ bool DocumentStream::next_line(std::string_view& line) {
       pos_ = buffer_.size();
       return true;
     }
-    buffer_.erase(0, pos_);
-    pos_ = 0;
-    char chunk[1 << 16];
-    errno = 0;
-    const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
-    if (n == 0) {
-      eof_ = true;
-      if (std::ferror(file_)) {
-        read_error_ = true;
-        read_errno_ = errno;
-      }
-    }
-    buffer_.append(chunk, n);
+    refill();
   }
+}
+
+// Out of line: its 64 KiB buffer would otherwise be allocated (and, with stack clash
+// protection, probed page by page) on every next_line call.
+void DocumentStream::refill() {
+  buffer_.erase(0, pos_);
+  pos_ = 0;
+  char chunk[1 << 16];
+  errno = 0;
+  const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
+  if (n == 0) {
+    eof_ = true;
+    if (std::ferror(file_)) {
+      read_error_ = true;
+      read_errno_ = errno;
+    }
+  }
+  buffer_.append(chunk, n);
 }
 
 bool DocumentStream::next(SourceDocument& out) {
