@@ -71,10 +71,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// One pointer, extended and shortened on the way down (json_pointer's `/` copies every token).
 void expand(const Json& node, const std::vector<std::string_view>& tokens, size_t at,
-            JsonPointer pointer, std::vector<JsonPointer>& out) {
+            JsonPointer& pointer, std::vector<JsonPointer>& out) {
   if (at == tokens.size()) {
-    out.push_back(std::move(pointer));
+    out.push_back(pointer);
     return;
   }
   std::string_view token = tokens[at];
@@ -83,22 +84,33 @@ void expand(const Json& node, const std::vector<std::string_view>& tokens, size_
     each_element = true;
     token.remove_suffix(3);
   }
-  auto descend = [&](const Json& child, JsonPointer child_pointer) {
+  // `pointer` names `child` here.
+  auto descend = [&](const Json& child) {
     if (!each_element) {
-      expand(child, tokens, at + 1, std::move(child_pointer), out);
+      expand(child, tokens, at + 1, pointer, out);
       return;
     }
     if (!child.is_array()) return;
     for (size_t i = 0; i < child.size(); ++i) {
-      expand(child[i], tokens, at + 1, child_pointer / i, out);
+      pointer.push_back(std::to_string(i));
+      expand(child[i], tokens, at + 1, pointer, out);
+      pointer.pop_back();
     }
   };
   if (!node.is_object()) return;
   if (token == "*") {
-    for (auto it = node.begin(); it != node.end(); ++it) descend(it.value(), pointer / it.key());
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      pointer.push_back(it.key());
+      descend(it.value());
+      pointer.pop_back();
+    }
     return;
   }
-  if (const Json* child = find_member(node, token)) descend(*child, pointer / std::string(token));
+  if (const Json* child = find_member(node, token)) {
+    pointer.push_back(std::string(token));
+    descend(*child);
+    pointer.pop_back();
+  }
 }
 
 std::vector<std::string_view> split_pattern(std::string_view pattern) {
@@ -234,11 +246,13 @@ std::vector<JsonPointer> expand_path_pattern(const Json& object, std::string_vie
     std::vector<std::string_view> rest(tokens.begin() + 2, tokens.end());
     for (auto it = spec->begin(); it != spec->end(); ++it) {
       if (!ends_with(it.key(), "ReplicaSpecs")) continue;
-      expand(it.value(), rest, 0, JsonPointer() / std::string(tokens[0]) / it.key(), out);
+      JsonPointer pointer = JsonPointer() / std::string(tokens[0]) / it.key();
+      expand(it.value(), rest, 0, pointer, out);
     }
     return out;
   }
-  expand(object, tokens, 0, JsonPointer(), out);
+  JsonPointer pointer;
+  expand(object, tokens, 0, pointer, out);
   return out;
 }
 
