@@ -214,7 +214,11 @@ class FastParser {
     for (; q < end_; ++q) {
       if (!kKeyScanStop(*q)) continue;  // most characters: one lookup
       if (*q == '\n' || *q == '\r') return false;
-      if (*q == ':' && blank_at(q + 1)) return true;
+      if (*q == ':' && blank_at(q + 1)) {
+        key_line_start_ = p_;  // parse_key() need not scan for the ':' again
+        key_colon_ = q;
+        return true;
+      }
       if (*q == '#' && (q[-1] == ' ' || q[-1] == '\t')) return false;
     }
     return false;
@@ -229,7 +233,11 @@ class FastParser {
     } else {
       const char* start = p_;
       const char* q = p_;
-      while (!(*q == ':' && blank_at(q + 1))) ++q;  // looks_like_key() found it
+      if (key_line_start_ == p_) {
+        q = key_colon_;  // looks_like_key() found it here
+      } else {
+        while (!(*q == ':' && blank_at(q + 1))) ++q;  // looks_like_key() found it
+      }
       const char* e = q;
       while (e > start && (e[-1] == ' ' || e[-1] == '\t')) --e;
       const std::string_view text(start, static_cast<size_t>(e - start));
@@ -766,6 +774,9 @@ class FastParser {
 
   const char* p_;
   const char* end_;
+  // Where looks_like_key() last found a plain key, and its ':'.
+  mutable const char* key_line_start_ = nullptr;
+  mutable const char* key_colon_ = nullptr;
   const char* line_start_;
   int line_ = 0;
   int depth_ = 0;
