@@ -6,6 +6,7 @@
 
 #include "engine/json.h"
 #include "engine/pod_view.h"
+#include "engine/resources.h"
 #include "policies/compiled_policy.h"
 
 namespace gpuadmit {
@@ -38,6 +39,10 @@ struct PodContext {
 
   std::string mig_profile;    // gpuadmit.io/mig-profile, "" when unset
   std::string workload_type;  // gpuadmit.io/workload, "" when unset
+
+  // The containers' GPU resources, read once after the mutators and shared by the rules; null
+  // when the caller did not read them (a rule then reads the containers itself).
+  const PodGpuResources* gpu_resources = nullptr;
 
   // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
   std::vector<std::string> mutations;

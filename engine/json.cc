@@ -81,4 +81,37 @@ std::string object_name(const Json& object) {
   return std::string(name);
 }
 
+namespace {
+
+// Empties every container below `j` (children before parents), so that destroying them finds
+// nothing to flatten; below kFreeDepth the destructor's own walk takes over.
+constexpr int kFreeDepth = 128;
+
+void free_children(Json& j, int depth) noexcept {
+  if (j.is_object()) {
+    auto& object = j.get_ref<Json::object_t&>();
+    if (depth < kFreeDepth) {
+      for (auto& member : object) {
+        if (member.second.is_structured()) free_children(member.second, depth + 1);
+      }
+    }
+    object.clear();
+  } else if (j.is_array()) {
+    auto& array = j.get_ref<Json::array_t&>();
+    if (depth < kFreeDepth) {
+      for (Json& element : array) {
+        if (element.is_structured()) free_children(element, depth + 1);
+      }
+    }
+    array.clear();
+  }
+}
+
+}  // namespace
+
+void free_json(Json& j) noexcept {
+  free_children(j, 0);
+  j = nullptr;
+}
+
 }  // namespace gpuadmit

@@ -102,6 +102,7 @@ class Differ {
 
   std::string path() const {
     std::string out;
+    out.reserve(64);
     for (const Token& t : path_) {
       out += '/';
       if (t.append) {
@@ -115,20 +116,18 @@ class Differ {
     return out;
   }
 
-  void emit(const char* op) {
+  // {"op", "path"[, "value"]}, in that order, emplaced: no key lookups, no temporaries.
+  void emit(const char* op, const Json* value = nullptr) {
     Json o = Json::object();
-    o["op"] = op;
-    o["path"] = path();
+    Json::object_t& members = o.get_ref<Json::object_t&>();
+    members.reserve(value != nullptr ? 3 : 2);
+    members.emplace_back("op", op);
+    members.emplace_back("path", path());
+    if (value != nullptr) members.emplace_back("value", *value);
     ops_.push_back(std::move(o));
   }
 
-  void emit_value(const char* op, const Json& value) {
-    Json o = Json::object();
-    o["op"] = op;
-    o["path"] = path();
-    o["value"] = value;
-    ops_.push_back(std::move(o));
-  }
+  void emit_value(const char* op, const Json& value) { emit(op, &value); }
 
   bool with_patch_;
   Json& ops_;

@@ -16,6 +16,10 @@ class Mutator {
   virtual std::string_view name() const = 0;
   // Edits the pod spec; returns true when it changed anything. Must be idempotent.
   virtual bool mutate(PodView& pod, PodContext& ctx) const = 0;
+  // False only when mutate() changes nothing whatever the pod spec holds (its guard on the
+  // context, which mutate() checks first): when no mutator may change a pod spec, the pipeline
+  // does not copy the object.
+  virtual bool may_change(const PodContext& /*ctx*/) const { return true; }
 };
 
 }  // namespace gpuadmit

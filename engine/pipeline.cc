@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -74,15 +75,33 @@ Pipeline::Pipeline(std::vector<std::unique_ptr<const Mutator>> mutators,
 Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options,
                               const CompiledPolicy& policy) const {
   Evaluation e;
-  e.mutated = object;
-  if (!object.is_object()) return e;
+  // The object is copied only once a mutator may change it: until then the pod specs are read
+  // in place (PodView needs a non-const Json, but nothing edits `object`).
+  bool copied = false;
+  auto copy = [&] {
+    e.mutated = object;
+    copied = true;
+  };
+  auto keep_unchanged = [&] {
+    if (!copied && options.copy_unchanged) e.mutated = object;
+  };
+  if (!object.is_object()) {
+    keep_unchanged();
+    return e;
+  }
   if (policy.is_exempt(options.ns)) {
     e.exempt = true;
+    keep_unchanged();
     return e;
   }
   const std::vector<PodSpecLocation> locations = find_pod_specs(object, policy);
-  if (locations.empty()) return e;
+  if (locations.empty()) {
+    keep_unchanged();
+    return e;
+  }
   e.is_workload = true;
+  // With several pod specs, one's mutators could edit what the next one reads: copy up front.
+  if (options.mutate && locations.size() > 1) copy();
 
   RequestContext request;
   request.policy = &policy;
@@ -96,7 +115,7 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
 
   std::vector<Violation> violations;
   for (const PodSpecLocation& location : locations) {
-    auto made = PodView::make(e.mutated, location);
+    auto made = PodView::make(copied ? e.mutated : const_cast<Json&>(object), location);
     if (auto* error = std::get_if<std::string>(&made)) {
       e.findings.push_back(Finding{"PODSPEC", Severity::kError,
                                    "cannot interpret the pod spec: " + *error +
@@ -109,14 +128,23 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
     ctx.request = &request;
     ctx.policy = &policy;
     ctx.tenant = tenant;
-    ctx.gpu_pod = is_gpu_pod(pod, policy);
+    // Read once for is_gpu_pod and, when nothing is mutated, for the rules too.
+    std::optional<PodGpuResources> gpu(std::in_place, pod, policy);
+    ctx.gpu_pod = gpu->any_positive();
     resolve_pod_context(pod, ctx);
-    if (options.mutate) {
+    if (options.mutate && std::any_of(mutators_.begin(), mutators_.end(),
+                                      [&](const auto& m) { return m->may_change(ctx); })) {
+      if (!copied) {
+        copy();
+        pod.retarget(e.mutated);
+      }
       for (const auto& mutator : mutators_) {
         if (mutator->mutate(pod, ctx)) add_unique(ctx.mutations, mutator->name());
       }
       for (const std::string& m : ctx.mutations) add_unique(e.mutations, m);
+      gpu.emplace(pod, policy);  // the mutators may have moved or changed what it points to
     }
+    ctx.gpu_resources = &*gpu;
     if (ctx.gpu_pod && !ctx.class_name.empty()) add_unique(e.classes, ctx.class_name);
     for (const auto& rule : rules_) {
       const Action action = policy.action_for(rule->id(), rule->default_action());
@@ -132,7 +160,8 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
 
   e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
                            [](const Finding& f) { return f.severity != Severity::kWarn; });
-  if (options.mutate) {
+  // Uncopied, the object is unchanged: no diff.
+  if (options.mutate && copied) {
     // One diff at the end (STYLE.md §5), in one walk that also tells whether the patch
     // reproduces the mutated object: a patch that would not is never sent.
     // A denied object sends no patch: only whether it would reproduce is needed.
@@ -160,6 +189,7 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
     e.patch = Json::array();
     e.has_changes = false;
   }
+  keep_unchanged();
   return e;
 }
 

@@ -26,13 +26,17 @@ struct EvaluateOptions {
   // false: no JSON Patch is computed (lint, `--fix`: only `mutated` and changed() are needed);
   // `patch` stays empty, everything else is as with true.
   bool patch = true;
+  // false: `mutated` stays null unless the mutators edited a copy of the object (lint reads it
+  // only when changed), which spares copying objects that no mutator touches.
+  bool copy_unchanged = true;
 };
 
 struct Evaluation {
   bool allowed = true;
   bool is_workload = false;  // the object has pod specs gpuadmit looks at
   bool exempt = false;       // exempt namespace: untouched
-  Json mutated;              // the object after mutation (a copy of the input when unchanged)
+  Json mutated;              // the object after mutation (a copy of the input when unchanged; see
+                             // EvaluateOptions::copy_unchanged)
   Json patch = Json::array();
   std::vector<Finding> findings;       // in pod-spec order, then rule order
   std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order

@@ -14,6 +14,15 @@ std::string_view type_name(const Json& j) {
   return "null";
 }
 
+// "<path>.<key>[<i>]", built in one string.
+std::string list_element_path(const std::string& path, std::string_view key, size_t i) {
+  const std::string index = std::to_string(i);
+  std::string out;
+  out.reserve(path.size() + key.size() + index.size() + 3);
+  out.append(path).append(".").append(key).append("[").append(index).append("]");
+  return out;
+}
+
 // Collects the first shape error; every check is "absent or null is fine".
 class ShapeChecker {
  public:
@@ -51,7 +60,7 @@ class ShapeChecker {
     const Json* list = array(parent, key, path);
     if (list == nullptr) return;
     for (size_t i = 0; i < list->size() && ok(); ++i) {
-      std::string element_path = path + "." + std::string(key) + "[" + std::to_string(i) + "]";
+      std::string element_path = list_element_path(path, key, i);
       if (!(*list)[i].is_object()) {
         fail(element_path, "an object", (*list)[i]);
         return;
@@ -83,8 +92,9 @@ void check_container(ShapeChecker& c, const Json& container, const std::string& 
   c.string(container, "name", path);
   c.string(container, "restartPolicy", path);
   if (const Json* resources = c.object(container, "resources", path)) {
-    c.quantity_map(*resources, "requests", path + ".resources");
-    c.quantity_map(*resources, "limits", path + ".resources");
+    const std::string resources_path = path + ".resources";
+    c.quantity_map(*resources, "requests", resources_path);
+    c.quantity_map(*resources, "limits", resources_path);
   }
 }
 
@@ -132,6 +142,22 @@ std::optional<std::string> lookup(const Json* metadata, std::string_view section
   return v->get<std::string>();
 }
 
+// What the checks below accept of a pod (template) metadata, without building paths: null, or
+// an object whose annotations and labels are absent, null, or objects of strings and nulls.
+bool metadata_well_formed(const Json& metadata) {
+  if (metadata.is_null()) return true;
+  if (!metadata.is_object()) return false;
+  for (std::string_view key : {"annotations", "labels"}) {
+    const Json* map = find_member(metadata, key);
+    if (map == nullptr || map->is_null()) continue;
+    if (!map->is_object()) return false;
+    for (const Json& v : *map) {
+      if (!v.is_string() && !v.is_null()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLocation& location) {
@@ -162,7 +188,8 @@ std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLoca
     c.quantity_map(*resources, "requests", path + ".resources");
     c.quantity_map(*resources, "limits", path + ".resources");
   }
-  if (object.contains(location.metadata)) {
+  // The metadata's path is spelled out only for a message: well-formed metadata needs none.
+  if (object.contains(location.metadata) && !metadata_well_formed(object.at(location.metadata))) {
     const Json& metadata = object.at(location.metadata);
     const std::string meta_path = dotted_path(location.metadata);
     if (!metadata.is_null() && !metadata.is_object()) {
@@ -195,7 +222,7 @@ PodView::PodView(Json& object, const PodSpecLocation& location)
       // KEP-753: an init container with restartPolicy Always is a sidecar that keeps running.
       ref.restartable =
           kind == ContainerKind::kInit && string_member(c, "restartPolicy") == "Always";
-      ref.path = location.path + "." + std::string(key) + "[" + std::to_string(i) + "]";
+      ref.path = list_element_path(location.path, key, i);
       containers_.push_back(std::move(ref));
     }
   }
@@ -235,8 +262,9 @@ Json& PodView::mutable_metadata() {
 
 std::optional<std::string> PodView::setting(std::string_view key) const {
   const Json* pod_meta = metadata();
-  static const JsonPointer kTopMetadata("/metadata");
-  const Json* top_meta = metadata_at(*object_, kTopMetadata);
+  // The object's own metadata: a member lookup, not a JSON Pointer walk.
+  const Json* top_meta = find_member(*object_, "metadata");
+  if (top_meta != nullptr && !top_meta->is_object()) top_meta = nullptr;
   if (auto v = lookup(pod_meta, "annotations", key)) return v;
   if (auto v = lookup(pod_meta, "labels", key)) return v;
   if (top_meta != pod_meta) {

@@ -38,6 +38,9 @@ class PodView {
   const PodSpecLocation& location() const { return *location_; }
   bool is_template() const { return location_->is_template; }
 
+  // Points the view at a copy of its object (containers are kept by index, so they still hold).
+  void retarget(Json& copy) { object_ = &copy; }
+
   Json& object() { return *object_; }
   const Json& object() const { return *object_; }
   // Resolved on each call: a mutation that adds a sibling key (template metadata) may move the

@@ -14,7 +14,7 @@ const Json* section_of(const Json& container, std::string_view section) {
 }
 
 // Whole units of a quantity, rounded up (Value()); negative counts as 0.
-int64_t units(const std::optional<Quantity>& q) {
+int64_t whole_units(const std::optional<Quantity>& q) {
   if (!q || q->is_negative()) return 0;
   return q->value();
 }
@@ -65,10 +65,60 @@ std::vector<GpuResourceUse> gpu_resources_of(const Json& container, const Compil
   return uses;
 }
 
+void container_gpu_resources(const Json& container, const CompiledPolicy& policy,
+                             std::vector<ContainerGpuResource>& out) {
+  const size_t first = out.size();
+  for (const bool requests : {true, false}) {
+    const Json* s = section_of(container, requests ? "requests" : "limits");
+    if (s == nullptr) continue;
+    for (auto it = s->begin(); it != s->end(); ++it) {
+      if (it.value().is_null() || !policy.is_gpu_resource(it.key())) continue;
+      auto found =
+          std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                       [&](const ContainerGpuResource& r) { return r.resource == it.key(); });
+      if (found == out.end()) {
+        out.push_back(ContainerGpuResource{it.key(), nullptr, nullptr, std::nullopt, std::nullopt});
+        found = out.end() - 1;
+      }
+      (requests ? found->request : found->limit) = &it.value();
+      (requests ? found->request_quantity : found->limit_quantity) =
+          parse_json_quantity(it.value());
+    }
+  }
+}
+
+PodGpuResources::PodGpuResources(const PodView& pod, const CompiledPolicy& policy) {
+  ends_.reserve(pod.containers().size());
+  for (const ContainerRef& ref : pod.containers()) {
+    container_gpu_resources(pod.container(ref), policy, resources_);
+    ends_.push_back(resources_.size());
+  }
+}
+
+int64_t PodGpuResources::units(size_t container) const {
+  // As container_gpu_units: the parsed request, else the parsed limit (an unparsable request
+  // falls back to the limit there).
+  int64_t total = 0;
+  for (const ContainerGpuResource& r : of(container)) {
+    total = saturating_add(total,
+                           whole_units(r.request_quantity ? r.request_quantity : r.limit_quantity));
+  }
+  return total;
+}
+
+bool PodGpuResources::any_positive() const {
+  auto positive = [](const std::optional<Quantity>& q) {
+    return q && !q->is_zero() && !q->is_negative();
+  };
+  return std::any_of(resources_.begin(), resources_.end(), [&](const ContainerGpuResource& r) {
+    return positive(r.request_quantity) || positive(r.limit_quantity);
+  });
+}
+
 int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy) {
   int64_t total = 0;
   for (const GpuResourceUse& u : gpu_resources_of(container, policy)) {
-    total = saturating_add(total, units(u.effective()));
+    total = saturating_add(total, whole_units(u.effective()));
   }
   return total;
 }
@@ -112,7 +162,7 @@ int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
   for (const ContainerRef& ref : pod.containers()) {
     if (ref.kind == ContainerKind::kEphemeral) continue;
     for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
-      const int64_t n = units(u.effective());
+      const int64_t n = whole_units(u.effective());
       PerResource& r = entry(u.resource);
       if (ref.kind == ContainerKind::kApp) {
         r.app = saturating_add(r.app, n);

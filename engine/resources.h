@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,50 @@ struct GpuResourceUse {
 
 // The GPU resources of a container in the order they appear (requests first, then limits-only).
 std::vector<GpuResourceUse> gpu_resources_of(const Json& container, const CompiledPolicy& policy);
+
+// One GPU resource a container names, with the raw JSON values (nullptr when absent or null, so
+// that absent and unparsable stay distinct) and their parsed quantities.
+struct ContainerGpuResource {
+  std::string resource;
+  const Json* request = nullptr;
+  const Json* limit = nullptr;
+  std::optional<Quantity> request_quantity;  // nullopt: absent, null or unparsable
+  std::optional<Quantity> limit_quantity;
+  // The value the scheduler uses: the request when written, else the limit.
+  const Json* effective() const { return request != nullptr ? request : limit; }
+  const std::optional<Quantity>& effective_quantity() const {
+    return request != nullptr ? request_quantity : limit_quantity;
+  }
+};
+
+// Appends the GPU resources of a container (requests first, then limits-only, in written order;
+// null values skipped) to `out`.
+void container_gpu_resources(const Json& container, const CompiledPolicy& policy,
+                             std::vector<ContainerGpuResource>& out);
+
+// The GPU resources of every container of a pod spec, read and parsed once so that the rules
+// share them instead of each re-reading the containers. The entries point into the pod's JSON:
+// valid while the object is not changed (the pipeline builds it after the mutators).
+//
+//   PodGpuResources gpu(pod, policy);
+//   for (const ContainerGpuResource& r : gpu.of(i)) ...  // i: index in pod.containers()
+class PodGpuResources {
+ public:
+  PodGpuResources(const PodView& pod, const CompiledPolicy& policy);
+  size_t size() const { return ends_.size(); }  // == pod.containers().size()
+  std::span<const ContainerGpuResource> of(size_t container) const {
+    const size_t begin = container == 0 ? 0 : ends_[container - 1];
+    return {resources_.data() + begin, ends_[container] - begin};
+  }
+  // container_gpu_units of that container.
+  int64_t units(size_t container) const;
+  // is_gpu_pod: some container asks for a positive quantity of a GPU resource.
+  bool any_positive() const;
+
+ private:
+  std::vector<ContainerGpuResource> resources_;
+  std::vector<size_t> ends_;  // per container: one past its last entry in resources_
+};
 
 // GPU units a container asks for (sum over its GPU resources of the effective amount, rounded up
 // to whole units; 0 when none is positive).

@@ -71,10 +71,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// One pointer, extended and shortened on the way down (json_pointer's `/` copies every token).
 void expand(const Json& node, const std::vector<std::string_view>& tokens, size_t at,
-            JsonPointer pointer, std::vector<JsonPointer>& out) {
+            JsonPointer& pointer, std::vector<JsonPointer>& out) {
   if (at == tokens.size()) {
-    out.push_back(std::move(pointer));
+    out.push_back(pointer);
     return;
   }
   std::string_view token = tokens[at];
@@ -83,22 +84,33 @@ void expand(const Json& node, const std::vector<std::string_view>& tokens, size_
     each_element = true;
     token.remove_suffix(3);
   }
-  auto descend = [&](const Json& child, JsonPointer child_pointer) {
+  // `pointer` names `child` here.
+  auto descend = [&](const Json& child) {
     if (!each_element) {
-      expand(child, tokens, at + 1, std::move(child_pointer), out);
+      expand(child, tokens, at + 1, pointer, out);
       return;
     }
     if (!child.is_array()) return;
     for (size_t i = 0; i < child.size(); ++i) {
-      expand(child[i], tokens, at + 1, child_pointer / i, out);
+      pointer.push_back(std::to_string(i));
+      expand(child[i], tokens, at + 1, pointer, out);
+      pointer.pop_back();
     }
   };
   if (!node.is_object()) return;
   if (token == "*") {
-    for (auto it = node.begin(); it != node.end(); ++it) descend(it.value(), pointer / it.key());
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      pointer.push_back(it.key());
+      descend(it.value());
+      pointer.pop_back();
+    }
     return;
   }
-  if (const Json* child = find_member(node, token)) descend(*child, pointer / std::string(token));
+  if (const Json* child = find_member(node, token)) {
+    pointer.push_back(std::string(token));
+    descend(*child);
+    pointer.pop_back();
+  }
 }
 
 std::vector<std::string_view> split_pattern(std::string_view pattern) {
@@ -122,16 +134,17 @@ std::optional<int64_t> count_member(const Json& object, std::string_view key) {
   return n;
 }
 
-// The reference tokens of a pointer, unescaped, root first ("/a~1b/0" → {"a/b", "0"}).
-std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
-  std::vector<std::string> tokens;
+// Calls each(token) for the reference tokens of a pointer, unescaped, root first ("/a~1b/0" →
+// "a/b", "0"), in one reused string.
+template <typename F>
+void for_each_pointer_token(const JsonPointer& pointer, F each) {
   const std::string text = pointer.to_string();
+  std::string token;
   size_t start = 0;
   while (start < text.size()) {  // text is "" or starts with '/'
     size_t end = text.find('/', start + 1);
     if (end == std::string::npos) end = text.size();
-    std::string token;
-    token.reserve(end - start - 1);
+    token.clear();
     for (size_t i = start + 1; i < end; ++i) {
       if (text[i] == '~' && i + 1 < end && (text[i + 1] == '0' || text[i + 1] == '1')) {
         token += text[i + 1] == '0' ? '~' : '/';
@@ -140,9 +153,15 @@ std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
         token += text[i];
       }
     }
-    tokens.push_back(std::move(token));
+    each(token);
     start = end;
   }
+}
+
+// The reference tokens of a pointer, unescaped, root first ("/a~1b/0" → {"a/b", "0"}).
+std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
+  std::vector<std::string> tokens;
+  for_each_pointer_token(pointer, [&](const std::string& token) { tokens.push_back(token); });
   return tokens;
 }
 
@@ -227,11 +246,13 @@ std::vector<JsonPointer> expand_path_pattern(const Json& object, std::string_vie
     std::vector<std::string_view> rest(tokens.begin() + 2, tokens.end());
     for (auto it = spec->begin(); it != spec->end(); ++it) {
       if (!ends_with(it.key(), "ReplicaSpecs")) continue;
-      expand(it.value(), rest, 0, JsonPointer() / std::string(tokens[0]) / it.key(), out);
+      JsonPointer pointer = JsonPointer() / std::string(tokens[0]) / it.key();
+      expand(it.value(), rest, 0, pointer, out);
     }
     return out;
   }
-  expand(object, tokens, 0, JsonPointer(), out);
+  JsonPointer pointer;
+  expand(object, tokens, 0, pointer, out);
   return out;
 }
 
@@ -264,20 +285,19 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
 }
 
 std::string dotted_path(const JsonPointer& pointer) {
-  const std::vector<std::string> tokens = pointer_tokens(pointer);
   std::string out;
-  for (const std::string& token : tokens) {
+  for_each_pointer_token(pointer, [&](const std::string& token) {
     bool numeric = !token.empty() && token.size() < 10;
     for (char c : token) numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
     if (numeric) {
-      out += "[" + token + "]";
+      out.append("[").append(token).append("]");
     } else if (token.find_first_of("./") != std::string::npos) {
-      out += "[\"" + token + "\"]";
+      out.append("[\"").append(token).append("\"]");
     } else {
-      if (!out.empty()) out += ".";
+      if (!out.empty()) out += '.';
       out += token;
     }
-  }
+  });
   return out;
 }
 

@@ -36,7 +36,21 @@ void append_utf8(std::string& s, uint32_t cp) {
 
 // Keys that are plain strings whatever go-yaml v2 thinks: the first character rules out every
 // non-string resolution (see resolve_plain_scalar).
-bool key_needs_resolution(char c) { return std::strchr("~nNyYtTfFoO.+-0123456789", c) != nullptr; }
+// strchr(chars, c) != nullptr as a table lookup (the hot path tests every key and line start);
+// like strchr, '\0' is a member.
+struct CharSet {
+  bool has[256] = {};
+  constexpr explicit CharSet(std::string_view chars) {
+    has[0] = true;
+    for (char c : chars) has[static_cast<unsigned char>(c)] = true;
+  }
+  constexpr bool operator()(char c) const { return has[static_cast<unsigned char>(c)]; }
+};
+constexpr CharSet kNeedsResolution("~nNyYtTfFoO.+-0123456789");
+constexpr CharSet kNotKeyStart("[]{},#&*!|>%@`?:");
+constexpr CharSet kKeyScanStop(":#\n\r");  // and '\0', which the scan then steps over
+
+bool key_needs_resolution(char c) { return kNeedsResolution(c); }
 
 class FastParser {
  public:
@@ -196,9 +210,15 @@ class FastParser {
       while (q < end_ && (*q == ' ' || *q == '\t')) ++q;
       return q < end_ && *q == ':' && blank_at(q + 1);
     }
-    if (std::strchr("[]{},#&*!|>%@`?:", c) != nullptr) return false;
-    for (; q < end_ && *q != '\n' && *q != '\r'; ++q) {
-      if (*q == ':' && blank_at(q + 1)) return true;
+    if (kNotKeyStart(c)) return false;
+    for (; q < end_; ++q) {
+      if (!kKeyScanStop(*q)) continue;  // most characters: one lookup
+      if (*q == '\n' || *q == '\r') return false;
+      if (*q == ':' && blank_at(q + 1)) {
+        key_line_start_ = p_;  // parse_key() need not scan for the ':' again
+        key_colon_ = q;
+        return true;
+      }
       if (*q == '#' && (q[-1] == ' ' || q[-1] == '\t')) return false;
     }
     return false;
@@ -213,7 +233,11 @@ class FastParser {
     } else {
       const char* start = p_;
       const char* q = p_;
-      while (!(*q == ':' && blank_at(q + 1))) ++q;  // looks_like_key() found it
+      if (key_line_start_ == p_) {
+        q = key_colon_;  // looks_like_key() found it here
+      } else {
+        while (!(*q == ':' && blank_at(q + 1))) ++q;  // looks_like_key() found it
+      }
       const char* e = q;
       while (e > start && (e[-1] == ' ' || e[-1] == '\t')) --e;
       const std::string_view text(start, static_cast<size_t>(e - start));
@@ -242,40 +266,30 @@ class FastParser {
     }
   }
 
-  // Entries are collected in a plain vector and moved into the object at the end: growing
-  // ordered_json's vector of pair<const string, json> copies whole subtrees on reallocation
-  // (the const key makes the element's move constructor throwing, so the vector copies).
-  using Entries = std::vector<std::pair<std::string, Json>>;
-
-  static Json& slot_for(Entries& entries, std::string key, int key_line,
+  // Entries go straight into the object: gpuadmit::ordered_map's elements move without throwing
+  // (engine/json_map.h), so growing it moves them rather than copying subtrees.
+  static Json& slot_for(Json::object_t& object, std::string key, int key_line,
                         std::vector<DuplicateKey>* duplicates) {
-    for (auto& entry : entries) {
+    for (auto& entry : object) {
       if (entry.first == key) {
         if (duplicates != nullptr) duplicates->push_back({key, key_line});
         entry.second = nullptr;
         return entry.second;
       }
     }
-    return entries.emplace_back(std::move(key), nullptr).second;
-  }
-
-  static void move_into(Entries& entries, Json& out) {
-    out = Json::object();
-    auto& object = out.get_ref<Json::object_t&>();
-    object.reserve(entries.size());
-    for (auto& entry : entries)
-      object.emplace_back(std::move(entry.first), std::move(entry.second));
+    return object.emplace_back(std::move(key), nullptr).second;
   }
 
   void parse_block_map(int indent, Json& out) {
     DepthGuard guard(this);
-    Entries entries;
-    entries.reserve(8);
+    out = Json::object();
+    auto& object = out.get_ref<Json::object_t&>();
+    object.reserve(8);
     while (true) {
       const int key_line = line_;
       std::string key = parse_key();
       locate_enter(key);
-      Json& slot = slot_for(entries, std::move(key), key_line, duplicates_);
+      Json& slot = slot_for(object, std::move(key), key_line, duplicates_);
       parse_map_value(indent, slot);
       locate_leave();
       if (eof_) break;
@@ -283,7 +297,6 @@ class FastParser {
       if (n < indent) break;
       if (n > indent || !looks_like_key()) throw Unsupported{};
     }
-    move_into(entries, out);
   }
 
   void parse_map_value(int indent, Json& slot) {
@@ -709,7 +722,8 @@ class FastParser {
     if (c == '{') {
       DepthGuard guard(this);
       ++p_;
-      Entries entries;
+      out = Json::object();
+      auto& object = out.get_ref<Json::object_t&>();
       while (true) {
         skip_flow_ws();
         if (*p_ == '}') {
@@ -730,7 +744,7 @@ class FastParser {
         if (*p_ != ':') throw Unsupported{};  // `{a, b}`: yaml-cpp
         ++p_;
         locate_enter(key);
-        Json& slot = slot_for(entries, std::move(key), key_line, duplicates_);
+        Json& slot = slot_for(object, std::move(key), key_line, duplicates_);
         skip_flow_ws();
         if (*p_ != ',' && *p_ != '}') parse_flow_node(slot);
         locate_leave();
@@ -745,7 +759,6 @@ class FastParser {
         }
         throw Unsupported{};
       }
-      move_into(entries, out);
       return;
     }
     if (c == '"') {
@@ -761,6 +774,9 @@ class FastParser {
 
   const char* p_;
   const char* end_;
+  // Where looks_like_key() last found a plain key, and its ':'.
+  mutable const char* key_line_start_ = nullptr;
+  mutable const char* key_colon_ = nullptr;
   const char* line_start_;
   int line_ = 0;
   int depth_ = 0;

@@ -148,7 +148,7 @@ void Linter::lint_documents(DocumentStream& stream, const std::string& display, 
 
 void Linter::lint_document(const SourceDocument& source, const std::string& display,
                            bool json_file) {
-  const ParsedDocument doc = parse_document(source, json_file);
+  ParsedDocument doc = parse_document(source, json_file);
   if (doc.empty) {
     if (fix_ != nullptr) fix_->document(source, doc, nullptr);
     return;
@@ -252,6 +252,9 @@ void Linter::lint_document(const SourceDocument& source, const std::string& disp
   }
   for (const ObjectResult& r : results) reporter_.object(r);
   if (fix_ != nullptr) fix_->document(source, doc, replacement ? &*replacement : nullptr);
+  // Children first is cheaper than the destructors (engine/json.h).
+  if (replacement) free_json(*replacement);
+  free_json(doc.value);
 }
 
 std::optional<Json> Linter::lint_object(const Json& object, const std::string& display, int line,
@@ -278,8 +281,10 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
     options.ns = r.ns;
     options.operation = Operation::kCreate;
     options.mutate = true;
-    options.patch = false;  // lint needs the mutated object, not the webhook's JSON Patch
+    options.patch = false;           // lint needs the mutated object, not the webhook's JSON Patch
+    options.copy_unchanged = false;  // ... and only when the mutators edited a copy
     Evaluation e = pipeline_.evaluate(object, options, *policy_);
+    const Json& evaluated = e.mutated.is_null() ? object : e.mutated;
     // An exempt namespace returns before the pod specs are looked for.
     r.is_workload = e.is_workload || (e.exempt && !find_pod_specs(object, *policy_).empty());
     if (!r.is_workload) return std::nullopt;
@@ -307,8 +312,10 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
       if (tenant != nullptr && tenant->quota_gpus) {
         int64_t gpus = 0;
         std::string description, path;
-        for (const PodSpecLocation& location : find_pod_specs(e.mutated, *policy_)) {
-          auto made = PodView::make(e.mutated, location);
+        // PodView needs a non-const object; nothing edits it here.
+        Json& counted = const_cast<Json&>(evaluated);
+        for (const PodSpecLocation& location : find_pod_specs(counted, *policy_)) {
+          auto made = PodView::make(counted, location);
           if (!std::holds_alternative<PodView>(made)) continue;
           const int64_t per_pod = effective_pod_gpus(std::get<PodView>(made), *policy_);
           if (per_pod <= 0) continue;

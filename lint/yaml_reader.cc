@@ -119,12 +119,18 @@ CharacterCheck check_characters(std::string_view text) {
   constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
   size_t i = 0;
   while (i < n) {
-    // Eight bytes of printable ASCII at a time: no high bit, no byte below 0x20, no DEL.
+    // Eight bytes of printable ASCII or LF at a time: no high bit, no DEL, and no byte below
+    // 0x20 but LF (lines are short: a word often holds one). Per-byte exact: with the high bits
+    // clear, adding to the low seven bits never carries into the next byte.
     if (i + 8 <= n) {
       uint64_t w;
       std::memcpy(&w, p + i, 8);
-      const uint64_t del = w ^ (0x7f * kOnes);
-      if (((w | ((w - 0x20 * kOnes) & ~w) | ((del - kOnes) & ~del)) & kHigh) == 0) {
+      constexpr uint64_t kLow = 0x7f * kOnes;
+      auto zero_bytes = [&](uint64_t x) { return ~(((x & kLow) + kLow) | x) & kHigh; };
+      const uint64_t control = ~((w & kLow) + 0x60 * kOnes) & kHigh;  // bytes below 0x20
+      const uint64_t lf = zero_bytes(w ^ (0x0a * kOnes));
+      const uint64_t del = zero_bytes(w ^ kLow);
+      if (((w & kHigh) | del | (control & ~lf)) == 0) {
         i += 8;
         continue;
       }
@@ -426,20 +432,26 @@ bool DocumentStream::next_line(std::string_view& line) {
       pos_ = buffer_.size();
       return true;
     }
-    buffer_.erase(0, pos_);
-    pos_ = 0;
-    char chunk[1 << 16];
-    errno = 0;
-    const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
-    if (n == 0) {
-      eof_ = true;
-      if (std::ferror(file_)) {
-        read_error_ = true;
-        read_errno_ = errno;
-      }
-    }
-    buffer_.append(chunk, n);
+    refill();
   }
+}
+
+// Out of line: its 64 KiB buffer would otherwise be allocated (and, with stack clash
+// protection, probed page by page) on every next_line call.
+void DocumentStream::refill() {
+  buffer_.erase(0, pos_);
+  pos_ = 0;
+  char chunk[1 << 16];
+  errno = 0;
+  const size_t n = std::fread(chunk, 1, sizeof chunk, file_);
+  if (n == 0) {
+    eof_ = true;
+    if (std::ferror(file_)) {
+      read_error_ = true;
+      read_errno_ = errno;
+    }
+  }
+  buffer_.append(chunk, n);
 }
 
 bool DocumentStream::next(SourceDocument& out) {

@@ -57,6 +57,7 @@ class DocumentStream {
 
  private:
   bool next_line(std::string_view& line);  // the next line including its '\n' (if any)
+  [[gnu::noinline]] void refill();         // reads the next chunk of the file into buffer_
   std::FILE* file_ = nullptr;
   std::string_view text_;
   bool from_text_ = false;

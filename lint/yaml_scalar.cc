@@ -250,6 +250,13 @@ Json resolve_plain_scalar(std::string_view s) {
 }
 
 bool resolve_plain_key(std::string_view text, std::string& out) {
+  // A letter starts only the short words resolve_plain_scalar resolves (null, no, yes, true,
+  // false, on, off: five letters at most): a longer key is its own text, with no Json built.
+  const char first = text.empty() ? '\0' : text.front();
+  if (text.size() > 5 && ((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z'))) {
+    out.assign(text);
+    return true;
+  }
   Json v = resolve_plain_scalar(text);
   if (v.is_string()) {
     out = v.get<std::string>();

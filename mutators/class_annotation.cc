@@ -20,9 +20,13 @@ class ClassAnnotationMutator final : public Mutator {
  public:
   std::string_view name() const override { return "class"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.gpu_class != nullptr;
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod || ctx.gpu_class == nullptr) return false;
+      if (!may_change(ctx)) return false;
       return pod.set_annotation(kClassAnnotation, ctx.gpu_class->name);
     });
   }

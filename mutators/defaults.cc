@@ -51,9 +51,13 @@ class DefaultsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "defaults"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.tenant != nullptr;
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod || ctx.tenant == nullptr) return false;
+      if (!may_change(ctx)) return false;
       const TenantDefaults& defaults = ctx.tenant->defaults;
       const std::vector<std::string> resources = default_resources(defaults);
       if (resources.empty()) return false;

@@ -60,9 +60,13 @@ class NodeAffinityMutator final : public Mutator {
  public:
   std::string_view name() const override { return "node-affinity"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.gpu_class != nullptr && mig_profile_valid(ctx);
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod || ctx.gpu_class == nullptr || !mig_profile_valid(ctx)) return false;
+      if (!may_change(ctx)) return false;
       const LabelSelectorValues labels = class_node_labels(*ctx.gpu_class, ctx.mig_profile);
       if (labels.empty()) return false;
       if (class_conflict(pod, labels)) return false;  // GPU011

@@ -43,9 +43,13 @@ class PriorityMutator final : public Mutator {
  public:
   std::string_view name() const override { return "priority"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.tenant != nullptr;
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod || ctx.tenant == nullptr) return false;
+      if (!may_change(ctx)) return false;
       const CompiledPolicy& policy = *ctx.policy;
       Json& spec = pod.spec();
       const std::string_view current = string_member(spec, "priorityClassName");

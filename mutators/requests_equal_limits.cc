@@ -22,11 +22,14 @@ class RequestsEqualLimitsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "requests-equal-limits"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.policy->policy().enforcement.requests_equal_limits == Action::kFix;
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod) return false;
+      if (!may_change(ctx)) return false;
       const CompiledPolicy& policy = *ctx.policy;
-      if (policy.policy().enforcement.requests_equal_limits != Action::kFix) return false;
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
         // Ephemeral containers may not declare resources at all (API validation).

@@ -37,9 +37,13 @@ class ResourceNamesMutator final : public Mutator {
  public:
   std::string_view name() const override { return "resource-names"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.gpu_class != nullptr && mig_profile_valid(ctx);
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod || ctx.gpu_class == nullptr || !mig_profile_valid(ctx)) return false;
+      if (!may_change(ctx)) return false;
       const GpuClass& gpu_class = *ctx.gpu_class;
       std::string target;
       if (!ctx.mig_profile.empty()) {

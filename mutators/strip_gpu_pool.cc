@@ -98,11 +98,14 @@ class StripGpuPoolMutator final : public Mutator {
  public:
   std::string_view name() const override { return "strip-gpu-pool"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return !ctx.gpu_pod && ctx.policy->policy().enforcement.non_gpu_on_gpu_pool == Action::kStrip;
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (ctx.gpu_pod) return false;
+      if (!may_change(ctx)) return false;
       const CompiledPolicy& policy = *ctx.policy;
-      if (policy.policy().enforcement.non_gpu_on_gpu_pool != Action::kStrip) return false;
       if (ctx.request != nullptr &&
           (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {
         return false;

@@ -36,9 +36,13 @@ class TolerationsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "tolerations"; }
 
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.gpu_pod && ctx.gpu_class != nullptr && !ctx.gpu_class->taints.empty();
+  }
+
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
-      if (!ctx.gpu_pod || ctx.gpu_class == nullptr || ctx.gpu_class->taints.empty()) return false;
+      if (!may_change(ctx)) return false;
       Json& spec = pod.spec();
       bool changed = false;
       for (const Taint& taint : ctx.gpu_class->taints) {

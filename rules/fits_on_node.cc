@@ -88,31 +88,31 @@ class FitsOnNodeRule final : public Rule {
     if (!ctx.gpu_pod || ctx.gpu_class == nullptr || !ctx.gpu_class->gpus_per_node) return;
     const GpuClass& c = *ctx.gpu_class;
     bool container_too_big = false;
-    for (const ContainerRef& ref : pod.containers()) {
-      for (const RawGpuResource& r : raw_gpu_resources(pod.container(ref), *ctx.policy)) {
-        const std::optional<Quantity> q = parse_raw(r.effective());
-        if (!q || q->is_negative() || q->is_zero()) continue;
-        const std::optional<Capacity> capacity = node_capacity(r.resource, ctx);
-        if (!capacity || q->value() <= capacity->units) continue;
-        container_too_big = true;
-        out.push_back(Violation{
-            container_label(ref) + ": " + r.resource + " " + written(*r.effective()) +
-                " cannot fit on one node of class " + c.name + " (" + capacity->text +
-                "); request at most " + std::to_string(capacity->units) +
-                ", or split the work across pods",
-            resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
-      }
-    }
+    const GpuResources gpu(pod, ctx);
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+      const std::optional<Quantity>& q = r.effective_quantity();
+      if (!q || q->is_negative() || q->is_zero()) return;
+      const std::optional<Capacity> capacity = node_capacity(r.resource, ctx);
+      if (!capacity || q->value() <= capacity->units) return;
+      container_too_big = true;
+      out.push_back(
+          Violation{container_label(ref) + ": " + r.resource + " " + written(*r.effective()) +
+                        " cannot fit on one node of class " + c.name + " (" + capacity->text +
+                        "); request at most " + std::to_string(capacity->units) +
+                        ", or split the work across pods",
+                    resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
+    });
     if (container_too_big) return;
     // The pod total over the resources whose per-node capacity is gpusPerNode itself (whole
     // GPUs): on a mixed MIG class nvidia.com/gpu still means whole GPUs, of which a node never
     // has more than gpusPerNode. Replicas and MIG devices are per-container checks only.
-    const PodGpuCount count = pod_gpu_count(pod, *ctx.policy, [&](std::string_view resource) {
+    const std::function<bool(std::string_view)> whole = [&](std::string_view resource) {
       const std::optional<Capacity> capacity = node_capacity(resource, ctx);
       return gpu_kind(resource) == GpuKind::kWhole && capacity && !capacity->scaled;
-    });
+    };
     const int64_t g = *c.gpus_per_node;
-    if (count.total <= g) return;
+    if (pod_gpu_total(pod, *gpu, whole) <= g) return;
+    const PodGpuCount count = pod_gpu_count(pod, *gpu, whole);
     out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
                                 count.breakdown + ") but a node of class " + c.name + " has " +
                                 std::to_string(g) + "; a pod runs on one node: request at most " +

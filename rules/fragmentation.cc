@@ -47,9 +47,10 @@ class FragmentationRule final : public Rule {
     const GpuClass& c = *ctx.gpu_class;
     if (!c.gpus_per_node || c.mig || c.time_slicing) return;
     const int64_t g = *c.gpus_per_node;
-    const PodGpuCount count = pod_gpu_count(pod, *ctx.policy);
-    const int64_t n = count.total;
+    const GpuResources gpu(pod, ctx);
+    const int64_t n = pod_gpu_total(pod, *gpu);
     if (n <= 0 || n >= g || g % n == 0) return;
+    const PodGpuCount count = pod_gpu_count(pod, *gpu);
     std::string message = "pod requests " + std::to_string(n) + " GPUs (" + count.breakdown +
                           "): " + std::to_string(n) + " on " + std::string(article(g)) + " " +
                           std::to_string(g) + "-GPU node of class " + c.name + " strands " +

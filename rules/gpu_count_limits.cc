@@ -27,23 +27,25 @@ class GpuCountLimitsRule final : public Rule {
     if (!ctx.gpu_pod || ctx.tenant == nullptr) return;
     const TenantLimits& limits = ctx.tenant->limits;
     const std::string& tenant = ctx.tenant->name;
+    const GpuResources gpu(pod, ctx);
     if (limits.max_gpus_per_container) {
       const int64_t max = *limits.max_gpus_per_container;
-      for (const ContainerRef& ref : pod.containers()) {
-        const int64_t n = container_gpu_units(pod.container(ref), *ctx.policy);
+      const std::vector<ContainerRef>& containers = pod.containers();
+      for (size_t i = 0; i < containers.size(); ++i) {
+        const ContainerRef& ref = containers[i];
+        const int64_t n = gpu->units(i);
         if (n <= max) continue;
         out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" +
-                                    resources_text(pod.container(ref), *ctx.policy) +
-                                    ") exceed maxGPUsPerContainer " + std::to_string(max) +
-                                    " of tenant " + tenant + "; request at most " +
-                                    std::to_string(max) + " per container",
+                                    resources_text(gpu->of(i)) + ") exceed maxGPUsPerContainer " +
+                                    std::to_string(max) + " of tenant " + tenant +
+                                    "; request at most " + std::to_string(max) + " per container",
                                 ref.path + ".resources"});
       }
     }
     if (limits.max_gpus_per_pod) {
       const int64_t max = *limits.max_gpus_per_pod;
-      const PodGpuCount count = pod_gpu_count(pod, *ctx.policy);
-      if (count.total > max) {
+      if (pod_gpu_total(pod, *gpu) > max) {
+        const PodGpuCount count = pod_gpu_count(pod, *gpu);
         out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
                                     count.breakdown + "), more than maxGPUsPerPod " +
                                     std::to_string(max) + " of tenant " + tenant +
@@ -56,10 +58,12 @@ class GpuCountLimitsRule final : public Rule {
 
  private:
   // "nvidia.com/gpu 16" or "nvidia.com/mig-1g.10gb 4, nvidia.com/gpu 1": the positive amounts.
-  static std::string resources_text(const Json& container, const CompiledPolicy& policy) {
+  static std::string resources_text(std::span<const RawGpuResource> resources) {
     std::vector<std::string> items;
-    for (const RawGpuResource& r : raw_gpu_resources(container, policy)) {
-      if (is_positive(r.effective())) items.push_back(r.resource + " " + written(*r.effective()));
+    for (const RawGpuResource& r : resources) {
+      if (is_positive(r.effective_quantity())) {
+        items.push_back(r.resource + " " + written(*r.effective()));
+      }
     }
     return join(items);
   }

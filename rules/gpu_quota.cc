@@ -25,8 +25,9 @@ class GpuQuotaRule final : public Rule {
              std::vector<Violation>& out) const override {
     if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->quota_gpus) return;
     const int64_t quota = *ctx.tenant->quota_gpus;
-    const PodGpuCount count = pod_gpu_count(pod, *ctx.policy);
-    if (count.total <= quota) return;
+    const GpuResources gpu(pod, ctx);
+    if (pod_gpu_total(pod, *gpu) <= quota) return;
+    const PodGpuCount count = pod_gpu_count(pod, *gpu);
     out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
                                 count.breakdown + "), more than the GPU quota " +
                                 std::to_string(quota) + " of tenant " + ctx.tenant->name +

@@ -86,11 +86,11 @@ class MigProfileRule final : public Rule {
  private:
   template <typename F>
   static void for_each_mig_resource(const PodView& pod, const PodContext& ctx, F each) {
-    for (const ContainerRef& ref : pod.containers()) {
-      for (const RawGpuResource& r : raw_gpu_resources(pod.container(ref), *ctx.policy)) {
-        if (gpu_kind(r.resource) == GpuKind::kMig && is_positive(r.effective())) each(ref, r);
-      }
-    }
+    const GpuResources gpu(pod, ctx);
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+      if (gpu_kind(r.resource) == GpuKind::kMig && is_positive(r.effective_quantity()))
+        each(ref, r);
+    });
   }
 
   static std::string path_of(const ContainerRef& ref, const RawGpuResource& r) {

@@ -23,11 +23,18 @@ class NoMixedGpuKindsRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
-    for (const ContainerRef& ref : pod.containers()) {
+    const GpuResources gpu(pod, ctx);
+    const std::vector<ContainerRef>& containers = pod.containers();
+    for (size_t i = 0; i < containers.size(); ++i) {
+      const ContainerRef& ref = containers[i];
+      // A mix needs two positive resources: most containers have one at most.
+      size_t positive = 0;
+      for (const RawGpuResource& r : gpu->of(i)) positive += is_positive(r.effective_quantity());
+      if (positive < 2) continue;
       // Per kind, in the order whole, shared, MIG: "nvidia.com/gpu 1, amd.com/gpu 1".
       std::array<std::vector<std::string>, 3> by_kind;
-      for (const RawGpuResource& r : raw_gpu_resources(pod.container(ref), *ctx.policy)) {
-        if (!is_positive(r.effective())) continue;
+      for (const RawGpuResource& r : gpu->of(i)) {
+        if (!is_positive(r.effective_quantity())) continue;
         by_kind[static_cast<size_t>(gpu_kind(r.resource))].push_back(r.resource + " " +
                                                                      written(*r.effective()));
       }

@@ -24,26 +24,25 @@ class RequestsEqualLimitsRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
-    for (const ContainerRef& ref : pod.containers()) {
-      for (const RawGpuResource& r : raw_gpu_resources(pod.container(ref), *ctx.policy)) {
-        if (r.request == nullptr) continue;  // limit only: the request defaults to it
-        const std::optional<Quantity> request = parse_raw(r.request);
-        if (!request) continue;  // unparsable: GPU002 reports it
-        if (r.limit == nullptr) {
-          out.push_back(Violation{container_label(ref) + ": " + r.resource + " request " +
-                                      written(*r.request) + " has no limit; set limits[\"" +
-                                      r.resource + "\"] to " + written(*r.request) + " as well",
-                                  resource_path(ref, "requests", r.resource)});
-          continue;
-        }
-        const std::optional<Quantity> limit = parse_raw(r.limit);
-        if (!limit || *request == *limit) continue;
+    const GpuResources gpu(pod, ctx);
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+      if (r.request == nullptr) return;  // limit only: the request defaults to it
+      const std::optional<Quantity>& request = r.request_quantity;
+      if (!request) return;  // unparsable: GPU002 reports it
+      if (r.limit == nullptr) {
         out.push_back(Violation{container_label(ref) + ": " + r.resource + " request " +
-                                    written(*r.request) + " \u2260 limit " + written(*r.limit) +
-                                    "; set both to the same whole number",
-                                resource_path(ref, "limits", r.resource)});
+                                    written(*r.request) + " has no limit; set limits[\"" +
+                                    r.resource + "\"] to " + written(*r.request) + " as well",
+                                resource_path(ref, "requests", r.resource)});
+        return;
       }
-    }
+      const std::optional<Quantity>& limit = r.limit_quantity;
+      if (!limit || *request == *limit) return;
+      out.push_back(Violation{container_label(ref) + ": " + r.resource + " request " +
+                                  written(*r.request) + " \u2260 limit " + written(*r.limit) +
+                                  "; set both to the same whole number",
+                              resource_path(ref, "limits", r.resource)});
+    });
   }
 };
 

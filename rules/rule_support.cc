@@ -14,13 +14,6 @@ int64_t saturating_add(int64_t a, int64_t b) {
   return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
 }
 
-const Json* section_of(const Json& container, std::string_view section) {
-  const Json* resources = find_member(container, "resources");
-  if (resources == nullptr) return nullptr;
-  const Json* s = find_member(*resources, section);
-  return (s != nullptr && s->is_object()) ? s : nullptr;
-}
-
 const Json* lookup(const Json* metadata, std::string_view section, std::string_view key) {
   if (metadata == nullptr) return nullptr;
   const Json* map = find_member(*metadata, section);
@@ -75,20 +68,7 @@ std::string json_text(const Json& value) {
 
 std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy) {
   std::vector<RawGpuResource> out;
-  for (std::string_view section : {"requests", "limits"}) {
-    const Json* s = section_of(container, section);
-    if (s == nullptr) continue;
-    for (auto it = s->begin(); it != s->end(); ++it) {
-      if (it.value().is_null() || !policy.is_gpu_resource(it.key())) continue;
-      auto found = std::find_if(out.begin(), out.end(),
-                                [&](const RawGpuResource& r) { return r.resource == it.key(); });
-      if (found == out.end()) {
-        out.push_back(RawGpuResource{it.key(), nullptr, nullptr});
-        found = out.end() - 1;
-      }
-      (section == "requests" ? found->request : found->limit) = &it.value();
-    }
-  }
+  container_gpu_resources(container, policy, out);
   return out;
 }
 
@@ -97,8 +77,9 @@ std::optional<Quantity> parse_raw(const Json* value) {
   return parse_json_quantity(*value);
 }
 
-bool is_positive(const Json* value) {
-  const std::optional<Quantity> q = parse_raw(value);
+bool is_positive(const Json* value) { return is_positive(parse_raw(value)); }
+
+bool is_positive(const std::optional<Quantity>& q) {
   return q && !q->is_zero() && !q->is_negative();
 }
 
@@ -180,11 +161,47 @@ std::string setting_path(const PodView& pod, std::string_view key) {
   return path_of(location.metadata, "annotations");
 }
 
-PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy) {
-  return pod_gpu_count(pod, policy, nullptr);
+int64_t pod_gpu_total(const PodView& pod, const PodGpuResources& gpu,
+                      const std::function<bool(std::string_view)>& counts) {
+  // pod_gpu_count's walk, keeping only the amounts.
+  struct PerResource {
+    std::string_view resource;
+    int64_t app_total = 0;
+    int64_t sidecar_total = 0;
+    int64_t init_max = 0;
+  };
+  std::vector<PerResource> per_resource;
+  const std::vector<ContainerRef>& containers = pod.containers();
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const ContainerRef& ref = containers[i];
+    if (ref.kind == ContainerKind::kEphemeral) continue;
+    for (const RawGpuResource& raw : gpu.of(i)) {
+      if (counts && !counts(raw.resource)) continue;
+      const std::optional<Quantity>& q = raw.effective_quantity();
+      const int64_t n = q && !q->is_negative() ? q->value() : 0;
+      auto r = std::find_if(per_resource.begin(), per_resource.end(),
+                            [&](const PerResource& have) { return have.resource == raw.resource; });
+      if (r == per_resource.end()) {
+        per_resource.push_back(PerResource{raw.resource});
+        r = per_resource.end() - 1;
+      }
+      if (ref.kind == ContainerKind::kApp || ref.restartable) {
+        r->app_total = saturating_add(r->app_total, n);
+        if (ref.kind == ContainerKind::kInit)
+          r->sidecar_total = saturating_add(r->sidecar_total, n);
+      } else {
+        r->init_max = std::max(r->init_max, saturating_add(n, r->sidecar_total));
+      }
+    }
+  }
+  int64_t total = 0;
+  for (const PerResource& r : per_resource) {
+    total = saturating_add(total, std::max(r.app_total, r.init_max));
+  }
+  return total;
 }
 
-PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy,
+PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
                           const std::function<bool(std::string_view)>& counts) {
   // Same walk as effective_pod_gpus (k8s.io/component-helpers resource.PodRequests, which takes
   // the max of init containers vs app containers per resource name), keeping the containers
@@ -212,12 +229,14 @@ PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy,
     return per_resource.back();
   };
   size_t order = 0;
-  for (const ContainerRef& ref : pod.containers()) {
+  const std::vector<ContainerRef>& containers = pod.containers();
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const ContainerRef& ref = containers[i];
     ++order;
     if (ref.kind == ContainerKind::kEphemeral) continue;
-    for (const RawGpuResource& raw : raw_gpu_resources(pod.container(ref), policy)) {
+    for (const RawGpuResource& raw : gpu.of(i)) {
       if (counts && !counts(raw.resource)) continue;
-      const std::optional<Quantity> q = parse_raw(raw.effective());
+      const std::optional<Quantity>& q = raw.effective_quantity();
       const int64_t n = q && !q->is_negative() ? q->value() : 0;
       PerResource& r = entry(raw.resource);
       const Part part{order, container_label(ref), n};

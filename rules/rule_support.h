@@ -18,6 +18,7 @@
 #include "engine/json.h"
 #include "engine/pod_view.h"
 #include "engine/quantity.h"
+#include "engine/resources.h"
 #include "policies/compiled_policy.h"
 #include "policies/model.h"
 
@@ -43,23 +44,47 @@ std::string written(const Json& value);
 // The value as JSON text ("\"abc\"", 1.5); invalid UTF-8 is replaced, never thrown on.
 std::string json_text(const Json& value);
 
-// One GPU resource a container names, with the raw JSON values (nullptr when absent or null).
-struct RawGpuResource {
-  std::string resource;
-  const Json* request = nullptr;
-  const Json* limit = nullptr;
-  // The value the scheduler uses: the request, else the limit.
-  const Json* effective() const { return request != nullptr ? request : limit; }
-};
+// One GPU resource a container names, with the raw JSON values (nullptr when absent or null)
+// and their parsed quantities (engine/resources.h).
+using RawGpuResource = ContainerGpuResource;
 
 // The GPU resources of a container (requests first, then limits-only), in written order.
 std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy);
+
+// The pod's GPU resources: the pipeline's (read once per pod spec, shared by the rules), else
+// read here (a rule checked on its own, as in the rule tests).
+//
+//   const GpuResources gpu(pod, ctx);
+//   for (const RawGpuResource& r : gpu->of(i)) ...  // i: index in pod.containers()
+class GpuResources {
+ public:
+  GpuResources(const PodView& pod, const PodContext& ctx)
+      : gpu_(ctx.gpu_resources != nullptr ? ctx.gpu_resources : &own_.emplace(pod, *ctx.policy)) {}
+  GpuResources(const GpuResources&) = delete;
+  GpuResources& operator=(const GpuResources&) = delete;
+  const PodGpuResources& operator*() const { return *gpu_; }
+  const PodGpuResources* operator->() const { return gpu_; }
+
+ private:
+  std::optional<PodGpuResources> own_;
+  const PodGpuResources* gpu_;
+};
+
+// Calls each(ref, resource) for every GPU resource of every container, in pod-spec order.
+template <typename F>
+void for_each_gpu_resource(const PodView& pod, const PodGpuResources& gpu, F each) {
+  const std::vector<ContainerRef>& containers = pod.containers();
+  for (size_t i = 0; i < containers.size(); ++i) {
+    for (const RawGpuResource& r : gpu.of(i)) each(containers[i], r);
+  }
+}
 
 // The parsed quantity of a raw value; nullopt when absent or unparsable.
 std::optional<Quantity> parse_raw(const Json* value);
 
 // True when the value parses to a quantity > 0 (SPEC §2: "0" is not a GPU request).
 bool is_positive(const Json* value);
+bool is_positive(const std::optional<Quantity>& q);
 
 // Whole GPUs, shared (time-sliced) GPUs, or MIG slices.
 enum class GpuKind { kWhole, kShared, kMig };
@@ -84,15 +109,17 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 std::string setting_path(const PodView& pod, std::string_view key);
 
 // The pod's effective GPU count (engine/resources.h effective_pod_gpus) and the containers that
-// make it up, for messages: "container a: 4, container b: 2".
+// make it up, for messages: "container a: 4, container b: 2". `counts(resource)`, when given,
+// limits the count to the GPU resources it accepts (e.g. whole GPUs).
 struct PodGpuCount {
   int64_t total = 0;
   std::string breakdown;
 };
-PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy);
+PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
+                          const std::function<bool(std::string_view)>& counts = nullptr);
 
-// The same count over the GPU resources `counts(resource)` accepts only (e.g. whole GPUs).
-PodGpuCount pod_gpu_count(const PodView& pod, const CompiledPolicy& policy,
-                          const std::function<bool(std::string_view)>& counts);
+// pod_gpu_count(...).total without the breakdown: rules build the message only when they report.
+int64_t pod_gpu_total(const PodView& pod, const PodGpuResources& gpu,
+                      const std::function<bool(std::string_view)>& counts = nullptr);
 
 }  // namespace gpuadmit::rule_support

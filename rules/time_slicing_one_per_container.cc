@@ -28,22 +28,21 @@ class TimeSlicingOnePerContainerRule final : public Rule {
     if (!ctx.gpu_pod || ctx.gpu_class == nullptr) return;
     const GpuClass& c = *ctx.gpu_class;
     if (!c.time_slicing || !c.time_slicing->fail_requests_greater_than_one) return;
-    for (const ContainerRef& ref : pod.containers()) {
-      for (const RawGpuResource& r : raw_gpu_resources(pod.container(ref), *ctx.policy)) {
-        const bool shared = r.resource == kSharedGpuResource ||
-                            (r.resource == kGpuResource && !c.time_slicing->rename_by_default);
-        if (!shared) continue;
-        const std::optional<Quantity> q = parse_raw(r.effective());
-        if (!q || q->is_negative() || q->value() <= 1) continue;
-        out.push_back(Violation{
-            container_label(ref) + ": " + r.resource + " " + written(*r.effective()) +
-                " on time-sliced class " + c.name +
-                " (failRequestsGreaterThanOne) would fail on the node with \"maximum request "
-                "size for shared resources is 1\"; request 1 (more replicas of the same GPU add "
-                "no compute), or use a class with whole GPUs",
-            resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
-      }
-    }
+    const GpuResources gpu(pod, ctx);
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+      const bool shared = r.resource == kSharedGpuResource ||
+                          (r.resource == kGpuResource && !c.time_slicing->rename_by_default);
+      if (!shared) return;
+      const std::optional<Quantity>& q = r.effective_quantity();
+      if (!q || q->is_negative() || q->value() <= 1) return;
+      out.push_back(Violation{
+          container_label(ref) + ": " + r.resource + " " + written(*r.effective()) +
+              " on time-sliced class " + c.name +
+              " (failRequestsGreaterThanOne) would fail on the node with \"maximum request "
+              "size for shared resources is 1\"; request 1 (more replicas of the same GPU add "
+              "no compute), or use a class with whole GPUs",
+          resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
+    });
   }
 };
 

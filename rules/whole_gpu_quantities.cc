@@ -25,20 +25,20 @@ class WholeGpuQuantitiesRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
-    for (const ContainerRef& ref : pod.containers()) {
-      for (const RawGpuResource& r : raw_gpu_resources(pod.container(ref), *ctx.policy)) {
-        check_value(ref, r.resource, "requests", "request", r.request, out);
-        check_value(ref, r.resource, "limits", "limit", r.limit, out);
-      }
-    }
+    const GpuResources gpu(pod, ctx);
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+      check_value(ref, r.resource, "requests", "request", r.request, r.request_quantity, out);
+      check_value(ref, r.resource, "limits", "limit", r.limit, r.limit_quantity, out);
+    });
   }
 
  private:
   static void check_value(const ContainerRef& ref, const std::string& resource,
                           std::string_view section, std::string_view noun, const Json* value,
-                          std::vector<Violation>& out) {
+                          const std::optional<Quantity>& q, std::vector<Violation>& out) {
     if (value == nullptr) return;
-    const std::optional<Quantity> q = parse_raw(value);
+    // Only a value that breaks the rule is worth a message.
+    if (q && !q->is_negative() && q->is_integer()) return;
     // Valid quantities as written (500m); anything else as JSON, quoted, so that "" or " 1"
     // stay visible.
     const std::string head = container_label(ref) + ": " + resource + " " + std::string(noun) +

@@ -1,6 +1,8 @@
 // json_diff (engine/json_diff.h) against nlohmann's Json::diff and Json::patch, and the pipeline's
-// fast paths against its slow ones: the same evaluation with and without the JSON Patch, over
-// every golden case, every lint case and the shared corpus, under every test policy.
+// fast paths against its slow ones: the same evaluation with and without the JSON Patch and with
+// and without copying an object no mutator may change, the shared GPU resources against reading
+// each container, over every golden case, every lint case and the shared corpus, under every
+// test policy.
 
 #include <catch2/catch.hpp>
 
@@ -9,13 +11,16 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "engine/json_diff.h"
 #include "engine/pipeline.h"
+#include "engine/resources.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
+#include "rules/rule_support.h"
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
@@ -216,6 +221,138 @@ TEST_CASE("pipeline: an evaluation without the JSON Patch equals the one with it
     }
   }
   CHECK(changed > 100);
+}
+
+std::string namespace_of(const Json& doc) {
+  if (const Json* metadata = find_member(doc, "metadata")) {
+    if (const std::string_view n = string_member(*metadata, "namespace"); !n.empty()) {
+      return std::string(n);
+    }
+  }
+  return "default";
+}
+
+TEST_CASE("pipeline: an object no mutator may change is evaluated without a copy, alike") {
+  const Pipeline pipeline(default_mutators(), default_rules());
+  const std::vector<Json> docs = all_documents();
+  const std::vector<PolicyPtr> policies = all_policies();
+  REQUIRE(docs.size() > 100);
+  int uncopied = 0;
+  for (const PolicyPtr& policy : policies) {
+    for (const Json& doc : docs) {
+      const std::string ns = namespace_of(doc);
+      for (const bool mutate : {true, false}) {
+        const Evaluation copy = pipeline.evaluate(doc, {.ns = ns, .mutate = mutate}, *policy);
+        Evaluation lazy = pipeline.evaluate(
+            doc, {.ns = ns, .mutate = mutate, .patch = false, .copy_unchanged = false}, *policy);
+        INFO(doc.dump());
+        // Null means unchanged: the object itself.
+        if (lazy.mutated.is_null()) {
+          ++uncopied;
+          CHECK(!copy.changed());
+          lazy.mutated = doc;
+        }
+        CHECK(evaluation_json(lazy).dump() == evaluation_json(copy).dump());
+      }
+    }
+  }
+  CHECK(uncopied > 100);
+}
+
+// Mutator::may_change is a promise: when it is false, mutate() changes nothing.
+TEST_CASE("mutators: may_change false means mutate changes nothing, on real manifests") {
+  const auto mutators = default_mutators();
+  const std::vector<Json> docs = all_documents();
+  const std::vector<PolicyPtr> policies = all_policies();
+  int refused = 0;
+  for (const PolicyPtr& policy : policies) {
+    for (const Json& doc : docs) {
+      const std::string ns = namespace_of(doc);
+      RequestContext request;
+      request.policy = policy.get();
+      request.ns = ns;
+      request.kind = std::string(string_member(doc, "kind"));
+      for (const PodSpecLocation& location : find_pod_specs(doc, *policy)) {
+        for (const auto& mutator : mutators) {
+          Json object = doc;
+          auto made = PodView::make(object, location);
+          if (!std::holds_alternative<PodView>(made)) continue;
+          PodView& pod = std::get<PodView>(made);
+          PodContext ctx;
+          ctx.request = &request;
+          ctx.policy = policy.get();
+          ctx.tenant = policy->tenant_for(ns);
+          ctx.gpu_pod = is_gpu_pod(pod, *policy);
+          resolve_pod_context(pod, ctx);
+          if (mutator->may_change(ctx)) continue;
+          ++refused;
+          INFO(std::string(mutator->name()) << " on " << doc.dump());
+          CHECK_FALSE(mutator->mutate(pod, ctx));
+          CHECK(object == doc);
+        }
+      }
+    }
+  }
+  CHECK(refused > 100);
+}
+
+// The rules read PodGpuResources once per pod spec; it must say what reading each container
+// says (engine/resources.h, rules/rule_support.h).
+TEST_CASE("resources: the shared GPU resources agree with reading each container") {
+  const std::vector<Json> docs = all_documents();
+  const std::vector<PolicyPtr> policies = all_policies();
+  int pods = 0;
+  for (const PolicyPtr& policy : policies) {
+    for (const Json& doc : docs) {
+      Json object = doc;
+      for (const PodSpecLocation& location : find_pod_specs(object, *policy)) {
+        auto made = PodView::make(object, location);
+        if (!std::holds_alternative<PodView>(made)) continue;
+        const PodView& pod = std::get<PodView>(made);
+        const PodGpuResources gpu(pod, *policy);
+        INFO(doc.dump());
+        ++pods;
+        REQUIRE(gpu.size() == pod.containers().size());
+        CHECK(gpu.any_positive() == is_gpu_pod(pod, *policy));
+        for (size_t i = 0; i < pod.containers().size(); ++i) {
+          const Json& container = pod.container(pod.containers()[i]);
+          CHECK(gpu.units(i) == container_gpu_units(container, *policy));
+          // Each non-null GPU entry of requests and limits, once, pointing at the written value.
+          std::vector<std::string> names;
+          const Json* resources = find_member(container, "resources");
+          for (const char* section : {"requests", "limits"}) {
+            const Json* map = resources != nullptr ? find_member(*resources, section) : nullptr;
+            if (map == nullptr || !map->is_object()) continue;
+            for (auto it = map->begin(); it != map->end(); ++it) {
+              if (it->is_null() || !policy->is_gpu_resource(it.key())) continue;
+              if (std::find(names.begin(), names.end(), it.key()) == names.end()) {
+                names.push_back(it.key());
+              }
+            }
+          }
+          REQUIRE(gpu.of(i).size() == names.size());
+          for (size_t k = 0; k < names.size(); ++k) {
+            const ContainerGpuResource& r = gpu.of(i)[k];
+            CHECK(r.resource == names[k]);
+            auto written = [&](const char* section) -> const Json* {
+              const Json* map = find_member(*resources, section);
+              const Json* v =
+                  map != nullptr && map->is_object() ? find_member(*map, names[k]) : nullptr;
+              return v != nullptr && !v->is_null() ? v : nullptr;
+            };
+            CHECK(r.request == written("requests"));
+            CHECK(r.limit == written("limits"));
+            CHECK(r.request_quantity ==
+                  (r.request ? parse_json_quantity(*r.request) : std::nullopt));
+            CHECK(r.limit_quantity == (r.limit ? parse_json_quantity(*r.limit) : std::nullopt));
+          }
+        }
+        const rule_support::PodGpuCount count = rule_support::pod_gpu_count(pod, gpu);
+        CHECK(rule_support::pod_gpu_total(pod, gpu) == count.total);
+      }
+    }
+  }
+  CHECK(pods > 100);
 }
 
 }  // namespace
