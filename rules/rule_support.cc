@@ -256,23 +256,26 @@ PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
   }
   PodGpuCount count;
   // The containers behind each resource's amount, merged per container in pod-spec order.
+  // Sorted by position, then merged: linear after the sort even for a pod of 30,000 containers
+  // (a lookup per part was quadratic: 0.8 s for such a review).
   std::vector<Part> parts;
   for (const PerResource& r : per_resource) {
     count.total = saturating_add(count.total, std::max(r.app_total, r.init_max));
-    for (const Part& p : r.init_max > r.app_total ? r.init_best : r.app) {
-      auto same = std::find_if(parts.begin(), parts.end(),
-                               [&](const Part& have) { return have.order == p.order; });
-      if (same == parts.end()) {
-        parts.push_back(p);
-      } else {
-        same->gpus = saturating_add(same->gpus, p.gpus);
-      }
-    }
+    const std::vector<Part>& behind = r.init_max > r.app_total ? r.init_best : r.app;
+    parts.insert(parts.end(), behind.begin(), behind.end());
   }
   std::stable_sort(parts.begin(), parts.end(),
                    [](const Part& a, const Part& b) { return a.order < b.order; });
   std::vector<std::string> items;
-  for (const Part& p : parts) items.push_back(p.label + ": " + std::to_string(p.gpus));
+  for (size_t i = 0; i < parts.size();) {
+    int64_t gpus = parts[i].gpus;
+    size_t j = i + 1;
+    for (; j < parts.size() && parts[j].order == parts[i].order; ++j) {
+      gpus = saturating_add(gpus, parts[j].gpus);
+    }
+    items.push_back(parts[i].label + ": " + std::to_string(gpus));
+    i = j;
+  }
   count.breakdown = join(items);
   return count;
 }
