@@ -61,7 +61,12 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
     return fail("request body nests deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
-  return handle_admission_review(review, endpoint, pipeline, policy);
+  AdmissionResult result = handle_admission_review(review, endpoint, pipeline, policy);
+  // The response holds all a caller of the text API needs: the review and the mutated copy are
+  // freed here, children first (cheaper than the destructor's node stack).
+  free_json(review);
+  if (result.outcome) free_json(result.outcome->evaluation.mutated);
+  return result;
 }
 
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,

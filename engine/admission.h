@@ -26,7 +26,8 @@ struct AdmissionOutcome {
   bool evaluated = false;  // false when passed through untouched (DELETE, subresource, ...)
 };
 
-// Parses review text (depth checked before parsing), validates it and answers it.
+// Parses review text (at most 100 levels deep), validates it and answers it. The outcome's
+// evaluation.mutated is left null (the response carries the patch).
 // Exactly one of the two is set.
 struct AdmissionResult {
   std::optional<AdmissionOutcome> outcome;
