@@ -123,6 +123,7 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   options.ns = ns;
   options.operation = *operation;
   options.mutate = endpoint == Endpoint::kMutate;
+  options.patch_as_text = true;  // the response carries the patch as text, nothing else reads it
   outcome.evaluation = pipeline.evaluate(*object, options, policy);
   outcome.evaluated = true;
   const Evaluation& e = outcome.evaluation;
@@ -131,7 +132,7 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   Json& response = review_out["response"];
   if (e.allowed && e.changed()) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = base64_encode(dump_json(e.patch));
+    response["patch"] = base64_encode(e.patch_text);
   }
   if (std::vector<std::string> warnings = e.warnings(); !warnings.empty()) {
     response["warnings"] = warnings;

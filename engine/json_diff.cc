@@ -1,8 +1,11 @@
 #include "engine/json_diff.h"
 
 #include <string>
+#include <string_view>
+
 #include <utility>
 #include <vector>
+#include "engine/json_dump.h"
 
 namespace gpuadmit {
 namespace {
@@ -12,7 +15,11 @@ namespace {
 // operation, so that walking the equal parts builds no strings.
 class Differ {
  public:
-  Differ(bool with_patch, Json& ops) : with_patch_(with_patch), ops_(ops) {}
+  Differ(PatchForm form, Json& ops, std::string& text)
+      : with_patch_(form != PatchForm::kNone),
+        text_form_(form == PatchForm::kText),
+        ops_(ops),
+        text_(text) {}
 
   // Returns whether source == target (nlohmann's operator==); clears reproduces_ when the patch
   // applied to this subtree would not come out equal to target.
@@ -118,6 +125,21 @@ class Differ {
 
   // {"op", "path"[, "value"]}, in that order, emplaced: no key lookups, no temporaries.
   void emit(const char* op, const Json* value = nullptr) {
+    if (text_form_) {
+      // The bytes dump_json writes for the same operation object.
+      using namespace std::string_view_literals;
+      if (text_.size() > 1) text_.push_back(',');
+      text_.append(R"({"op":")"sv);
+      text_.append(op);
+      text_.append(R"(","path":)"sv);
+      append_json_string(text_, path());
+      if (value != nullptr) {
+        text_.append(R"(,"value":)"sv);
+        append_json(text_, *value);
+      }
+      text_ += '}';
+      return;
+    }
     Json o = Json::object();
     Json::object_t& members = o.get_ref<Json::object_t&>();
     members.reserve(value != nullptr ? 3 : 2);
@@ -130,7 +152,9 @@ class Differ {
   void emit_value(const char* op, const Json& value) { emit(op, &value); }
 
   bool with_patch_;
+  bool text_form_;
   Json& ops_;
+  std::string& text_;
   struct Token {
     const std::string* key;  // an object member, else an array index
     size_t index;
@@ -142,11 +166,13 @@ class Differ {
 
 }  // namespace
 
-JsonDiff json_diff(const Json& source, const Json& target, bool with_patch) {
+JsonDiff json_diff(const Json& source, const Json& target, PatchForm form) {
   JsonDiff d;
-  Differ differ(with_patch, d.patch);
+  if (form == PatchForm::kText) d.patch_text.push_back('[');
+  Differ differ(form, d.patch, d.patch_text);
   d.equal = differ.walk(source, target);
   d.reproduces = differ.reproduces();
+  if (form == PatchForm::kText) d.patch_text.push_back(']');
   return d;
 }
 

@@ -14,6 +14,8 @@
 //   d.reproduces;   // original.patch(d.patch) == mutated
 //   d.patch;        // == Json::diff(original, mutated)
 
+#include <string>
+
 #include "engine/json.h"
 
 namespace gpuadmit {
@@ -21,10 +23,17 @@ namespace gpuadmit {
 struct JsonDiff {
   bool equal = true;           // source == target
   bool reproduces = true;      // source.patch(patch) == target
-  Json patch = Json::array();  // only when asked for: Json::diff(source, target)
+  Json patch = Json::array();  // PatchForm::kJson: Json::diff(source, target)
+  std::string patch_text;      // PatchForm::kText: dump_json(Json::diff(source, target))
 };
 
-// with_patch == false: only `equal` and `reproduces`, nothing allocated.
-JsonDiff json_diff(const Json& source, const Json& target, bool with_patch);
+// kNone: only `equal` and `reproduces`, nothing allocated. kText writes the operations as JSON
+// text directly (the webhook sends nothing else): no operation objects, no copies of the added
+// values.
+enum class PatchForm { kNone, kJson, kText };
+JsonDiff json_diff(const Json& source, const Json& target, PatchForm form);
+inline JsonDiff json_diff(const Json& source, const Json& target, bool with_patch) {
+  return json_diff(source, target, with_patch ? PatchForm::kJson : PatchForm::kNone);
+}
 
 }  // namespace gpuadmit

@@ -165,16 +165,21 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
     // One diff at the end (STYLE.md §5), in one walk that also tells whether the patch
     // reproduces the mutated object: a patch that would not is never sent.
     // A denied object sends no patch: only whether it would reproduce is needed.
-    JsonDiff diff = json_diff(object, e.mutated, options.patch && e.allowed);
+    const PatchForm form = !options.patch || !e.allowed ? PatchForm::kNone
+                           : options.patch_as_text      ? PatchForm::kText
+                                                        : PatchForm::kJson;
+    JsonDiff diff = json_diff(object, e.mutated, form);
     if (!diff.equal) {
       // json_diff knows whether its patch reproduces the mutated object (tests/engine/
       // json_diff_test.cpp holds it to applying the patch with Json::patch), so the patch is not
       // applied again here: that was a second deep copy and a second full comparison.
-      if (options.patch) e.patch = std::move(diff.patch);
+      if (form == PatchForm::kJson) e.patch = std::move(diff.patch);
+      if (form == PatchForm::kText) e.patch_text = std::move(diff.patch_text);
       if (diff.reproduces) {
         e.has_changes = true;
       } else {
         e.patch = Json::array();
+        e.patch_text.clear();
         e.mutated = object;
         e.allowed = false;
         e.findings.push_back(
@@ -187,6 +192,7 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
   }
   if (!e.allowed) {
     e.patch = Json::array();
+    e.patch_text.clear();
     e.has_changes = false;
   }
   keep_unchanged();

@@ -29,6 +29,9 @@ struct EvaluateOptions {
   // false: `mutated` stays null unless the mutators edited a copy of the object (lint reads it
   // only when changed), which spares copying objects that no mutator touches.
   bool copy_unchanged = true;
+  // true: the patch is written as JSON text into Evaluation::patch_text (what the webhook sends,
+  // byte for byte dump_json(patch)) and `patch` stays empty.
+  bool patch_as_text = false;
 };
 
 struct Evaluation {
@@ -38,6 +41,7 @@ struct Evaluation {
   Json mutated;              // the object after mutation (a copy of the input when unchanged; see
                              // EvaluateOptions::copy_unchanged)
   Json patch = Json::array();
+  std::string patch_text;  // EvaluateOptions::patch_as_text: "[...]" when changed(), else empty
   std::vector<Finding> findings;       // in pod-spec order, then rule order
   std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order
   std::vector<std::string> classes;    // resolved class names, unique, in pod-spec order

@@ -47,6 +47,12 @@ void check_against_nlohmann(const Json& source, const Json& target) {
   CHECK(quick.patch.empty());
   CHECK(quick.equal == d.equal);
   CHECK(quick.reproduces == d.reproduces);
+  // The text form is the JSON form's text, byte for byte (what the webhook sends).
+  const JsonDiff text = json_diff(source, target, PatchForm::kText);
+  CHECK(text.patch.empty());
+  CHECK(text.patch_text == expected.dump());
+  CHECK(text.equal == d.equal);
+  CHECK(text.reproduces == d.reproduces);
 }
 
 TEST_CASE("json_diff: hand-picked pairs agree with Json::diff and Json::patch") {
@@ -207,8 +213,13 @@ TEST_CASE("pipeline: an evaluation without the JSON Patch equals the one with it
       const Evaluation with = pipeline.evaluate(doc, {.ns = ns, .mutate = true}, *policy);
       const Evaluation without =
           pipeline.evaluate(doc, {.ns = ns, .mutate = true, .patch = false}, *policy);
+      const Evaluation as_text =
+          pipeline.evaluate(doc, {.ns = ns, .mutate = true, .patch_as_text = true}, *policy);
       INFO(doc.dump());
       CHECK(evaluation_json(without).dump() == evaluation_json(with).dump());
+      CHECK(evaluation_json(as_text).dump() == evaluation_json(with).dump());
+      CHECK(as_text.patch.empty());
+      CHECK(as_text.patch_text == (with.changed() ? with.patch.dump() : ""));
       CHECK(without.patch.empty());
       // The patch is nlohmann's diff of the two, and applying it gives the mutated object.
       if (with.changed()) {
