@@ -9,16 +9,10 @@
 
 #include "engine/pod_view.h"
 #include "engine/resources.h"
+#include "tests/support/fixtures.h"
 
 namespace gpuadmit {
 namespace {
-
-PolicyPtr gpu_policy() {
-  Policy p;
-  p.name = "test";
-  p.gpu_resources = {"amd.com/gpu"};
-  return CompiledPolicy::compile(std::move(p));
-}
 
 // "nvidia.com/gpu req=2 lim=2 eff=2": the written values ("-" when absent) and the effective
 // quantity ("?" when unparsable or absent).
@@ -97,7 +91,7 @@ TEST_CASE("resources: PodGpuResources reads each container's GPU resources once"
        {1, 0, 2, 0},
        true},
   };
-  const PolicyPtr policy = gpu_policy();
+  const PolicyPtr policy = testing::amd_gpu_policy();
   for (const Case& c : cases) {
     SECTION(c.name) {
       Json object = Json::parse(

@@ -8,16 +8,10 @@
 
 #include "engine/pod_view.h"
 #include "engine/resources.h"
+#include "tests/support/fixtures.h"
 
 namespace gpuadmit {
 namespace {
-
-PolicyPtr gpu_policy() {
-  Policy p;
-  p.name = "test";
-  p.gpu_resources = {"amd.com/gpu"};
-  return CompiledPolicy::compile(std::move(p));
-}
 
 Json pod(const std::string& spec) {
   return Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" + spec +
@@ -25,7 +19,7 @@ Json pod(const std::string& spec) {
 }
 
 std::string shape_error(Json object) {
-  static const PolicyPtr policy = gpu_policy();
+  static const PolicyPtr policy = testing::amd_gpu_policy();
   auto locations = find_pod_specs(object, *policy);
   REQUIRE(locations.size() == 1);
   auto made = PodView::make(object, locations[0]);
@@ -70,7 +64,7 @@ TEST_CASE("pod view: malformed pod specs are named precisely") {
 
 TEST_CASE(
     "pod view: settings prefer the pod template's annotations, then labels, then the object's") {
-  static const PolicyPtr policy = gpu_policy();
+  static const PolicyPtr policy = testing::amd_gpu_policy();
   Json deployment = Json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
     "metadata":{"annotations":{"gpuadmit.io/class":"top","gpuadmit.io/workload":"training"},
                 "labels":{"gpuadmit.io/mig-profile":"1g.10gb"}},
@@ -89,7 +83,7 @@ TEST_CASE(
 }
 
 TEST_CASE("resources: effective pod GPUs as the scheduler computes them") {
-  static const PolicyPtr policy = gpu_policy();
+  static const PolicyPtr policy = testing::amd_gpu_policy();
   struct Case {
     std::string name;
     std::string spec;

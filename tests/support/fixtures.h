@@ -22,6 +22,15 @@
 
 namespace gpuadmit::testing {
 
+// A bare policy (no classes, no tenants) whose GPU resources are amd.com/gpu, for engine tests
+// that need a GPU resource name other than NVIDIA's.
+inline PolicyPtr amd_gpu_policy() {
+  Policy p;
+  p.name = "test";
+  p.gpu_resources = {"amd.com/gpu"};
+  return CompiledPolicy::compile(std::move(p));
+}
+
 // Loads and compiles; fails the test with every error when the YAML is not a valid policy.
 inline PolicyPtr policy_from_yaml(std::string_view yaml) {
   PolicyLoadResult loaded = load_policy(yaml, "test-policy.yaml");
