@@ -17,8 +17,9 @@ using Json = nlohmann::basic_json<ordered_map>;
 using JsonPointer = Json::json_pointer;
 
 // True when `text` nests arrays/objects deeper than `max_depth`. Scans bytes (strings skipped)
-// without parsing: nlohmann's recursive-descent parser would overflow the stack on deep input,
-// so this runs first (SPEC §7.1: nesting deeper than 100 is rejected).
+// without parsing. SPEC §7.1 rejects nesting deeper than 100 because the engine's walks and the
+// serializers recurse; parse_json applies the same limit while parsing, and the codec calls this
+// only to word the error for an invalid body exactly as a scan before parsing would.
 bool json_depth_exceeds(std::string_view text, int max_depth);
 
 // Escapes one JSON Pointer reference token (RFC 6901: "~" → "~0", "/" → "~1").
