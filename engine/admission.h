@@ -34,7 +34,8 @@ struct AdmissionResult {
   std::optional<AdmissionError> error;
 };
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
-                                             const Pipeline& pipeline, const CompiledPolicy& policy);
+                                             const Pipeline& pipeline,
+                                             const CompiledPolicy& policy);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy);
 

@@ -1,15 +1,12 @@
 #include "webhook/server.h"
 
 #include <httplib.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <condition_variable>
 #include <exception>
@@ -19,6 +16,7 @@
 #include "certs/file_watch.h"
 #include "certs/key_pair.h"
 #include "engine/admission.h"
+#include "engine/json_dump.h"
 #include "policies/loader.h"
 #include "webhook/tls_connection.h"
 

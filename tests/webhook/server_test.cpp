@@ -186,9 +186,10 @@ TEST_CASE("webhook: Expect 100-continue gets its interim answer before the body 
   TlsClient client;
   connect(client);
   const std::string body = admission_review("expect-1", kGpuPod);
-  REQUIRE(client.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Expect: 100-continue\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n"));
+  REQUIRE(
+      client.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Expect: 100-continue\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n"));
   auto interim = client.read_response();
   REQUIRE(interim.has_value());
   CHECK(interim->status == 100);
@@ -206,9 +207,10 @@ TEST_CASE("webhook: pipelined requests on one connection are answered in order")
   std::vector<std::string> bodies;
   for (int i = 0; i < 5; ++i) {
     bodies.push_back(admission_review("pipe-" + std::to_string(i), i % 2 ? kCpuPod : kGpuPod));
-    burst += "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-             "Content-Length: " +
-             std::to_string(bodies.back().size()) + "\r\n\r\n" + bodies.back();
+    burst +=
+        "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(bodies.back().size()) + "\r\n\r\n" + bodies.back();
   }
   burst += "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
   REQUIRE(client.send_raw(burst));
