@@ -347,13 +347,13 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
     // The decision line's members written directly: no Json object per review.
     thread_local std::string members;
     members.clear();
-    auto string_member = [](std::string_view key, std::string_view value) {
+    auto add_string = [](std::string_view key, std::string_view value) {
       members += members.empty() ? "\"" : ",\"";
       members += key;
       members += "\":";
       append_json_string(members, value, Json::error_handler_t::replace);
     };
-    auto list_member = [](std::string_view key, auto&& items, auto&& text) {
+    auto add_list = [](std::string_view key, auto&& items, auto&& text) {
       members += ",\"";
       members += key;
       members += "\":[";
@@ -365,18 +365,18 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
       }
       members += ']';
     };
-    string_member("endpoint", endpoint_name);
-    string_member("uid", outcome.uid);
-    string_member("operation", outcome.operation);
-    string_member("kind", outcome.kind);
-    string_member("namespace", outcome.ns);
-    string_member("name", outcome.name);
+    add_string("endpoint", endpoint_name);
+    add_string("uid", outcome.uid);
+    add_string("operation", outcome.operation);
+    add_string("kind", outcome.kind);
+    add_string("namespace", outcome.ns);
+    add_string("name", outcome.name);
     members += allowed ? ",\"allowed\":true" : ",\"allowed\":false";
-    list_member("rules", outcome.evaluation.findings,
-                [](const Finding& f) -> std::string_view { return f.rule; });
+    add_list("rules", outcome.evaluation.findings,
+             [](const Finding& f) -> std::string_view { return f.rule; });
     static const std::vector<std::string> kNone;
-    list_member("mutations", patched ? outcome.evaluation.mutations : kNone,
-                [](const std::string& m) -> std::string_view { return m; });
+    add_list("mutations", patched ? outcome.evaluation.mutations : kNone,
+             [](const std::string& m) -> std::string_view { return m; });
     members += ",\"latency_us\":";
     members += std::to_string(micros);
     logger.log_members(LogLevel::kInfo, "decision", members);
