@@ -18,7 +18,7 @@
 #include "engine/admission.h"
 #include "engine/json_dump.h"
 #include "policies/loader.h"
-#include "webhook/tls_connection.h"
+#include "webhook/connection_pool.h"
 
 namespace gpuadmit::webhook {
 namespace {
@@ -38,22 +38,44 @@ constexpr int kListenBacklog = 1024;  // cpp-httplib's compiled-in 5 drops SYNs 
 constexpr const char* kJson = "application/json";
 
 // SSLServer whose listening socket we can reach (re-listen() with a larger backlog), and whose
-// connections run through serve_tls_connection (webhook/tls_connection.h says why).
+// connections are served by a ConnectionPool (webhook/connection_pool.h says why): cpp-httplib's
+// accept loop hands each socket over through its task queue, which runs the hand-over inline.
 class HttpsServer : public httplib::SSLServer {
  public:
   using httplib::SSLServer::SSLServer;
   int listening_socket() const { return svr_sock_; }
-  ConnectionLimits limits;
 
- private:
-  bool process_and_close_socket(socket_t sock) override {
-    return serve_tls_connection(
-        sock, ssl_context(), limits, svr_sock_,
+  // Before listen_after_bind(): the pool's threads start here.
+  void start_pool(const ConnectionLimits& limits, std::size_t threads) {
+    pool_ = std::make_unique<ConnectionPool>(
+        ssl_context(), limits, threads,
         [this](httplib::Stream& stream, bool last, bool& connection_closed, SSL* ssl) {
           return process_request(stream, last, connection_closed,
                                  [ssl](httplib::Request& req) { req.ssl = ssl; });
         });
+    ConnectionPool* pool = pool_.get();
+    new_task_queue = [pool] { return new HandOver(*pool); };
   }
+
+ private:
+  // cpp-httplib's TaskQueue: the accept loop's task only gives the socket to the pool, so it runs
+  // on the accept thread. shutdown() (after Server::stop() closed the listener) drains the pool.
+  class HandOver : public httplib::TaskQueue {
+   public:
+    explicit HandOver(ConnectionPool& pool) : pool_(pool) {}
+    void enqueue(std::function<void()> fn) override { fn(); }
+    void shutdown() override { pool_.stop(); }
+
+   private:
+    ConnectionPool& pool_;
+  };
+
+  bool process_and_close_socket(socket_t sock) override {
+    pool_->add(sock);
+    return true;
+  }
+
+  std::unique_ptr<ConnectionPool> pool_;
 };
 class PlainServer : public httplib::Server {
  public:
@@ -392,12 +414,13 @@ void Server::Impl::configure_http() {
   https.set_keep_alive_timeout(config.keep_alive_timeout.count());
   https.set_read_timeout(config.io_timeout.count(), 0);
   https.set_write_timeout(config.io_timeout.count(), 0);
-  https.limits.io_timeout = config.io_timeout;
-  https.limits.keep_alive_timeout = config.keep_alive_timeout;
-  https.limits.max_requests = 1000000;
+  ConnectionLimits limits;
+  limits.io_timeout = config.io_timeout;
+  limits.keep_alive_timeout = config.keep_alive_timeout;
+  limits.max_requests = 1000000;
+  limits.max_body = config.max_body;
   https.set_payload_max_length(config.max_body);  // backstop; precheck answers first
-  const size_t threads = static_cast<size_t>(config.threads);
-  https.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  https.start_pool(limits, static_cast<size_t>(config.threads));
 
   https.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     return precheck(req, res) ? httplib::Server::HandlerResponse::Unhandled

@@ -30,9 +30,10 @@ struct ServerConfig {
   std::string client_ca_path;  // non-empty: clients must present a certificate it signed
   std::string listen = ":8443";
   std::string metrics_listen = ":9090";  // "off": no metrics listener
-  // Worker threads: cpp-httplib holds one per open connection (kept-alive ones included), so
-  // this must cover the connections the API servers keep open, not the CPU count.
-  int threads = 32;
+  // Threads serving connections (webhook/connection_pool.h). A connection holds none while it
+  // waits, so this is not the number of connections. 8 on 2 cores: measured best of 2, 3, 4, 8,
+  // 16 and 32 (docs/performance.md, "Webhook").
+  int threads = 8;
   std::size_t max_body = 3u << 20;  // the API server's own request limit is 3 MiB
   std::chrono::milliseconds watch_interval{1000};
   // Between SIGTERM and closing the listener: /readyz already fails so endpoints drop the pod.

@@ -2,32 +2,19 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <string_view>
 
 namespace gpuadmit::webhook {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr std::size_t kFlushThreshold = 64 * 1024;  // a larger response goes out in parts
-
-void set_socket_timeouts(int fd, std::chrono::milliseconds timeout) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
+constexpr std::size_t kReadChunk = 16 * 1024 + 512;  // one full TLS record's plaintext
+constexpr std::size_t kKeptCapacity = 64 * 1024;     // compact() frees a buffer grown past this
 
 // The numeric address of a socket's end, as cpp-httplib reports it (getnameinfo with
 // NI_NUMERICHOST).
@@ -51,56 +38,65 @@ void address_of(int fd, bool peer, std::string& ip, int& port) {
   }
 }
 
-// Waits until `fd` is readable, `deadline` passes or the listener closes (checked every 100 ms,
-// like cpp-httplib's own keep-alive wait, so Server::stop() ends idle connections promptly).
-bool wait_readable(int fd, Clock::time_point deadline, const std::atomic<socket_t>& listener) {
-  while (listener.load(std::memory_order_relaxed) != INVALID_SOCKET) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-  return false;
-}
-
-// After a response that closes the connection: close_notify and FIN, then read and discard what
-// the client still sends (the rest of a refused body) until it closes, for at most `linger`.
-// Closing a socket with unread data sends RST, and an RST can destroy the response before the
-// client has read it (what nginx's lingering_close avoids).
-void linger_close(int fd, SSL* ssl, std::chrono::milliseconds linger) {
-  SSL_shutdown(ssl);
-  ERR_clear_error();
-  ::shutdown(fd, SHUT_WR);
-  const auto deadline = Clock::now() + linger;
-  char scratch[16384];
-  while (true) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
-    const ssize_t n = ::recv(fd, scratch, sizeof scratch, MSG_DONTWAIT);
-    if (n == 0) break;  // the client closed: a clean close on both sides
-    if (n < 0 && errno != EAGAIN && errno != EINTR) break;
-  }
-}
-
 }  // namespace
 
 TlsStream::TlsStream(int fd, SSL* ssl, std::chrono::milliseconds io_timeout)
-    : fd_(fd), ssl_(ssl), io_timeout_(io_timeout) {
+    : fd_(fd), ssl_(ssl), io_timeout_(io_timeout), in_(kReadChunk) {
   out_.reserve(4096);
 }
 
-bool TlsStream::has_buffered_input() const {
-  return in_begin_ < in_end_ || SSL_has_pending(ssl_) == 1;
+bool TlsStream::wait_for(int ssl_error) const {
+  short events = 0;
+  if (ssl_error == SSL_ERROR_WANT_READ) events = POLLIN;
+  if (ssl_error == SSL_ERROR_WANT_WRITE) events = POLLOUT;
+  if (events == 0) return false;
+  pollfd p{fd_, events, 0};
+  while (true) {
+    const int n = ::poll(&p, 1, static_cast<int>(io_timeout_.count()));
+    if (n > 0) return true;
+    if (n == 0 || errno != EINTR) return false;
+  }
+}
+
+void TlsStream::reserve_tail(std::size_t bytes) {
+  if (in_.size() - in_end_ >= bytes) return;
+  if (in_begin_ > 0) {
+    std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+    in_end_ -= in_begin_;
+    in_begin_ = 0;
+  }
+  if (in_.size() - in_end_ < bytes) in_.resize(std::max(in_.size() * 2, in_end_ + bytes));
+}
+
+void TlsStream::compact() {
+  if (in_begin_ == in_end_) {
+    in_begin_ = in_end_ = 0;
+    if (in_.size() > kKeptCapacity) std::vector<char>(kReadChunk).swap(in_);
+  }
+}
+
+TlsStream::Fill TlsStream::read_some(std::size_t limit) {
+  if (in_end_ - in_begin_ >= limit) return Fill::kFull;
+  reserve_tail(std::min(kReadChunk, limit - (in_end_ - in_begin_)));
+  while (true) {
+    const int n = SSL_read(ssl_, in_.data() + in_end_, static_cast<int>(in_.size() - in_end_));
+    if (n > 0) {
+      in_end_ += static_cast<std::size_t>(n);
+      return Fill::kData;
+    }
+    const int error = SSL_get_error(ssl_, n);
+    ERR_clear_error();
+    if (error == SSL_ERROR_WANT_READ) return Fill::kWouldBlock;
+    // A TLS 1.3 key update may need to write while reading: rare, wait for it here.
+    if (error == SSL_ERROR_WANT_WRITE && wait_for(error)) continue;
+    if (error == SSL_ERROR_ZERO_RETURN || (error == SSL_ERROR_SYSCALL && n == 0)) return Fill::kEnd;
+    return Fill::kFailed;
+  }
 }
 
 bool TlsStream::is_readable() const {
-  if (has_buffered_input()) return true;
+  if (in_begin_ < in_end_ || SSL_has_pending(ssl_) == 1) return true;
+  if (input_ended_) return false;
   pollfd p{fd_, POLLIN, 0};
   return ::poll(&p, 1, static_cast<int>(io_timeout_.count())) > 0;
 }
@@ -108,18 +104,23 @@ bool TlsStream::is_readable() const {
 ssize_t TlsStream::read(char* ptr, size_t size) {
   if (in_begin_ == in_end_) {
     // The client may be waiting for what was written so far ("100 Continue") before it sends.
-    if (!flush()) return -1;
-    // Blocks for at most SO_RCVTIMEO; a timeout is an error like any other.
-    const int n = SSL_read(ssl_, in_, static_cast<int>(sizeof in_));
-    if (n <= 0) {
+    if (!flush() || input_ended_) return -1;
+    in_begin_ = in_end_ = 0;
+    while (true) {
+      const int n = SSL_read(ssl_, in_.data(), static_cast<int>(in_.size()));
+      if (n > 0) {
+        in_end_ = static_cast<std::size_t>(n);
+        break;
+      }
+      const int error = SSL_get_error(ssl_, n);
       ERR_clear_error();
-      return n == 0 ? 0 : -1;
+      if (error == SSL_ERROR_ZERO_RETURN) return 0;
+      // Nothing yet: wait at most the I/O timeout; a timeout is an error like any other.
+      if (!wait_for(error)) return -1;
     }
-    in_begin_ = 0;
-    in_end_ = static_cast<size_t>(n);
   }
   const size_t n = std::min(size, in_end_ - in_begin_);
-  std::memcpy(ptr, in_ + in_begin_, n);
+  std::memcpy(ptr, in_.data() + in_begin_, n);
   in_begin_ += n;
   return static_cast<ssize_t>(n);
 }
@@ -139,15 +140,20 @@ ssize_t TlsStream::write(const char* ptr, size_t size) {
 bool TlsStream::flush() {
   if (failed_) return false;
   if (out_.empty()) return true;
-  // Blocking socket, no partial writes: SSL_write returns once all of it is sent (as records of
-  // up to 16 KiB), or fails on SO_SNDTIMEO.
-  const int n = SSL_write(ssl_, out_.data(), static_cast<int>(out_.size()));
-  out_.clear();
-  if (n <= 0) {
+  // Without SSL_MODE_ENABLE_PARTIAL_WRITE, SSL_write succeeds only once all of it is sent (as
+  // records of up to 16 KiB); after WANT_WRITE it is retried with the same arguments.
+  while (true) {
+    const int n = SSL_write(ssl_, out_.data(), static_cast<int>(out_.size()));
+    if (n > 0) break;
+    const int error = SSL_get_error(ssl_, n);
     ERR_clear_error();
-    failed_ = true;
-    return false;
+    if (!wait_for(error)) {
+      failed_ = true;
+      out_.clear();
+      return false;
+    }
   }
+  out_.clear();
   return true;
 }
 
@@ -161,55 +167,6 @@ void TlsStream::get_local_ip_and_port(std::string& ip, int& port) const {
   if (local_port_ < 0) address_of(fd_, /*peer=*/false, local_ip_, local_port_);
   ip = local_ip_;
   port = local_port_;
-}
-
-bool serve_tls_connection(int fd, SSL_CTX* ctx, const ConnectionLimits& limits,
-                          const std::atomic<socket_t>& listener, const ProcessRequest& process) {
-  // Blocking I/O bounded by the socket's own timeouts: no poll before every read and write.
-  set_socket_timeouts(fd, limits.io_timeout);
-  int yes = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-
-  bool clean = false;
-  SSL* ssl = SSL_new(ctx);
-  if (ssl != nullptr && SSL_set_fd(ssl, fd) == 1) {
-    // Read whole records (and whatever follows) per recv. Safe here, unlike with cpp-httplib's
-    // stream, because the keep-alive wait asks OpenSSL for buffered bytes before polling.
-    SSL_set_read_ahead(ssl, 1);
-    if (SSL_accept(ssl) == 1) {
-      TlsStream stream(fd, ssl, limits.io_timeout);
-      std::size_t left = limits.max_requests;
-      clean = true;
-      while (left > 0) {
-        if (!stream.has_buffered_input() &&
-            !wait_readable(fd, Clock::now() + limits.keep_alive_timeout, listener)) {
-          break;  // idle timeout or server stopping: an orderly close
-        }
-        bool connection_closed = false;
-        const bool ok = process(stream, left == 1, connection_closed, ssl);
-        const bool sent = stream.flush();
-        if (!ok || !sent) {
-          clean = false;
-          break;
-        }
-        if (stream.close_requested()) {
-          linger_close(fd, ssl, limits.linger);
-          clean = false;  // close_notify already sent
-          break;
-        }
-        if (connection_closed) break;
-        --left;
-      }
-    }
-  }
-  if (ssl != nullptr) {
-    if (clean) SSL_shutdown(ssl);  // close_notify; the client's reply is not awaited
-    SSL_free(ssl);
-  }
-  ERR_clear_error();
-  ::shutdown(fd, SHUT_RDWR);
-  ::close(fd);
-  return clean;
 }
 
 }  // namespace gpuadmit::webhook
