@@ -31,8 +31,7 @@ constexpr int kTokenShift = 48;
 constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << kTokenShift) - 1;
 
 std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             Clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
 }
 

@@ -12,7 +12,7 @@
 namespace gpuadmit::webhook {
 namespace {
 
-constexpr std::size_t kFlushThreshold = 64 * 1024;  // a larger response goes out in parts
+constexpr std::size_t kFlushThreshold = 64 * 1024;   // a larger response goes out in parts
 constexpr std::size_t kReadChunk = 16 * 1024 + 512;  // one full TLS record's plaintext
 constexpr std::size_t kKeptCapacity = 64 * 1024;     // compact() frees a buffer grown past this
 

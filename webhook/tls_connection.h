@@ -41,11 +41,11 @@ class TlsStream final : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
   enum class Fill {
-    kData,       // bytes were added (at most one TLS record's worth)
-    kWouldBlock, // nothing has arrived; OpenSSL holds no unread bytes either
-    kFull,       // `limit` bytes are already buffered: nothing was read
-    kEnd,        // the peer closed the connection (close_notify or FIN)
-    kFailed,     // a TLS or socket error
+    kData,        // bytes were added (at most one TLS record's worth)
+    kWouldBlock,  // nothing has arrived; OpenSSL holds no unread bytes either
+    kFull,        // `limit` bytes are already buffered: nothing was read
+    kEnd,         // the peer closed the connection (close_notify or FIN)
+    kFailed,      // a TLS or socket error
   };
   // One SSL_read, without waiting, unless `limit` bytes are buffered already.
   Fill read_some(std::size_t limit);
