@@ -82,7 +82,7 @@ void ConnectionPool::add(int fd) {
   const int flags = ::fcntl(fd, F_GETFL);
   int yes = 1;
   SSL* ssl = nullptr;
-  if (epoll_fd_ < 0 || stopping_.load() || flags < 0 ||
+  if (epoll_fd_ < 0 || stopping_.load() || open_.load() >= limits_.max_connections || flags < 0 ||
       ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes) != 0 ||
       (ssl = SSL_new(ctx_)) == nullptr || SSL_set_fd(ssl, fd) != 1) {

@@ -38,6 +38,9 @@ struct ConnectionLimits {
   std::chrono::milliseconds linger{1000};               // draining an unread body before closing
   std::size_t max_requests = 1000000;                   // per connection
   std::size_t max_body = 3 * 1024 * 1024;               // the server's --max-body
+  // Open connections; one more is closed at once. Each costs ~40 KiB (buffers, TLS state), so
+  // this bounds what a flood of idle connections can take (~40 MiB); API servers keep a few.
+  std::size_t max_connections = 1024;
 };
 
 class ConnectionPool {
