@@ -7,13 +7,17 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 jobs=$(nproc)
 
+start=$SECONDS
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADMIT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
+echo "test.sh: build/ configured and built in $((SECONDS - start)) s"
 (cd build && ctest --output-on-failure -j"$jobs")
 
 if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
+  start=$SECONDS
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUADMIT_SANITIZE=ON -DGPUADMIT_WERROR=ON -DGPUADMIT_BENCH=OFF >/dev/null
   cmake --build build-asan -j"$jobs"
+  echo "test.sh: build-asan/ configured and built in $((SECONDS - start)) s"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$jobs")
 fi
