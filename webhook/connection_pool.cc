@@ -76,8 +76,6 @@ ConnectionPool::~ConnectionPool() {
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
-std::size_t ConnectionPool::open_connections() const { return open_.load(); }
-
 void ConnectionPool::add(int fd) {
   const int flags = ::fcntl(fd, F_GETFL);
   int yes = 1;

@@ -59,8 +59,6 @@ class ConnectionPool {
   // close after the response. Returns when every connection is closed and the threads joined.
   void stop();
 
-  std::size_t open_connections() const;
-
  private:
   struct Connection;
   enum class Phase : std::uint8_t { kHandshake, kOpen, kLingering };

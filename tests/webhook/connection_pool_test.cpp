@@ -19,6 +19,16 @@ namespace {
 using namespace gpuadmit::testing;
 using gpuadmit::Json;
 
+// The real binary with one thread serving connections, and a client's options for it.
+struct OneThreadServer {
+  OneThreadServer() : server((generate_certs(dir.path()), dir.path()), {"--threads", "1"}) {
+    options.ca_path = dir / "ca.crt";
+  }
+  TempDir dir;
+  ServerProcess server;
+  TlsClient::Options options;
+};
+
 std::string post_head(std::size_t length) {
   return "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
          std::to_string(length) + "\r\n\r\n";
@@ -27,12 +37,10 @@ std::string post_head(std::size_t length) {
 }  // namespace
 
 TEST_CASE("pool: with one thread, silent, idle and half-sent connections do not hold it") {
-  TempDir dir;
-  generate_certs(dir.path());
-  ServerProcess server(dir.path(), {"--threads", "1"});
+  OneThreadServer s;
+  ServerProcess& server = s.server;
+  const TlsClient::Options& options = s.options;
   REQUIRE(server.wait_ready());
-  TlsClient::Options options;
-  options.ca_path = dir / "ca.crt";
 
   // A TCP connection that never starts its handshake.
   const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -73,14 +81,10 @@ TEST_CASE("pool: with one thread, silent, idle and half-sent connections do not 
 }
 
 TEST_CASE("pool: a large review sent in pieces over many TLS records is one request") {
-  TempDir dir;
-  generate_certs(dir.path());
-  ServerProcess server(dir.path(), {"--threads", "1"});
-  REQUIRE(server.wait_ready());
-  TlsClient::Options options;
-  options.ca_path = dir / "ca.crt";
+  OneThreadServer s;
+  REQUIRE(s.server.wait_ready());
   TlsClient client;
-  REQUIRE(client.connect(server.port(), options).empty());
+  REQUIRE(client.connect(s.server.port(), s.options).empty());
 
   // ~100 KB: an annotation pads the pod past six 16 KiB TLS records.
   std::string pod = kGpuPod;
