@@ -17,6 +17,9 @@ wrk.method = "POST"
 wrk.body = body
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, */*"
+-- Go's http.Transport adds this to every request the API server's webhook client sends (it does
+-- not set DisableCompression). gpuadmit answers uncompressed all the same; nginx (gzip off) too.
+wrk.headers["Accept-Encoding"] = "gzip"
 wrk.headers["User-Agent"] = "kube-apiserver-admission"
 
 function done(summary, latency, requests)

@@ -162,6 +162,35 @@ TEST_CASE("webhook: a GPU pod gets a JSON patch that applies to the object") {
   CHECK(response.contains("auditAnnotations"));
 }
 
+// Go's http.Transport asks for gzip on every request (the API server's webhook client does not
+// turn that off); the answer must still be plain and whole, byte for byte the offline one.
+TEST_CASE("webhook: answers are never compressed or sliced, whatever the request accepts") {
+  TlsClient client;
+  connect(client);
+  const std::string body = admission_review("plain-1", kGpuPod);
+  const Json expected = offline_review(body, "mutate");
+  const std::vector<std::string> extra_headers = {
+      "Accept-Encoding: gzip\r\n",
+      "Accept-Encoding: gzip, deflate, br\r\n",
+      "accept-encoding: br\r\n",
+      "Range: bytes=0-9\r\n",
+      "Accept-Encoding: gzip\r\nRange: bytes=5-\r\n",
+  };
+  for (const std::string& headers : extra_headers) {
+    INFO(headers);
+    auto res = client.request("POST", "/mutate", body, headers);
+    REQUIRE(res.has_value());
+    CHECK(res->status == 200);
+    CHECK(res->header("content-encoding").empty());
+    CHECK(res->header("content-range").empty());
+    CHECK(res->header("content-type") == "application/json");
+    CHECK(Json::parse(res->body) == expected);
+  }
+  auto probe = client.request("GET", "/readyz", "", "Accept-Encoding: gzip\r\n");
+  REQUIRE(probe.has_value());
+  CHECK(probe->body == "ok\n");
+}
+
 TEST_CASE("webhook: probes answer and keep-alive outlives cpp-httplib's 5-request default") {
   TlsClient client;
   connect(client);
