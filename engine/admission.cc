@@ -46,6 +46,9 @@ std::optional<Operation> parse_operation(std::string_view op) {
   return std::nullopt;
 }
 
+AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
+                              const Pipeline& pipeline, const CompiledPolicy& policy);
+
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
@@ -61,16 +64,25 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
     return fail("request body nests deeper than " + std::to_string(kMaxDepth) + " levels");
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
-  AdmissionResult result = handle_admission_review(review, endpoint, pipeline, policy);
-  // The response holds all a caller of the text API needs: the review and the mutated copy are
-  // freed here, children first (cheaper than the destructor's node stack).
+  // The review is ours: the object is mutated in place, not copied.
+  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy);
+  // The response holds all a caller of the text API needs: the review is freed here, children
+  // first (cheaper than the destructor's node stack).
   free_json(review);
-  if (result.outcome) free_json(result.outcome->evaluation.mutated);
   return result;
 }
 
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy) {
+  return answer_review(review, nullptr, endpoint, pipeline, policy);
+}
+
+namespace {
+
+// `owned` is `review` itself when the caller gives it up (its object is then evaluated in
+// place), else nullptr.
+AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
+                              const Pipeline& pipeline, const CompiledPolicy& policy) {
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
@@ -123,8 +135,14 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   options.ns = ns;
   options.operation = *operation;
   options.mutate = endpoint == Endpoint::kMutate;
-  options.patch_as_text = true;  // the response carries the patch as text, nothing else reads it
-  outcome.evaluation = pipeline.evaluate(*object, options, policy);
+  options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
+  options.copy_unchanged = false;  // nor the mutated object
+  if (owned != nullptr) {
+    Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
+    outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);
+  } else {
+    outcome.evaluation = pipeline.evaluate(*object, options, policy);
+  }
   outcome.evaluated = true;
   const Evaluation& e = outcome.evaluation;
 
@@ -161,6 +179,8 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
   r.outcome->response = std::move(review_out);
   return r;
 }
+
+}  // namespace
 
 std::string base64_encode(std::string_view bytes) {
   static constexpr char kAlphabet[] =

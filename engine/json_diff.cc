@@ -24,6 +24,8 @@ class Differ {
   // Returns whether source == target (nlohmann's operator==); clears reproduces_ when the patch
   // applied to this subtree would not come out equal to target.
   bool walk(const Json& source, const Json& target) {
+    // A mutation skeleton's placeholder (engine/mutation_skeleton.h): a member no mutator wrote.
+    if (source.is_discarded()) return true;
     if (source.type() != target.type() || !source.is_structured()) {
       // Different types compare equal only as numbers (1 == 1.0), and then Json::diff emits
       // nothing either.

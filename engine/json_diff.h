@@ -13,6 +13,9 @@
 //   d.equal;        // original == mutated (operator==, key order included)
 //   d.reproduces;   // original.patch(d.patch) == mutated
 //   d.patch;        // == Json::diff(original, mutated)
+//
+// A `discarded` value in the source (a placeholder of engine/mutation_skeleton.h) is taken as
+// equal to whatever the target holds at its place.
 
 #include <string>
 

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "engine/json_diff.h"
+#include "engine/mutation_skeleton.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
 
@@ -74,16 +75,33 @@ Pipeline::Pipeline(std::vector<std::unique_ptr<const Mutator>> mutators,
 
 Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options,
                               const CompiledPolicy& policy) const {
+  return evaluate(object, nullptr, options, policy);
+}
+
+Evaluation Pipeline::evaluate_in_place(Json& object, const EvaluateOptions& options,
+                                       const CompiledPolicy& policy) const {
+  return evaluate(object, &object, options, policy);
+}
+
+Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const EvaluateOptions& options,
+                              const CompiledPolicy& policy) const {
   Evaluation e;
   // The object is copied only once a mutator may change it: until then the pod specs are read
-  // in place (PodView needs a non-const Json, but nothing edits `object`).
+  // in place (PodView needs a non-const Json, but nothing edits `object`). In place, the
+  // "copy" is the skeleton of what mutators may write, and the mutators edit `object` itself.
   bool copied = false;
+  Json skeleton;
+  std::vector<PodSpecLocation> locations;
   auto copy = [&] {
-    e.mutated = object;
+    if (in_place != nullptr) {
+      skeleton = mutation_skeleton(object, locations);
+    } else {
+      e.mutated = object;
+    }
     copied = true;
   };
   auto keep_unchanged = [&] {
-    if (!copied && options.copy_unchanged) e.mutated = object;
+    if (!copied && options.copy_unchanged && in_place == nullptr) e.mutated = object;
   };
   if (!object.is_object()) {
     keep_unchanged();
@@ -94,7 +112,7 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
     keep_unchanged();
     return e;
   }
-  const std::vector<PodSpecLocation> locations = find_pod_specs(object, policy);
+  locations = find_pod_specs(object, policy);
   if (locations.empty()) {
     keep_unchanged();
     return e;
@@ -115,7 +133,8 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
 
   std::vector<Violation> violations;
   for (const PodSpecLocation& location : locations) {
-    auto made = PodView::make(copied ? e.mutated : const_cast<Json&>(object), location);
+    Json& target = in_place != nullptr ? *in_place : copied ? e.mutated : const_cast<Json&>(object);
+    auto made = PodView::make(target, location);
     if (auto* error = std::get_if<std::string>(&made)) {
       e.findings.push_back(Finding{"PODSPEC", Severity::kError,
                                    "cannot interpret the pod spec: " + *error +
@@ -136,7 +155,7 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
                                       [&](const auto& m) { return m->may_change(ctx); })) {
       if (!copied) {
         copy();
-        pod.retarget(e.mutated);
+        if (in_place == nullptr) pod.retarget(e.mutated);
       }
       for (const auto& mutator : mutators_) {
         if (mutator->mutate(pod, ctx)) add_unique(ctx.mutations, mutator->name());
@@ -168,7 +187,9 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
     const PatchForm form = !options.patch || !e.allowed ? PatchForm::kNone
                            : options.patch_as_text      ? PatchForm::kText
                                                         : PatchForm::kJson;
-    JsonDiff diff = json_diff(object, e.mutated, form);
+    JsonDiff diff = in_place != nullptr ? json_diff(skeleton, *in_place, form)
+                                        : json_diff(object, e.mutated, form);
+    free_json(skeleton);
     if (!diff.equal) {
       // json_diff knows whether its patch reproduces the mutated object (tests/engine/
       // json_diff_test.cpp holds it to applying the patch with Json::patch), so the patch is not
@@ -180,7 +201,7 @@ Evaluation Pipeline::evaluate(const Json& object, const EvaluateOptions& options
       } else {
         e.patch = Json::array();
         e.patch_text.clear();
-        e.mutated = object;
+        if (in_place == nullptr) e.mutated = object;  // in place, the edits stay: nothing is sent
         e.allowed = false;
         e.findings.push_back(
             Finding{"PATCH", Severity::kError,

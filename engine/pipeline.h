@@ -64,11 +64,22 @@ class Pipeline {
   // Never throws for any JSON input.
   Evaluation evaluate(const Json& object, const EvaluateOptions& options,
                       const CompiledPolicy& policy) const;
+  // The same evaluation for a caller that gives `object` up (the webhook, which parsed it): the
+  // mutators edit it in place, so it is the mutated object afterwards and Evaluation::mutated
+  // stays null. The patch is the same, operation for operation: it is the diff against a
+  // skeleton of the members mutators may write (engine/mutation_skeleton.h), copied before they
+  // run, instead of against a copy of the whole object.
+  Evaluation evaluate_in_place(Json& object, const EvaluateOptions& options,
+                               const CompiledPolicy& policy) const;
 
   const std::vector<std::unique_ptr<const Mutator>>& mutators() const { return mutators_; }
   const std::vector<std::unique_ptr<const Rule>>& rules() const { return rules_; }
 
  private:
+  // `in_place` is `object` itself, writable, for evaluate_in_place; nullptr for evaluate.
+  Evaluation evaluate(const Json& object, Json* in_place, const EvaluateOptions& options,
+                      const CompiledPolicy& policy) const;
+
   std::vector<std::unique_ptr<const Mutator>> mutators_;
   std::vector<std::unique_ptr<const Rule>> rules_;
 };

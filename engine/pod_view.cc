@@ -169,7 +169,7 @@ std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLoca
     return c.take();
   }
   const std::string& path = location.path;
-  for (std::string_view list : {"initContainers", "containers", "ephemeralContainers"}) {
+  for (std::string_view list : kContainerLists) {
     c.object_list(spec, list, path, [&](const Json& container, const std::string& p) {
       check_container(c, container, p);
     });

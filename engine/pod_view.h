@@ -17,6 +17,18 @@
 
 namespace gpuadmit {
 
+// What a mutator may write through a PodView, and nothing else: these members of the pod spec,
+// the `resources` of each container, and the pod (template) metadata's `annotations` (the
+// metadata is created when absent). Pipeline::evaluate_in_place diffs only these against the
+// object before mutation (engine/mutation_skeleton.h); tests/engine/json_diff_test.cpp holds
+// every mutator to it on the corpus and the test policies.
+inline constexpr std::string_view kMutableSpecMembers[] = {
+    "tolerations", "affinity", "nodeSelector", "priorityClassName", "priority", "preemptionPolicy"};
+inline constexpr std::string_view kContainerLists[] = {"initContainers", "containers",
+                                                       "ephemeralContainers"};
+inline constexpr std::string_view kMutableContainerMember = "resources";
+inline constexpr std::string_view kMutableMetadataMember = "annotations";
+
 enum class ContainerKind { kInit, kApp, kEphemeral };
 
 struct ContainerRef {

@@ -65,11 +65,10 @@ class HttpsServer : public httplib::SSLServer {
     pool_ = std::make_unique<ConnectionPool>(
         ssl_context(), limits, threads,
         [this](httplib::Stream& stream, bool last, bool& connection_closed, SSL* ssl) {
-          return process_request(stream, last, connection_closed,
-                                 [ssl](httplib::Request& req) {
-                                   req.ssl = ssl;
-                                   answer_whole_and_plain(req);
-                                 });
+          return process_request(stream, last, connection_closed, [ssl](httplib::Request& req) {
+            req.ssl = ssl;
+            answer_whole_and_plain(req);
+          });
         });
     ConnectionPool* pool = pool_.get();
     new_task_queue = [pool] { return new HandOver(*pool); };

@@ -270,6 +270,40 @@ TEST_CASE("pipeline: an object no mutator may change is evaluated without a copy
   CHECK(uncopied > 100);
 }
 
+// evaluate_in_place diffs against a skeleton of what mutators may write (engine/pod_view.h):
+// any mutator writing elsewhere would lose that edit from the patch, and this test would see it.
+TEST_CASE("pipeline: evaluating in place gives the evaluation and patch of evaluating a copy") {
+  const Pipeline pipeline(default_mutators(), default_rules());
+  const std::vector<Json> docs = all_documents();
+  const std::vector<PolicyPtr> policies = all_policies();
+  REQUIRE(docs.size() > 100);
+  int changed = 0;
+  for (const PolicyPtr& policy : policies) {
+    for (const Json& doc : docs) {
+      const std::string ns = namespace_of(doc);
+      for (const bool as_text : {false, true}) {
+        for (const bool mutate : {true, false}) {
+          const EvaluateOptions options{.ns = ns, .mutate = mutate, .patch_as_text = as_text};
+          const Evaluation copy = pipeline.evaluate(doc, options, *policy);
+          Json object = doc;
+          Evaluation in_place = pipeline.evaluate_in_place(object, options, *policy);
+          INFO(doc.dump());
+          CHECK(in_place.mutated.is_null());
+          // The object is the mutated one (a copy's evaluation keeps the mutated copy even when
+          // the object is denied).
+          CHECK(object == copy.mutated);
+          in_place.mutated = std::move(object);
+          CHECK(evaluation_json(in_place).dump() == evaluation_json(copy).dump());
+          CHECK(in_place.patch.dump() == copy.patch.dump());
+          CHECK(in_place.patch_text == copy.patch_text);
+          if (copy.changed()) ++changed;
+        }
+      }
+    }
+  }
+  CHECK(changed > 200);
+}
+
 // Mutator::may_change is a promise: when it is false, mutate() changes nothing.
 TEST_CASE("mutators: may_change false means mutate changes nothing, on real manifests") {
   const auto mutators = default_mutators();

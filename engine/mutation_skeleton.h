@@ -1,0 +1,26 @@
+#pragma once
+// What Pipeline::evaluate_in_place compares the edited object against: a copy of the object
+// before the mutators run, reduced to the members mutators may write (the PodView contract,
+// engine/pod_view.h kMutableSpecMembers) — every other member is a placeholder that json_diff
+// takes as equal to whatever the target holds there. Objects and lists on the way keep all
+// their keys (in order) and elements, so the diff emits exactly the operations, in exactly the
+// order, of a diff against a whole copy, without copying or walking what no mutator writes.
+//
+//   Json skeleton = mutation_skeleton(object, locations);   // before any mutator runs
+//   ... mutators edit `object` in place ...
+//   JsonDiff d = json_diff(skeleton, object, PatchForm::kText);
+
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/workload.h"
+
+namespace gpuadmit {
+
+// A stand-in for a member no mutator writes (nlohmann's `discarded` type, which no parser of
+// ours produces).
+inline bool is_placeholder(const Json& j) { return j.is_discarded(); }
+
+Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations);
+
+}  // namespace gpuadmit

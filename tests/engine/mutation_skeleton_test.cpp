@@ -1,0 +1,114 @@
+// The skeleton evaluate_in_place diffs against: exactly the members mutators may write, copied;
+// every other member a placeholder (dumped by nlohmann as <discarded>); every key in its place.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "engine/json_diff.h"
+#include "engine/mutation_skeleton.h"
+
+namespace gpuadmit {
+namespace {
+
+PodSpecLocation location(const std::string& spec, const std::string& metadata) {
+  PodSpecLocation l;
+  l.spec = JsonPointer(spec);
+  l.metadata = JsonPointer(metadata);
+  return l;
+}
+
+struct Case {
+  const char* name;
+  const char* object;
+  std::vector<PodSpecLocation> locations;
+  const char* skeleton;
+};
+
+TEST_CASE("mutation skeleton: only what mutators may write is copied, every key keeps its place") {
+  const std::vector<Case> cases = {
+      {"a pod: spec members, each container's resources, the annotations",
+       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"y"},
+           "annotations":{"k":"v"}},
+           "spec":{"initContainers":[{"name":"i","image":"busybox"}],
+             "containers":[{"name":"c","image":"cuda","env":[{"name":"A","value":"1"}],
+               "resources":{"limits":{"nvidia.com/gpu":1}}}],
+             "volumes":[{"name":"v"}],"tolerations":[{"key":"t","operator":"Exists"}],
+             "priority":0,"nodeSelector":{"pool":"a100"},"schedulerName":"default-scheduler"},
+           "status":{}})",
+       {location("/spec", "/metadata")},
+       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"name":<discarded>,)"
+       R"("labels":<discarded>,"annotations":{"k":"v"}},"spec":{"initContainers":[{"name":)"
+       R"(<discarded>,"image":<discarded>}],"containers":[{"name":<discarded>,"image":)"
+       R"(<discarded>,"env":<discarded>,"resources":{"limits":{"nvidia.com/gpu":1}}}],)"
+       R"("volumes":<discarded>,"tolerations":[{"key":"t","operator":"Exists"}],"priority":0,)"
+       R"("nodeSelector":{"pool":"a100"},"schedulerName":<discarded>},"status":<discarded>})"},
+      {"a template without metadata: the metadata stays absent, so adding it is a diff",
+       R"({"kind":"Deployment","metadata":{"name":"d","annotations":{"k":"v"}},
+           "spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c"}]}}}})",
+       {location("/spec/template/spec", "/spec/template/metadata")},
+       R"({"kind":<discarded>,"metadata":<discarded>,"spec":{"replicas":<discarded>,)"
+       R"("template":{"spec":{"containers":[{"name":<discarded>}]}}}})"},
+      {"pod specs inside lists, two of them, the second without containers",
+       R"({"kind":"JobSet","spec":{"replicatedJobs":[
+           {"name":"a","template":{"spec":{"template":{"metadata":{"labels":{}},
+             "spec":{"containers":[{"name":"x","resources":{}}],"affinity":{}}}}}},
+           {"name":"b","template":{"spec":{"template":{"spec":{"restartPolicy":"Never"}}}}}]}})",
+       {location("/spec/replicatedJobs/0/template/spec/template/spec",
+                 "/spec/replicatedJobs/0/template/spec/template/metadata"),
+        location("/spec/replicatedJobs/1/template/spec/template/spec",
+                 "/spec/replicatedJobs/1/template/spec/template/metadata")},
+       R"({"kind":<discarded>,"spec":{"replicatedJobs":[{"name":<discarded>,"template":{"spec":)"
+       R"({"template":{"metadata":{"labels":<discarded>},"spec":{"containers":[{"name":)"
+       R"(<discarded>,"resources":{}}],"affinity":{}}}}}},{"name":<discarded>,"template":)"
+       R"({"spec":{"template":{"spec":{"restartPolicy":<discarded>}}}}}]}})"},
+      {"shapes no mutator edits: a container list that is no list, a container that is no object",
+       R"({"spec":{"containers":{"name":"c"},"initContainers":["x",{"resources":null}]}})",
+       {location("/spec", "/metadata")},
+       R"({"spec":{"containers":<discarded>,"initContainers":[<discarded>,{"resources":null}]}})"},
+      {"a location whose path is missing or runs through a scalar",
+       R"({"spec":{"template":7}})",
+       {location("/spec/template/spec", "/spec/template/metadata"),
+        location("/spec/jobs/0/spec", "/spec/jobs/0/metadata")},
+       R"({"spec":{"template":7}})"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const Json object = Json::parse(c.object);
+    const Json skeleton = mutation_skeleton(object, c.locations);
+    CHECK(skeleton.dump() == c.skeleton);
+    // Unedited, the object equals its skeleton: placeholders match anything.
+    const JsonDiff diff = json_diff(skeleton, object, PatchForm::kText);
+    CHECK(diff.equal);
+    CHECK(diff.patch_text == "[]");
+  }
+}
+
+TEST_CASE("mutation skeleton: edits of what mutators write come out as Json::diff has them") {
+  const Json before = Json::parse(
+      R"({"kind":"Deployment","metadata":{"name":"d"},"spec":{"template":{"spec":{
+          "containers":[{"name":"c","image":"i","resources":{"limits":{"nvidia.com/gpu":1}}}],
+          "nodeSelector":{"pool":"a100","zone":"x"}}}}})");
+  const Json skeleton =
+      mutation_skeleton(before, {location("/spec/template/spec", "/spec/template/metadata")});
+  Json after = before;
+  Json& spec = after["spec"]["template"]["spec"];
+  spec["containers"][0]["resources"]["requests"] = {{"nvidia.com/gpu", 1}};
+  spec["nodeSelector"].erase("pool");
+  spec["tolerations"] = Json::parse(R"([{"key":"gpu","operator":"Exists"}])");
+  after["spec"]["template"]["metadata"] = {{"annotations", {{"gpuadmit.io/class", "a100"}}}};
+  const JsonDiff diff = json_diff(skeleton, after, PatchForm::kJson);
+  CHECK_FALSE(diff.equal);
+  CHECK(diff.reproduces);
+  CHECK(diff.patch.dump() == Json::diff(before, after).dump());
+  CHECK(diff.patch.dump() ==
+        R"([{"op":"add","path":"/spec/template/spec/containers/0/resources/requests",)"
+        R"("value":{"nvidia.com/gpu":1}},{"op":"remove","path":"/spec/template/spec/)"
+        R"(nodeSelector/pool"},{"op":"add","path":"/spec/template/spec/tolerations","value":)"
+        R"([{"key":"gpu","operator":"Exists"}]},{"op":"add","path":"/spec/template/metadata",)"
+        R"("value":{"annotations":{"gpuadmit.io/class":"a100"}}}])");
+}
+
+}  // namespace
+}  // namespace gpuadmit
