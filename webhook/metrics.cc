@@ -145,6 +145,10 @@ std::string Metrics::render() const {
   mutations.render(out);
   rejected.render(out);
 
+  header(out, "gpuadmit_fast_path_reviews_total", "counter",
+         "AdmissionReview requests answered without cpp-httplib's request handling.");
+  sample(out, "gpuadmit_fast_path_reviews_total", "",
+         fast_path_reviews.load(std::memory_order_relaxed));
   header(out, "gpuadmit_policy_reloads_total", "counter", "Policy reloads by result.");
   sample(out, "gpuadmit_policy_reloads_total", "{result=\"success\"}",
          policy_reload_success.load(std::memory_order_relaxed));

@@ -76,6 +76,9 @@ struct Metrics {
   LabeledCounter rejected{"gpuadmit_http_rejected_total",
                           "HTTP requests refused before the engine ran, by status code.",
                           {"code"}};
+  // Reviews answered by the review fast path (webhook/review_fast_path.h), the rest of
+  // gpuadmit_requests_total went through cpp-httplib.
+  std::atomic<std::uint64_t> fast_path_reviews{0};
   std::atomic<std::uint64_t> policy_reload_success{0}, policy_reload_failure{0};
   std::atomic<std::uint64_t> policy_generation{1};
   std::atomic<std::uint64_t> cert_reload_success{0}, cert_reload_failure{0};

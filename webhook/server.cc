@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -19,6 +20,8 @@
 #include "engine/json_dump.h"
 #include "policies/loader.h"
 #include "webhook/connection_pool.h"
+#include "webhook/review_fast_path.h"
+#include "webhook/tls_connection.h"
 
 namespace gpuadmit::webhook {
 namespace {
@@ -36,6 +39,7 @@ constexpr const char* kTls13Suites =
     "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
 constexpr int kListenBacklog = 1024;  // cpp-httplib's compiled-in 5 drops SYNs under bursts
 constexpr const char* kJson = "application/json";
+constexpr std::size_t kKeepAliveMaxCount = 1000000;
 
 // Runs on every request once its headers are read, before any handler (cpp-httplib's
 // setup_request hook, which gets the request non-const).
@@ -60,11 +64,21 @@ class HttpsServer : public httplib::SSLServer {
   using httplib::SSLServer::SSLServer;
   int listening_socket() const { return svr_sock_; }
 
+  // Tried on each request before cpp-httplib: serves it and returns whether the connection
+  // may go on, or returns nullopt to leave it to cpp-httplib.
+  using FastPath = std::function<std::optional<bool>(TlsStream&, bool last, bool& closed)>;
+
   // Before listen_after_bind(): the pool's threads start here.
-  void start_pool(const ConnectionLimits& limits, std::size_t threads) {
+  void start_pool(const ConnectionLimits& limits, std::size_t threads, FastPath fast_path) {
     pool_ = std::make_unique<ConnectionPool>(
         ssl_context(), limits, threads,
-        [this](httplib::Stream& stream, bool last, bool& connection_closed, SSL* ssl) {
+        [this, fast_path = std::move(fast_path)](httplib::Stream& stream, bool last,
+                                                 bool& connection_closed, SSL* ssl) {
+          // The pool's streams are TlsStreams (webhook/connection_pool.cc).
+          if (std::optional<bool> served =
+                  fast_path(static_cast<TlsStream&>(stream), last, connection_closed)) {
+            return *served;
+          }
           return process_request(stream, last, connection_closed, [ssl](httplib::Request& req) {
             req.ssl = ssl;
             answer_whole_and_plain(req);
@@ -193,6 +207,16 @@ struct Server::Impl {
   void configure_http();
   bool precheck(const httplib::Request& req, httplib::Response& res);
   void handle_review(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  // A review's answer, whichever path the request came by: metrics and the decision log too.
+  struct ReviewReply {
+    int status = 200;
+    std::string body;  // JSON
+  };
+  ReviewReply review(Endpoint endpoint, std::string_view content_type, std::string_view body,
+                     std::string_view remote);
+  std::optional<bool> serve_plain_review(TlsStream& stream, bool last, bool& connection_closed);
+  // GPUADMIT_REVIEW_FAST_PATH=off: every request goes through cpp-httplib.
+  bool review_fast_path = true;
   void reject(const httplib::Request& req, httplib::Response& res, int status,
               std::string_view message);
   void watch_loop();
@@ -331,37 +355,78 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
 
 void Server::Impl::handle_review(const httplib::Request& req, httplib::Response& res,
                                  Endpoint endpoint) {
-  const auto start = Clock::now();
-  const std::string_view endpoint_name = endpoint == Endpoint::kMutate ? "mutate" : "validate";
   if (draining.load(std::memory_order_relaxed)) {
     // Answered in full, but the client should open its next connection to a ready replica.
     close_after_response(res);
   }
-  if (!is_json_content_type(req.get_header_value("Content-Type"))) {
-    reply_error(res, 415, "Content-Type must be application/json");
+  ReviewReply reply =
+      review(endpoint, req.get_header_value("Content-Type"), req.body, req.remote_addr);
+  res.status = reply.status;
+  res.set_content(reply.body, kJson);
+}
+
+// The review fast path (webhook/review_fast_path.h): a plain review answered from the buffered
+// bytes, with the same status line and headers cpp-httplib would write. Not while draining:
+// cpp-httplib's answers then carry "Connection: close" next to Keep-Alive, which this does
+// not reproduce.
+std::optional<bool> Server::Impl::serve_plain_review(TlsStream& stream, bool last,
+                                                     bool& connection_closed) {
+  if (!review_fast_path || draining.load(std::memory_order_relaxed)) return std::nullopt;
+  const std::optional<PlainReview> plain = plain_review(stream.buffered(), config.max_body);
+  if (!plain) return std::nullopt;
+  std::string remote;
+  int remote_port = 0;
+  stream.get_remote_ip_and_port(remote, remote_port);
+  ReviewReply reply;
+  bool close = last || plain->connection_close;
+  try {
+    reply = review(plain->endpoint, plain->content_type, plain->body, remote);
+  } catch (const std::exception& e) {
+    // As the exception handler answers on cpp-httplib's path.
+    reply = {500, json_error("internal error")};
+    close = true;
+    metrics.rejected.add({"500"});
+    logger.error("internal error",
+                 {{"error", e.what()},
+                  {"path", plain->endpoint == Endpoint::kMutate ? "/mutate" : "/validate"}});
+  }
+  metrics.fast_path_reviews.fetch_add(1, std::memory_order_relaxed);
+  stream.consume(plain->size);
+  const std::string head = response_head(reply.status, reply.body.size(), close,
+                                         config.keep_alive_timeout.count(), kKeepAliveMaxCount);
+  stream.write(head.data(), head.size());
+  stream.write(reply.body.data(), reply.body.size());
+  connection_closed = close;
+  return true;
+}
+
+Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_view content_type,
+                                               std::string_view body, std::string_view remote) {
+  const auto start = Clock::now();
+  const std::string_view endpoint_name = endpoint == Endpoint::kMutate ? "mutate" : "validate";
+  if (!is_json_content_type(content_type)) {
     metrics.requests.add({endpoint_name, "", "", "error"});
     logger.warn("bad request", {{"endpoint", endpoint_name},
                                 {"status", 415},
                                 {"error", "Content-Type must be application/json"},
-                                {"remote", req.remote_addr}});
-    return;
+                                {"remote", remote}});
+    return {415, json_error("Content-Type must be application/json")};
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
-  AdmissionResult result = handle_admission_review_text(req.body, endpoint, pipeline, *current);
+  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
       .observe(micros);
 
   if (result.error) {
-    reply_error(res, 400, result.error->message);
     metrics.requests.add({endpoint_name, "", "", "error"});
     logger.warn("bad request", {{"endpoint", endpoint_name},
                                 {"status", 400},
                                 {"error", result.error->message},
-                                {"remote", req.remote_addr},
+                                {"remote", remote},
                                 {"latency_us", micros}});
-    return;
+    return {400, json_error(result.error->message)};
   }
   const AdmissionOutcome& outcome = *result.outcome;
   bool allowed = true;
@@ -370,8 +435,7 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
       allowed = a->get<bool>();
     }
   }
-  res.status = 200;
-  res.set_content(dump_json(outcome.response, Json::error_handler_t::replace), kJson);
+  ReviewReply reply{200, dump_json(outcome.response, Json::error_handler_t::replace)};
 
   metrics.requests.add({endpoint_name, outcome.operation, outcome.kind,
                         allowed ? std::string_view("allowed") : std::string_view("denied")});
@@ -420,6 +484,7 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
     members += std::to_string(micros);
     logger.log_members(LogLevel::kInfo, "decision", members);
   }
+  return reply;
 }
 
 void Server::Impl::configure_http() {
@@ -427,17 +492,22 @@ void Server::Impl::configure_http() {
   // Defaults that cost: Nagle adds ~40 ms per kept-alive response, and 5 requests per
   // connection forces a TLS handshake every 5 reviews.
   https.set_tcp_nodelay(true);
-  https.set_keep_alive_max_count(1000000);
+  https.set_keep_alive_max_count(kKeepAliveMaxCount);
   https.set_keep_alive_timeout(config.keep_alive_timeout.count());
   https.set_read_timeout(config.io_timeout.count(), 0);
   https.set_write_timeout(config.io_timeout.count(), 0);
   ConnectionLimits limits;
   limits.io_timeout = config.io_timeout;
   limits.keep_alive_timeout = config.keep_alive_timeout;
-  limits.max_requests = 1000000;
+  limits.max_requests = kKeepAliveMaxCount;
   limits.max_body = config.max_body;
   https.set_payload_max_length(config.max_body);  // backstop; precheck answers first
-  https.start_pool(limits, static_cast<size_t>(config.threads));
+  const char* fast_path_setting = std::getenv("GPUADMIT_REVIEW_FAST_PATH");
+  review_fast_path = fast_path_setting == nullptr || std::string_view(fast_path_setting) != "off";
+  https.start_pool(limits, static_cast<size_t>(config.threads),
+                   [this](TlsStream& stream, bool last, bool& connection_closed) {
+                     return serve_plain_review(stream, last, connection_closed);
+                   });
 
   https.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     return precheck(req, res) ? httplib::Server::HandlerResponse::Unhandled

@@ -19,6 +19,7 @@
 #include <httplib.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -54,6 +55,8 @@ class TlsStream final : public httplib::Stream {
   bool tls_pending() const { return SSL_has_pending(ssl_) == 1; }
   // The bytes read and not yet consumed by cpp-httplib.
   std::string_view buffered() const { return {in_.data() + in_begin_, in_end_ - in_begin_}; }
+  // Marks the first `n` buffered bytes as read (a request the review fast path answered).
+  void consume(std::size_t n) { in_begin_ += std::min(n, in_end_ - in_begin_); }
   // Reads past the buffer fail at once: a request that timed out while arriving is handed over
   // as it is, and cpp-httplib answers (or drops) it as it would after its read timeout.
   void end_input() { input_ended_ = true; }

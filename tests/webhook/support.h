@@ -78,6 +78,7 @@ inline void generate_certs(const std::string& dir) {
 }
 
 struct HttpResponse {
+  std::string raw;  // the response's bytes as sent: status line, headers, body
   int status = 0;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
@@ -207,11 +208,13 @@ class TlsClient {
     const size_t length = r.headers.count("content-length")
                               ? static_cast<size_t>(std::stoull(r.headers["content-length"]))
                               : 0;
+    const std::string head_bytes = buffer_.substr(0, head_end + 4);
     buffer_.erase(0, head_end + 4);
     while (buffer_.size() < length) {
       if (!fill()) return std::nullopt;
     }
     r.body = buffer_.substr(0, length);
+    r.raw = head_bytes + r.body;
     buffer_.erase(0, length);
     return r;
   }
@@ -323,7 +326,8 @@ inline double metric_value(const std::string& exposition, const std::string& ser
 class ServerProcess {
  public:
   ServerProcess(const std::string& cert_dir, std::vector<std::string> extra_args = {},
-                std::string log_path = "") {
+                std::string log_path = "",
+                std::vector<std::pair<std::string, std::string>> environment = {}) {
     log_path_ = log_path.empty() ? cert_dir + "/server.log" : log_path;
     std::vector<std::string> args = {GPUADMIT_BINARY,
                                      "serve",
@@ -346,6 +350,7 @@ class ServerProcess {
       // Dies with the test process, and holds none of CTest's output pipes: a crashed test
       // must not leave a server that keeps CTest waiting for EOF until its timeout.
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      for (const auto& [name, value] : environment) ::setenv(name.c_str(), value.c_str(), 1);
       const int log = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(log, 2);
       ::dup2(log, 1);

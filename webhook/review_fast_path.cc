@@ -1,0 +1,156 @@
+#include "webhook/review_fast_path.h"
+
+#include <charconv>
+#include <cstdint>
+
+namespace gpuadmit::webhook {
+namespace {
+
+constexpr std::size_t kMaxTarget = 2048;  // cpp-httplib refuses a request line over 8 KiB
+constexpr std::size_t kMaxHeaderBlock = 8192;
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool same_name(std::string_view name, std::string_view lower_case) {
+  if (name.size() != lower_case.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (lower(name[i]) != lower_case[i]) return false;
+  }
+  return true;
+}
+
+// RFC 9110 §5.6.2 tchar.
+bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
+
+// "application/json" with optional parameters, case-insensitive (as handle_review accepts it).
+bool is_json(std::string_view value) {
+  std::string_view type = value.substr(0, value.find(';'));
+  while (!type.empty() && is_space_or_tab(type.back())) type.remove_suffix(1);
+  return same_name(type, "application/json");
+}
+
+std::string_view status_message(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 415:
+      return "Unsupported Media Type";
+    default:
+      return "Internal Server Error";
+  }
+}
+
+}  // namespace
+
+std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t max_body) {
+  PlainReview review;
+  // Request line: what cpp-httplib's parse_request_line splits into exactly three parts.
+  constexpr std::string_view kPost = "POST ";
+  constexpr std::string_view kVersion = " HTTP/1.1\r\n";
+  if (!buffered.starts_with(kPost)) return std::nullopt;
+  const std::size_t line_end = buffered.find('\n');
+  if (line_end == std::string_view::npos || line_end + 1 < kPost.size() + kVersion.size()) {
+    return std::nullopt;
+  }
+  const std::string_view line = buffered.substr(0, line_end + 1);
+  if (!line.ends_with(kVersion)) return std::nullopt;
+  const std::string_view target =
+      line.substr(kPost.size(), line.size() - kPost.size() - kVersion.size());
+  if (target.size() > kMaxTarget) return std::nullopt;
+  for (const char c : target) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7F) return std::nullopt;
+  }
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/mutate") {
+    review.endpoint = Endpoint::kMutate;
+  } else if (path == "/validate") {
+    review.endpoint = Endpoint::kValidate;
+  } else {
+    return std::nullopt;
+  }
+
+  std::size_t lengths = 0;
+  std::uint64_t length = 0;
+  bool have_content_type = false, have_connection = false;
+  std::size_t pos = line_end + 1;
+  while (true) {
+    const std::size_t end = buffered.find('\n', pos);
+    if (end == std::string_view::npos || end + 1 - (line_end + 1) > kMaxHeaderBlock) {
+      return std::nullopt;
+    }
+    std::string_view header = buffered.substr(pos, end + 1 - pos);
+    pos = end + 1;
+    if (header == "\r\n") break;
+    if (header.size() < 2 || header[header.size() - 2] != '\r') return std::nullopt;
+    header.remove_suffix(2);
+    const std::size_t colon = header.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    const std::string_view name = header.substr(0, colon);
+    std::string_view value = header.substr(colon + 1);
+    while (!value.empty() && is_space_or_tab(value.front())) value.remove_prefix(1);
+    while (!value.empty() && is_space_or_tab(value.back())) value.remove_suffix(1);
+    if (!is_token(name) || value.empty() || value.find('%') != std::string_view::npos) {
+      return std::nullopt;
+    }
+    for (const char c : value) {
+      if ((static_cast<unsigned char>(c) < ' ' && c != '\t') || c == 0x7F) return std::nullopt;
+    }
+    if (same_name(name, "content-length")) {
+      ++lengths;
+      const auto [last, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
+      if (ec != std::errc() || last != value.data() + value.size()) return std::nullopt;
+    } else if (same_name(name, "content-type")) {
+      if (!have_content_type) review.content_type = value;
+      have_content_type = true;
+    } else if (same_name(name, "connection")) {
+      if (!have_connection) review.connection_close = value == "close";
+      have_connection = true;
+    } else if (same_name(name, "transfer-encoding") || same_name(name, "content-encoding") ||
+               same_name(name, "expect") || same_name(name, "range")) {
+      return std::nullopt;
+    }
+  }
+  if (lengths != 1 || length > max_body || !is_json(review.content_type)) return std::nullopt;
+  if (buffered.size() - pos < length) return std::nullopt;
+  review.body = buffered.substr(pos, static_cast<std::size_t>(length));
+  review.size = pos + static_cast<std::size_t>(length);
+  return review;
+}
+
+std::string response_head(int status, std::size_t length, bool close, long keep_alive_seconds,
+                          std::size_t keep_alive_max_count) {
+  std::string head;
+  head.reserve(128);
+  head += "HTTP/1.1 ";
+  head += std::to_string(status);
+  head += ' ';
+  head += status_message(status);
+  head += "\r\n";
+  if (close) head += "Connection: close\r\n";
+  head += "Content-Length: ";
+  head += std::to_string(length);
+  head += "\r\nContent-Type: application/json\r\n";
+  if (!close) {
+    head += "Keep-Alive: timeout=";
+    head += std::to_string(keep_alive_seconds);
+    head += ", max=";
+    head += std::to_string(keep_alive_max_count);
+    head += "\r\n";
+  }
+  head += "\r\n";
+  return head;
+}
+
+}  // namespace gpuadmit::webhook
