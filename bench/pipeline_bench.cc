@@ -159,7 +159,10 @@ int main(int argc, char** argv) {
   std::printf("review: %zu bytes in, %zu bytes out, allowed=%s, patch ops=%zu, findings=%zu\n",
               body.size(), first.outcome->response.dump().size(),
               first.outcome->evaluation.allowed ? "true" : "false",
-              first.outcome->evaluation.patch.size(), first.outcome->evaluation.findings.size());
+              first.outcome->evaluation.patch_text.empty()
+                  ? std::size_t{0}
+                  : Json::parse(first.outcome->evaluation.patch_text).size(),
+              first.outcome->evaluation.findings.size());
 
   // The text→text review as it was before engine/json_parse.h: nlohmann's Json::parse.
   auto review_with_nlohmann_parse = [&](const std::string& text) {

@@ -13,7 +13,7 @@
 #   -n RUNS        measured runs per server, interleaved; the best (highest req/s) is reported,
 #                  every run is listed (default 3)
 #   -t N           wrk threads (default 2: one per core of the 2-core target machine)
-#   --threads N    gpuadmit serve --threads (default 8, the serve default)
+#   --threads N    gpuadmit serve --threads (default 6, the serve default)
 #   --log-level L  gpuadmit serve --log-level (default info: one decision line per review, as
 #                  in production; the log goes to a file in the temporary directory)
 #   --no-build     use the existing build/gpuadmit
@@ -29,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-connections=8 duration=10 runs=3 wrk_threads=2 server_threads=8 log_level=info build=1
+connections=8 duration=10 runs=3 wrk_threads=2 server_threads=6 log_level=info build=1
 warmup=${WARMUP:-2}
 gpuadmit_port=${GPUADMIT_PORT:-18443} metrics_port=${METRICS_PORT:-18090}
 nginx_port=${NGINX_PORT:-18444}

@@ -31,9 +31,10 @@ struct ServerConfig {
   std::string listen = ":8443";
   std::string metrics_listen = ":9090";  // "off": no metrics listener
   // Threads serving connections (webhook/connection_pool.h). A connection holds none while it
-  // waits, so this is not the number of connections. 8 on 2 cores: measured best of 2, 3, 4, 8,
-  // 16 and 32 (docs/performance.md, "Webhook").
-  int threads = 8;
+  // waits, so this is not the number of connections. 6 on 2 cores: measured best of 4 to 10
+  // with 2, 8 and 32 busy connections since reviews take the fast path (docs/performance.md,
+  // "Webhook"); more threads than that are woken for events the finishing one would take.
+  int threads = 6;
   std::size_t max_body = 3u << 20;  // the API server's own request limit is 3 MiB
   std::chrono::milliseconds watch_interval{1000};
   // Between SIGTERM and closing the listener: /readyz already fails so endpoints drop the pod.
