@@ -1,5 +1,6 @@
 #include "webhook/review_fast_path.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 
@@ -31,13 +32,6 @@ bool is_token(std::string_view s) {
 }
 
 bool is_space_or_tab(char c) { return c == ' ' || c == '\t'; }
-
-// "application/json" with optional parameters, case-insensitive (as handle_review accepts it).
-bool is_json(std::string_view value) {
-  std::string_view type = value.substr(0, value.find(';'));
-  while (!type.empty() && is_space_or_tab(type.back())) type.remove_suffix(1);
-  return same_name(type, "application/json");
-}
 
 std::string_view status_message(int status) {
   switch (status) {
@@ -122,11 +116,21 @@ std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t m
       return std::nullopt;
     }
   }
-  if (lengths != 1 || length > max_body || !is_json(review.content_type)) return std::nullopt;
+  if (lengths != 1 || length > max_body || !is_json_content_type(review.content_type))
+    return std::nullopt;
   if (buffered.size() - pos < length) return std::nullopt;
   review.body = buffered.substr(pos, static_cast<std::size_t>(length));
   review.size = pos + static_cast<std::size_t>(length);
   return review;
+}
+
+bool is_json_content_type(std::string_view value) {
+  // "application/json" with optional parameters ("; charset=utf-8"), case-insensitive.
+  std::string_view type = value.substr(0, value.find(';'));
+  while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back()))) {
+    type.remove_suffix(1);
+  }
+  return same_name(type, "application/json");
 }
 
 std::string response_head(int status, std::size_t length, bool close, long keep_alive_seconds,

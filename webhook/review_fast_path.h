@@ -42,6 +42,10 @@ struct PlainReview {
 // nullopt otherwise: cpp-httplib serves it.
 std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t max_body);
 
+// "application/json" with optional parameters, case-insensitive: what a review must declare
+// (cpp-httplib's route and the fast path alike).
+bool is_json_content_type(std::string_view value);
+
 // The status line and headers cpp-httplib 0.11.4's write_response_core writes for a response of
 // `status` with a JSON body of `length` bytes: its headers are a multimap ordered by
 // case-insensitive name, so Connection, Content-Length, Content-Type, Keep-Alive. `close`

@@ -136,21 +136,6 @@ void reply_error(httplib::Response& res, int status, std::string_view message) {
 // and the stream cannot carry another request.
 void close_after_response(httplib::Response& res) { res.set_header("Connection", "close"); }
 
-bool is_json_content_type(std::string_view value) {
-  // "application/json" with optional parameters ("; charset=utf-8"), case-insensitive.
-  const size_t semicolon = value.find(';');
-  std::string_view type = value.substr(0, semicolon);
-  while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back()))) {
-    type.remove_suffix(1);
-  }
-  constexpr std::string_view kWanted = "application/json";
-  if (type.size() != kWanted.size()) return false;
-  for (size_t i = 0; i < type.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(type[i])) != kWanted[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::pair<std::string, int>> parse_listen_address(const std::string& address) {
