@@ -1,5 +1,7 @@
 #include "cli/args.h"
 
+#include <cstdio>
+
 namespace gpuadmit::cli {
 
 std::optional<std::string> Args::parse(const std::vector<std::string>& argv,
@@ -8,6 +10,10 @@ std::optional<std::string> Args::parse(const std::vector<std::string>& argv,
   bool only_positional = false;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
+    if (!only_positional && (arg == "-h" || arg == "--help")) {
+      out.help_ = true;
+      return std::nullopt;
+    }
     if (only_positional || arg == "-" || arg.rfind("--", 0) != 0) {
       out.positional_.push_back(arg);
       continue;
@@ -37,6 +43,11 @@ std::optional<std::string> Args::parse(const std::vector<std::string>& argv,
     }
   }
   return std::nullopt;
+}
+
+int print_usage(const char* usage) {
+  std::fputs(usage, stdout);
+  return 0;
 }
 
 std::optional<std::string> Args::value(const std::string& flag) const {

@@ -1,6 +1,8 @@
 #pragma once
 // A small flag parser shared by the subcommands: "--name value", "--name=value", boolean flags,
-// and positional arguments. Unknown flags are usage errors (exit 2).
+// and positional arguments. Unknown flags are usage errors (exit 2). `-h` or `--help` anywhere
+// before `--` ends parsing with help() set: the command prints its usage on stdout and exits 0
+// (print_usage), whatever else the line holds.
 
 #include <map>
 #include <optional>
@@ -17,6 +19,7 @@ class Args {
                                           const std::set<std::string>& value_flags,
                                           const std::set<std::string>& bool_flags, Args& out);
 
+  bool help() const { return help_; }
   bool has(const std::string& flag) const { return values_.count(flag) || bools_.count(flag); }
   std::optional<std::string> value(const std::string& flag) const;
   // Every value of a repeatable flag ("--san a --san b").
@@ -28,6 +31,10 @@ class Args {
   std::multimap<std::string, std::string> values_;
   std::set<std::string> bools_;
   std::vector<std::string> positional_;
+  bool help_ = false;
 };
+
+// Prints a command's usage on stdout for -h/--help; returns the exit code, 0.
+int print_usage(const char* usage);
 
 }  // namespace gpuadmit::cli

@@ -23,6 +23,7 @@ int certs_command(const std::vector<std::string>& argv) {
     std::cerr << "gpuadmit certs: " << *error << "\n" << kUsage;
     return 2;
   }
+  if (args.help()) return print_usage(kUsage);
   if (!args.positional().empty()) {
     std::cerr << "gpuadmit certs: unexpected argument \"" << args.positional().front() << "\"\n"
               << kUsage;

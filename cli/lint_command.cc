@@ -88,6 +88,7 @@ int lint_command(const std::vector<std::string>& argv) {
     std::cerr << "gpuadmit lint: " << *error << "\n" << kUsage;
     return 2;
   }
+  if (args.help()) return print_usage(kUsage);
   if (args.positional().empty()) {
     std::cerr << "gpuadmit lint: no manifests given; name files, folders or - (stdin)\n" << kUsage;
     return 2;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "webhook/build_info.h"
 
 namespace {
 
@@ -21,6 +22,7 @@ commands:
   certs   --service S --namespace NS --out DIR [--san NAME]...
 
 Without --policy, the embedded default policy (policies/default.yaml) is used.
+Every command answers -h/--help; gpuadmit --version prints the version and the libraries.
 )";
 
 }  // namespace
@@ -30,6 +32,11 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("gpuadmit %s (%s)\n", GPUADMIT_VERSION,
+                gpuadmit::webhook::library_versions().c_str());
+    return 0;
   }
   const std::string command = args[0];
   args.erase(args.begin());

@@ -26,15 +26,13 @@ int usage_error(const std::string& message) {
 
 int policy_command(const std::vector<std::string>& argv) {
   if (argv.empty()) return usage_error("missing subcommand");
-  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
-    std::cout << kUsage;
-    return 0;
-  }
+  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") return print_usage(kUsage);
   if (argv[0] != "check") return usage_error("unknown subcommand \"" + argv[0] + "\"");
   Args args;
   if (auto error = Args::parse({argv.begin() + 1, argv.end()}, {}, {}, args)) {
     return usage_error(*error);
   }
+  if (args.help()) return print_usage(kUsage);
   if (args.positional().empty()) return usage_error("missing the policy file to check");
   int exit_code = 0;
   for (const std::string& path : args.positional()) {

@@ -12,14 +12,20 @@
 #include "rules/all_rules.h"
 
 namespace gpuadmit::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] < review.json\n";
+
+}  // namespace
 
 int review_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(argv, {"policy", "endpoint"}, {}, args)) {
-    std::cerr << "gpuadmit review: " << *error
-              << "\nusage: gpuadmit review [--policy P] [--endpoint mutate|validate] < review.json\n";
+    std::cerr << "gpuadmit review: " << *error << "\n" << kUsage;
     return 2;
   }
+  if (args.help()) return print_usage(kUsage);
   if (!args.positional().empty()) {
     std::cerr << "gpuadmit review: unexpected argument \"" << args.positional().front()
               << "\"; the review is read from standard input\n";
@@ -36,7 +42,8 @@ int review_command(const std::vector<std::string>& argv) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
     return 2;
   }
-  const std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::string body((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
   const Pipeline pipeline(default_mutators(), default_rules());
   AdmissionResult result = handle_admission_review_text(
       body, endpoint_name == "mutate" ? Endpoint::kMutate : Endpoint::kValidate, pipeline,

@@ -46,6 +46,7 @@ int serve_command(const std::vector<std::string>& argv) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
   }
+  if (args.help()) return print_usage(kUsage);
   if (!args.positional().empty()) {
     std::cerr << "gpuadmit serve: unexpected argument \"" << args.positional().front() << "\"\n"
               << kUsage;
