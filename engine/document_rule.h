@@ -25,7 +25,10 @@ struct DocumentContext {
 class DocumentRule {
  public:
   virtual ~DocumentRule() = default;
-  virtual std::string_view id() const = 0;       // "GPU016"
+  virtual std::string_view id() const = 0;  // "GPU016"
+  // A readable identifier, UpperCamelCase, for SARIF's reportingDescriptor.name:
+  // "NoLimitRangeGpuDefaultTrap".
+  virtual std::string_view name() const = 0;
   virtual std::string_view summary() const = 0;  // one line: what the rule requires (SARIF help)
   virtual Action default_action() const = 0;     // kDeny or kWarn
   // True for the objects the rule reads (lint keeps such documents instead of skipping them).

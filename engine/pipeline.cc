@@ -18,10 +18,6 @@ void add_unique(std::vector<std::string>& list, std::string_view value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.emplace_back(value);
 }
 
-Severity severity_for(Action action) {
-  return action == Action::kWarn ? Severity::kWarn : Severity::kDeny;
-}
-
 // A Pod whose controller is a DaemonSet: its pods must run on every node, GPU pools included
 // (GPU009 exempts them, as the device plugin and DCGM exporter are such pods).
 bool owned_by_daemonset(const Json& object) {
@@ -38,6 +34,10 @@ bool owned_by_daemonset(const Json& object) {
 }
 
 }  // namespace
+
+Severity severity_for(Action action) {
+  return action == Action::kWarn ? Severity::kWarn : Severity::kDeny;
+}
 
 std::string_view severity_name(Severity s) {
   switch (s) {

@@ -15,7 +15,10 @@ namespace gpuadmit {
 class Rule {
  public:
   virtual ~Rule() = default;
-  virtual std::string_view id() const = 0;       // "GPU001"
+  virtual std::string_view id() const = 0;  // "GPU001"
+  // A readable identifier, UpperCamelCase, for SARIF's reportingDescriptor.name:
+  // "GpuRequestsEqualLimits".
+  virtual std::string_view name() const = 0;
   virtual std::string_view summary() const = 0;  // one line: what the rule requires (SARIF help)
   virtual Action default_action() const = 0;     // kDeny or kWarn
   // Appends every violation of the pod spec (not only the first).

@@ -35,10 +35,6 @@ bool is_list(const Json& object) {
   return items != nullptr && items->is_array();
 }
 
-Severity severity_for(Action action) {
-  return action == Action::kWarn ? Severity::kWarn : Severity::kDeny;
-}
-
 int64_t saturating_add(int64_t a, int64_t b) {
   return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
 }
@@ -434,28 +430,29 @@ std::vector<RuleInfo> lint_rule_table(
     return std::any_of(table.begin(), table.end(), [&](const RuleInfo& r) { return r.id == id; });
   };
   for (const auto& rule : pipeline.rules()) {
-    table.push_back({std::string(rule->id()), std::string(rule->summary()),
-                     severity_for(rule->default_action())});
+    table.push_back({std::string(rule->id()), std::string(rule->name()),
+                     std::string(rule->summary()), severity_for(rule->default_action())});
   }
   if (!has("GPU013")) {
-    table.push_back({"GPU013",
+    table.push_back({"GPU013", "GpuQuota",
                      "a namespace's workloads must fit its tenant's quota.gpus (replicas × GPUs "
                      "per pod, summed by lint)",
                      Severity::kDeny});
   }
   for (const auto& rule : rules) {
-    table.push_back({std::string(rule->id()), std::string(rule->summary()),
-                     severity_for(rule->default_action())});
+    table.push_back({std::string(rule->id()), std::string(rule->name()),
+                     std::string(rule->summary()), severity_for(rule->default_action())});
   }
   std::sort(table.begin(), table.end(),
             [](const RuleInfo& a, const RuleInfo& b) { return a.id < b.id; });
-  table.push_back({"PARSE",
+  table.push_back({"PARSE", "ReadableManifest",
                    "every manifest document must be readable YAML or JSON (a duplicate key is a "
                    "warning: the last value is used)",
                    Severity::kError});
-  table.push_back({"PODSPEC", "a workload's pod specs must have the shape of a Kubernetes PodSpec",
+  table.push_back({"PODSPEC", "InterpretablePodSpec",
+                   "a workload's pod specs must have the shape of a Kubernetes PodSpec",
                    Severity::kError});
-  table.push_back({"PATCH",
+  table.push_back({"PATCH", "PatchReproducesMutation",
                    "internal: the JSON Patch gpuadmit computes must reproduce the mutated object",
                    Severity::kError});
   return table;

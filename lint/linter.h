@@ -167,6 +167,8 @@ class Linter {
 // rule table: the pipeline's rules, the document rules, PARSE, PODSPEC and PATCH.
 struct RuleInfo {
   std::string id;
+  std::string
+      name;  // readable identifier (SARIF reportingDescriptor.name): "GpuRequestsEqualLimits"
   std::string summary;
   Severity default_severity = Severity::kDeny;
 };

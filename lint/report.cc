@@ -151,7 +151,7 @@ class SarifReporter final : public Reporter {
     for (const RuleInfo& r : options.rules) {
       index_[r.id] = rules.size();
       rules.push_back({{"id", r.id},
-                       {"name", r.id},
+                       {"name", r.name},
                        {"shortDescription", {{"text", r.summary}}},
                        {"fullDescription", {{"text", r.summary}}},
                        {"help",
@@ -427,8 +427,12 @@ Json finding_json(const LintFinding& f) {
 }
 
 std::string sarif_uri(std::string_view path, std::string_view base_dir) {
-  std::string p(path);
   while (base_dir.size() > 1 && base_dir.back() == '/') base_dir.remove_suffix(1);
+  // No `.` or `..` segments (SARIF1002: with symbolic links they may not mean what they say): a
+  // path is made whole against the base folder, then normalised lexically.
+  std::filesystem::path whole(path);
+  if (whole.is_relative() && !base_dir.empty()) whole = std::filesystem::path(base_dir) / whole;
+  std::string p = path == "<stdin>" ? std::string(path) : whole.lexically_normal().generic_string();
   if (!base_dir.empty() && base_dir != "/" && p.size() > base_dir.size() + 1 &&
       p.compare(0, base_dir.size(), base_dir) == 0 && p[base_dir.size()] == '/') {
     p.erase(0, base_dir.size() + 1);

@@ -15,6 +15,7 @@ using namespace rule_support;
 class AllowedClassesRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU003"; }
+  std::string_view name() const override { return "AllowedGpuClass"; }
   std::string_view summary() const override {
     return "the tenant must allow the pod's GPU class (an empty allowedClasses allows no GPUs)";
   }

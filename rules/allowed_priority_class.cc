@@ -18,6 +18,7 @@ using namespace rule_support;
 class AllowedPriorityClassRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU010"; }
+  std::string_view name() const override { return "AllowedPriorityClass"; }
   std::string_view summary() const override {
     return "priorityClassName must be in the tenant's priority.allowed (when the list is set)";
   }

@@ -17,6 +17,7 @@ using namespace rule_support;
 class ClassPlacementRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU011"; }
+  std::string_view name() const override { return "PlacementMatchesClass"; }
   std::string_view summary() const override {
     return "the pod's own nodeSelector and node affinity must not contradict its GPU class";
   }

@@ -78,6 +78,7 @@ std::optional<Capacity> node_capacity(std::string_view resource, const PodContex
 class FitsOnNodeRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU006"; }
+  std::string_view name() const override { return "FitsOnOneNode"; }
   std::string_view summary() const override {
     return "a container's and a pod's GPUs must fit on one node of the class (gpusPerNode)";
   }

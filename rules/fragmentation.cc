@@ -36,6 +36,7 @@ std::string divisors_text(int64_t g) {
 class FragmentationRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU014"; }
+  std::string_view name() const override { return "NoGpuFragmentation"; }
   std::string_view summary() const override {
     return "a pod's GPU count should divide the class's gpusPerNode, or it strands GPUs";
   }

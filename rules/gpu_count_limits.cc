@@ -16,6 +16,7 @@ using namespace rule_support;
 class GpuCountLimitsRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU005"; }
+  std::string_view name() const override { return "GpuCountLimits"; }
   std::string_view summary() const override {
     return "at most the tenant's maxGPUsPerContainer per container and maxGPUsPerPod per pod "
            "(effective pod request)";

@@ -16,6 +16,7 @@ using namespace rule_support;
 class GpuQuotaRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU013"; }
+  std::string_view name() const override { return "GpuQuota"; }
   std::string_view summary() const override {
     return "a pod's GPUs must not exceed the tenant's quota.gpus";
   }

@@ -13,6 +13,7 @@ using namespace rule_support;
 class KnownClassRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU004"; }
+  std::string_view name() const override { return "KnownGpuClass"; }
   std::string_view summary() const override {
     return "gpuadmit.io/class must name a class of the policy";
   }

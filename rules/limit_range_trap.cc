@@ -20,6 +20,7 @@ bool has_key(const Json* map, const std::string& key) {
 class LimitRangeTrapRule final : public DocumentRule {
  public:
   std::string_view id() const override { return "GPU016"; }
+  std::string_view name() const override { return "NoLimitRangeGpuDefaultTrap"; }
   std::string_view summary() const override {
     return "a LimitRange must not set max or min for a GPU resource without a default: Kubernetes "
            "copies max into default/defaultRequest, giving GPUs to every container of the "

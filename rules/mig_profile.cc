@@ -23,6 +23,7 @@ bool contains(const std::vector<std::string>& list, std::string_view value) {
 class MigProfileRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU007"; }
+  std::string_view name() const override { return "AllowedMigProfile"; }
   std::string_view summary() const override {
     return "a MIG profile must be one of the class's mig.profiles; MIG on a non-MIG class is "
            "denied";

@@ -16,6 +16,7 @@ using namespace rule_support;
 class NoMixedGpuKindsRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU008"; }
+  std::string_view name() const override { return "NoMixedGpuKinds"; }
   std::string_view summary() const override {
     return "one container must not mix whole GPUs, shared GPUs and MIG slices";
   }

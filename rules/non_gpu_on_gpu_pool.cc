@@ -53,6 +53,7 @@ constexpr std::string_view kWhatToDo =
 class NonGpuOnGpuPoolRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU009"; }
+  std::string_view name() const override { return "NonGpuPodOffGpuPools"; }
   std::string_view summary() const override {
     return "a non-GPU pod must not tolerate or select a GPU pool's taints or labels";
   }

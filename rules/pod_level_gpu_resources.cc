@@ -14,6 +14,7 @@ using namespace rule_support;
 class PodLevelGpuResourcesRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU015"; }
+  std::string_view name() const override { return "NoPodLevelGpuResources"; }
   std::string_view summary() const override {
     return "GPUs must be requested in the containers' resources, not in pod-level spec.resources";
   }

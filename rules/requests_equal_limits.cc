@@ -17,6 +17,7 @@ using namespace rule_support;
 class RequestsEqualLimitsRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU001"; }
+  std::string_view name() const override { return "GpuRequestsEqualLimits"; }
   std::string_view summary() const override {
     return "GPU requests must equal limits, for every container and GPU resource";
   }

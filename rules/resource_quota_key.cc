@@ -13,6 +13,7 @@ constexpr std::string_view kRequestsPrefix = "requests.";
 class ResourceQuotaKeyRule final : public DocumentRule {
  public:
   std::string_view id() const override { return "GPU017"; }
+  std::string_view name() const override { return "RequestsPrefixedGpuQuota"; }
   std::string_view summary() const override {
     return "a ResourceQuota must limit GPUs as requests.<resource> (requests.nvidia.com/gpu): "
            "Kubernetes ignores nvidia.com/gpu and limits.nvidia.com/gpu in a quota";

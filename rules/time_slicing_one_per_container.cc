@@ -17,6 +17,7 @@ using namespace rule_support;
 class TimeSlicingOnePerContainerRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU012"; }
+  std::string_view name() const override { return "OneSharedGpuPerContainer"; }
   std::string_view summary() const override {
     return "at most 1 shared GPU per container on a time-sliced class with "
            "failRequestsGreaterThanOne";

@@ -18,6 +18,7 @@ using namespace rule_support;
 class WholeGpuQuantitiesRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU002"; }
+  std::string_view name() const override { return "WholeGpuQuantities"; }
   std::string_view summary() const override {
     return "GPU quantities must be whole non-negative integers (1, not 0.5 or 500m)";
   }

@@ -18,3 +18,11 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends \
     "${missing[@]}" >/dev/null
 fi
+
+# Microsoft's SARIF Multitool (npm), which a test runs on lint's SARIF output.
+sarif_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/sarif"
+if [ ! -x "$sarif_dir/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool" ]; then
+  (cd "$sarif_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  # npm 11 does not run the package's postinstall (its chmod) unless approved.
+  chmod u+x "$sarif_dir/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds gpuadmit twice and runs every test under CTest:
 #   1. build/       RelWithDebInfo with -Werror: the binary that ships;
-#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer.
+#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. build-tsan/  ThreadSanitizer, -O1: the binary and the webhook and certs tests (the
+#      threaded code: the connection pool, reloads, the logger), not the single-threaded rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -20,4 +22,14 @@ if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
   echo "test.sh: build-asan/ configured and built in $((SECONDS - start)) s"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$jobs")
+fi
+
+if [ "${GPUADMIT_SKIP_TSAN:-0}" != 1 ]; then
+  start=$SECONDS
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DGPUADMIT_TSAN=ON -DGPUADMIT_WERROR=ON -DGPUADMIT_BENCH=OFF >/dev/null
+  cmake --build build-tsan -j"$jobs" --target gpuadmit test_webhook test_certs
+  echo "test.sh: build-tsan/ configured and built in $((SECONDS - start)) s"
+  (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --output-on-failure -j"$jobs" -R '^(webhook|certs): ')
 fi

@@ -391,6 +391,11 @@ TEST_CASE("lint --output sarif: absolute paths under the working directory becom
   CHECK(sarif_uri("/repo/a/b.yaml", "/repo/") == "a/b.yaml");
   CHECK(sarif_uri("/repository/b.yaml", "/repo") == "file:///repository/b.yaml");
   CHECK(sarif_uri("./x/y.yaml", "/repo") == "x/y.yaml");
+  // No `.` or `..` segments (the SARIF Multitool's SARIF1002).
+  CHECK(sarif_uri("/repo/../shared/c.yaml", "/repo") == "file:///shared/c.yaml");
+  CHECK(sarif_uri("../shared/c.yaml", "/work/repo") == "file:///work/shared/c.yaml");
+  CHECK(sarif_uri("a/./b/../c.yaml", "/repo") == "a/c.yaml");
+  CHECK(sarif_uri("<stdin>", "/repo") == "stdin");
   fs::remove_all(dir);
 }
 
