@@ -40,8 +40,8 @@ int render_command(const std::vector<std::string>& argv) {
   target.ns = args.value_or("namespace", target.ns);
   target.service = args.value_or("service", target.service);
   target.failure_policy = args.value_or("failure-policy", target.failure_policy);
-  for (const auto& [flag, name] : {std::pair{"--namespace", &target.ns},
-                                   std::pair{"--service", &target.service}}) {
+  for (const auto& [flag, name] :
+       {std::pair{"--namespace", &target.ns}, std::pair{"--service", &target.service}}) {
     if (!render::is_literal_namespace(*name)) {
       return usage_error(std::string(flag) + " must be a DNS label (lower-case letters, digits " +
                          "and '-', at most 63), not \"" + *name + "\"");

@@ -32,14 +32,14 @@ bool is_literal_namespace(std::string_view pattern) {
 std::vector<Json> priority_classes(const CompiledPolicy& policy) {
   std::vector<Json> out;
   for (const PriorityClassDecl& pc : policy.policy().priority_classes) {
-    out.push_back({{"apiVersion", "scheduling.k8s.io/v1"},
-                   {"kind", "PriorityClass"},
-                   {"metadata", {{"name", pc.name}, {"labels", {{kManagedBy, "gpuadmit"}}}}},
-                   {"value", pc.value},
-                   {"preemptionPolicy", pc.preemption_policy},
-                   {"globalDefault", pc.global_default},
-                   {"description", "GPU priority class of gpuadmit policy " +
-                                       policy.policy().name}});
+    out.push_back(
+        {{"apiVersion", "scheduling.k8s.io/v1"},
+         {"kind", "PriorityClass"},
+         {"metadata", {{"name", pc.name}, {"labels", {{kManagedBy, "gpuadmit"}}}}},
+         {"value", pc.value},
+         {"preemptionPolicy", pc.preemption_policy},
+         {"globalDefault", pc.global_default},
+         {"description", "GPU priority class of gpuadmit policy " + policy.policy().name}});
   }
   return out;
 }
@@ -47,9 +47,9 @@ std::vector<Json> priority_classes(const CompiledPolicy& policy) {
 std::vector<std::string> tenant_gpu_resources(const CompiledPolicy& policy, const Tenant& tenant) {
   std::vector<std::string> names{"nvidia.com/gpu"};
   for (const GpuClass& c : policy.policy().classes) {
-    if (tenant.allowed_classes && std::find(tenant.allowed_classes->begin(),
-                                            tenant.allowed_classes->end(),
-                                            c.name) == tenant.allowed_classes->end()) {
+    if (tenant.allowed_classes &&
+        std::find(tenant.allowed_classes->begin(), tenant.allowed_classes->end(), c.name) ==
+            tenant.allowed_classes->end()) {
       continue;
     }
     if (c.mig && c.mig->strategy == MigConfig::Strategy::kMixed) {

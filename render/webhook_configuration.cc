@@ -21,6 +21,11 @@ std::string_view group_of(std::string_view api_version) {
   return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
 }
 
+std::string_view version_of(std::string_view api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? api_version : api_version.substr(slash + 1);
+}
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -49,10 +54,9 @@ Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
   // kubernetes.io/metadata.name is set on every namespace by the API server (1.21+,
   // NamespaceDefaultLabelName), so the namespaces are excluded by name.
   w["namespaceSelector"] = {
-      {"matchExpressions",
-       Json::array({{{"key", "kubernetes.io/metadata.name"},
-                     {"operator", "NotIn"},
-                     {"values", std::move(excluded)}}})}};
+      {"matchExpressions", Json::array({{{"key", "kubernetes.io/metadata.name"},
+                                         {"operator", "NotIn"},
+                                         {"values", std::move(excluded)}}})}};
   w["objectSelector"] = {
       {"matchExpressions",
        Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}};
@@ -65,8 +69,7 @@ Json configuration(std::string_view kind, const WebhookTarget& target, Json webh
   return {{"apiVersion", "admissionregistration.k8s.io/v1"},
           {"kind", kind},
           {"metadata",
-           {{"name", target.service},
-            {"labels", {{"app.kubernetes.io/name", "gpuadmit"}}}}},
+           {{"name", target.service}, {"labels", {{"app.kubernetes.io/name", "gpuadmit"}}}}},
           {"webhooks", Json::array({std::move(webhook)})}};
 }
 
@@ -88,16 +91,20 @@ std::string plural_resource(std::string_view kind) {
 
 std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy) {
   std::vector<AdmittedKind> kinds;
-  auto add = [&](std::string_view group, std::string_view kind, bool update) {
+  auto add = [&](std::string_view group, std::string_view version, std::string_view kind,
+                 bool update) {
     for (const AdmittedKind& k : kinds) {
-      if (k.group == group && k.kind == kind) return;
+      if (k.group == group && k.kind == kind && (k.version == "*" || k.version == version)) return;
     }
-    kinds.push_back({std::string(group), std::string(kind), plural_resource(kind), update});
+    kinds.push_back({std::string(group), std::string(version), std::string(kind),
+                     plural_resource(kind), update});
   };
-  for (const BuiltinWorkloadKind& k : builtin_workload_kinds()) add(k.group, k.kind, k.templated);
-  for (std::string_view kind : kDraKinds) add(kDraGroup, kind, false);
+  for (const BuiltinWorkloadKind& k : builtin_workload_kinds()) {
+    add(k.group, "*", k.kind, k.templated);
+  }
+  for (std::string_view kind : kDraKinds) add(kDraGroup, "*", kind, false);
   for (const WorkloadDecl& w : policy.policy().workloads) {
-    if (!w.pod_specs.empty()) add(group_of(w.api_version), w.kind, true);
+    if (!w.pod_specs.empty()) add(group_of(w.api_version), version_of(w.api_version), w.kind, true);
   }
   return kinds;
 }
@@ -107,11 +114,14 @@ Json webhook_rules(const std::vector<AdmittedKind>& kinds) {
   for (const AdmittedKind& k : kinds) {
     Json* rule = nullptr;
     for (Json& r : rules) {
-      if (r["apiGroups"][0] == k.group && r["operations"] == operations(k.update)) rule = &r;
+      if (r["apiGroups"][0] == k.group && r["apiVersions"][0] == k.version &&
+          r["operations"] == operations(k.update)) {
+        rule = &r;
+      }
     }
     if (rule == nullptr) {
       rules.push_back({{"apiGroups", {k.group}},
-                       {"apiVersions", {"*"}},
+                       {"apiVersions", {k.version}},
                        {"operations", operations(k.update)},
                        {"resources", Json::array()},
                        {"scope", "Namespaced"}});

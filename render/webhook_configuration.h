@@ -30,6 +30,7 @@ inline constexpr std::string_view kIgnoreLabel = "gpuadmit.io/ignore";
 // A kind the webhooks receive: its API group, the resource (plural) and the operations.
 struct AdmittedKind {
   std::string group;
+  std::string version;  // "*" for built-in kinds (matched in any version), else the policy's
   std::string kind;
   std::string resource;
   bool update = false;  // UPDATE admitted as well as CREATE
@@ -43,8 +44,9 @@ std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy);
 // controller-gen: lower case, English plural): TFJob → tfjobs, Policy → policies, Mesh → meshes.
 std::string plural_resource(std::string_view kind);
 
-// The webhook rules (RuleWithOperations) for the kinds: one rule per API group and set of
-// operations, in first-seen order; every version ("*": the engine matches kinds in any version).
+// The webhook rules (RuleWithOperations) for the kinds: one rule per API group, version and set
+// of operations, in first-seen order. Built-in kinds in every version ("*": the engine matches
+// them in any version); a policy workload in the version it names, the only one evaluated.
 Json webhook_rules(const std::vector<AdmittedKind>& kinds);
 
 // The namespaces both webhooks skip: the policy's exempt namespaces that are literal names (a

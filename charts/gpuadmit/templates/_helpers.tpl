@@ -95,7 +95,8 @@ webhook.excludeNamespaces. render/webhook_configuration.cc excluded_namespaces()
 {{/*
 The webhook rules, as a JSON list: files/webhook-rules.yaml (what `gpuadmit render` makes for
 the engine's built-in and DRA kinds; tests/k8s/chart_test.mjs keeps it so), then the policy's
-`workloads` (CREATE and UPDATE), merged into the rule of their group as render does.
+`workloads` (CREATE and UPDATE, in the version they name), merged into the rule of their group
+and version as render does.
 */}}
 {{- define "gpuadmit.webhookRules" -}}
 {{- $rules := .Files.Get "files/webhook-rules.yaml" | fromYamlArray -}}
@@ -104,22 +105,24 @@ the engine's built-in and DRA kinds; tests/k8s/chart_test.mjs keeps it so), then
 {{- $spec := default dict $policy.spec -}}
 {{- range $w := default list $spec.workloads -}}
 {{- if $w.podSpecs -}}
-{{- $group := "" -}}
-{{- if contains "/" $w.apiVersion -}}{{- $group = first (splitList "/" $w.apiVersion) -}}{{- end -}}
+{{- $group := "" -}}{{- $version := $w.apiVersion -}}
+{{- if contains "/" $w.apiVersion -}}
+{{- $group = first (splitList "/" $w.apiVersion) -}}{{- $version = last (splitList "/" $w.apiVersion) -}}
+{{- end -}}
 {{- $resource := include "gpuadmit.plural" $w.kind -}}
 {{- $known := false -}}
 {{- range $rules -}}
-{{- if and (eq (index .apiGroups 0) $group) (has $resource .resources) -}}{{- $known = true -}}{{- end -}}
+{{- if and (eq (index .apiGroups 0) $group) (has (index .apiVersions 0) (list "*" $version)) (has $resource .resources) -}}{{- $known = true -}}{{- end -}}
 {{- end -}}
 {{- if not $known -}}
 {{- $target := dict -}}
 {{- range $rules -}}
-{{- if and (eq (index .apiGroups 0) $group) (eq (toJson .operations) "[\"CREATE\",\"UPDATE\"]") (not $target.apiGroups) -}}{{- $target = . -}}{{- end -}}
+{{- if and (eq (index .apiGroups 0) $group) (eq (index .apiVersions 0) $version) (eq (toJson .operations) "[\"CREATE\",\"UPDATE\"]") (not $target.apiGroups) -}}{{- $target = . -}}{{- end -}}
 {{- end -}}
 {{- if $target.apiGroups -}}
 {{- $_ := set $target "resources" (append $target.resources $resource) -}}
 {{- else -}}
-{{- $rules = append $rules (dict "apiGroups" (list $group) "apiVersions" (list "*") "operations" (list "CREATE" "UPDATE") "resources" (list $resource) "scope" "Namespaced") -}}
+{{- $rules = append $rules (dict "apiGroups" (list $group) "apiVersions" (list $version) "operations" (list "CREATE" "UPDATE") "resources" (list $resource) "scope" "Namespaced") -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
