@@ -20,6 +20,7 @@ commands:
   review  [--policy P] [--endpoint mutate|validate] < review.json
   policy  check P
   certs   --service S --namespace NS --out DIR [--san NAME]...
+  render  [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME] [--failure-policy F]
 
 Without --policy, the embedded default policy (policies/default.yaml) is used.
 Every command answers -h/--help; gpuadmit --version prints the version and the libraries.
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     if (command == "serve") return serve_command(args);
     if (command == "certs") return certs_command(args);
     if (command == "lint") return lint_command(args);
+    if (command == "render") return render_command(args);
   } catch (const std::exception& e) {
     std::cerr << "gpuadmit " << command << ": internal error: " << e.what() << "\n";
     return 2;

@@ -223,6 +223,15 @@ std::vector<std::string> pod_spec_patterns(std::string_view api_version, std::st
   return patterns;
 }
 
+std::vector<BuiltinWorkloadKind> builtin_workload_kinds() {
+  std::vector<BuiltinWorkloadKind> out;
+  for (const BuiltinKind& b : builtin_kinds()) {
+    out.push_back({b.group, b.kind, !(b.group.empty() && b.kind == "Pod")});
+  }
+  for (std::string_view kind : kKubeflowKinds) out.push_back({kKubeflowGroup, kind, true});
+  return out;
+}
+
 bool is_workload_kind(std::string_view api_version, std::string_view kind,
                       const CompiledPolicy& policy) {
   // pod_spec_patterns(...) is not empty, without building the list.

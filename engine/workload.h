@@ -23,6 +23,18 @@ struct PodSpecLocation {
   std::string path;          // dotted form of `spec` for messages: "spec.template.spec"
 };
 
+// A built-in workload kind of SPEC §6 (Kubeflow's included), for what must see it: the webhook
+// configurations' rules (render/). `templated`: its pod specs are templates (every kind but Pod),
+// so UPDATE is admitted too (SPEC §7.1).
+struct BuiltinWorkloadKind {
+  std::string_view group;  // "" is the core group
+  std::string_view kind;
+  bool templated = true;
+};
+// Every built-in kind, in the engine's table order; what is_workload_kind() accepts without a
+// policy `workloads` entry.
+std::vector<BuiltinWorkloadKind> builtin_workload_kinds();
+
 // True when (apiVersion, kind) names a workload: a built-in kind of SPEC §6 or a policy workload.
 bool is_workload_kind(std::string_view api_version, std::string_view kind, const CompiledPolicy& policy);
 

@@ -197,3 +197,91 @@ TEST_CASE("reload: a valid policy replaces the old one, an invalid one is refuse
   REQUIRE(wait_for_metric(server, "gpuadmit_policy_generation", 3));
   CHECK(answer() == before);
 }
+
+namespace {
+
+// What kubelet's atomic writer does for any ConfigMap or Secret volume (pkg/volume/util
+// atomic_writer.go): the files in a new timestamped directory, ..data swapped to it by rename,
+// and each key a symlink "<key> -> ..data/<key>" made once.
+void publish_volume(const std::string& dir, const std::string& version,
+                    const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::string data_dir = dir + "/.." + version;
+  fs::create_directories(data_dir);
+  for (const auto& [key, content] : files) write_file(data_dir + "/" + key, content);
+  fs::create_directory_symlink(".." + version, dir + "/..data_tmp");
+  fs::rename(dir + "/..data_tmp", dir + "/..data");
+  for (const auto& [key, content] : files) {
+    if (!fs::is_symlink(dir + "/" + key)) fs::create_symlink("..data/" + key, dir + "/" + key);
+  }
+}
+
+// The value of `--<flag>=` in the chart's Deployment template.
+std::string chart_flag(const std::string& flag) {
+  const std::string deployment =
+      slurp(std::string(GPUADMIT_SOURCE_DIR) + "/charts/gpuadmit/templates/deployment.yaml");
+  const std::string prefix = "- --" + flag + "=";
+  const auto at = deployment.find(prefix);
+  REQUIRE(at != std::string::npos);
+  return deployment.substr(at + prefix.size(), deployment.find('\n', at) - at - prefix.size());
+}
+
+}  // namespace
+
+// The mounts of charts/gpuadmit (templates/deployment.yaml) reproduced under a temporary root:
+// the policy ConfigMap at --policy's directory, key policy.yaml; the TLS Secret at --tls-cert's,
+// keys tls.crt and tls.key; both updated by the kubelet's ..data swap, the policy twice, as
+// `helm upgrade` with a new policy does. The server reloads without restarting.
+TEST_CASE("reload: the chart's ConfigMap and Secret volume layout, updated by ..data swaps") {
+  const std::string policy_flag = chart_flag("policy");
+  const std::string cert_flag = chart_flag("tls-cert");
+  REQUIRE(policy_flag == "/etc/gpuadmit/policy/policy.yaml");
+  REQUIRE(cert_flag == "/etc/gpuadmit/tls/tls.crt");
+  REQUIRE(chart_flag("tls-key") == "/etc/gpuadmit/tls/tls.key");
+  TempDir root;
+  const std::string policy_dir = root.path() + "/etc/gpuadmit/policy";
+  const std::string tls_dir = root.path() + "/etc/gpuadmit/tls";
+  generate_certs(root.path());
+  publish_volume(tls_dir, "2026_11_23_10_00_00.000000001",
+                 {{"tls.crt", slurp(root / "tls.crt")}, {"tls.key", slurp(root / "tls.key")}});
+  const std::string original = slurp(std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml");
+  std::string changed = original;
+  changed.replace(changed.find("gpu-batch: {value: 1000,"), 24, "gpu-batch: {value: 2000,");
+  write_file(root / "changed.yaml", changed);
+  publish_volume(policy_dir, "2026_11_23_10_00_00.000000002", {{"policy.yaml", original}});
+
+  ServerProcess server(tls_dir, {"--policy=" + root.path() + policy_flag});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = root / "ca.crt";
+  TlsClient client;
+  REQUIRE(client.connect(server.port(), options).empty());
+  const std::string review = admission_review("chart-layout", kGpuPod);
+  auto answer = [&] {
+    auto res = client.request("POST", "/mutate", review);
+    REQUIRE(res.has_value());
+    REQUIRE(res->status == 200);
+    return Json::parse(res->body);
+  };
+  const Json before = answer();
+  CHECK(before == offline(review, std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml"));
+
+  publish_volume(policy_dir, "2026_11_23_10_05_00.000000003", {{"policy.yaml", changed}});
+  REQUIRE(wait_for_metric(server, "gpuadmit_policy_generation", 2));
+  CHECK(answer() == offline(review, root / "changed.yaml"));
+  CHECK(answer() != before);
+  publish_volume(policy_dir, "2026_11_23_10_10_00.000000004", {{"policy.yaml", original}});
+  REQUIRE(wait_for_metric(server, "gpuadmit_policy_generation", 3));
+  CHECK(answer() == before);
+
+  // A certificate renewal (cert-manager rewrites the Secret): new connections get the new pair.
+  TempDir next;
+  generate_certs(next.path());
+  publish_volume(tls_dir, "2026_11_23_10_15_00.000000005",
+                 {{"tls.crt", slurp(next / "tls.crt")}, {"tls.key", slurp(next / "tls.key")}});
+  REQUIRE(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="success"})", 1));
+  TlsClient renewed;
+  TlsClient::Options next_options;
+  next_options.ca_path = next / "ca.crt";
+  CHECK(renewed.connect(server.port(), next_options).empty());
+  CHECK(server.wait_exit(0) == std::nullopt);  // never restarted
+}

@@ -1,0 +1,132 @@
+{{/* Names, labels and the pieces several templates share. */}}
+
+{{- define "gpuadmit.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "gpuadmit.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "gpuadmit.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpuadmit.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "gpuadmit.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "gpuadmit.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "gpuadmit.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "gpuadmit.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The policy text: values.policy, or the chart's copy of the embedded default. */}}
+{{- define "gpuadmit.policyText" -}}
+{{- if .Values.policy -}}
+{{- .Values.policy -}}
+{{- else -}}
+{{- .Files.Get "files/default-policy.yaml" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "gpuadmit.policyConfigMap" -}}
+{{- default (printf "%s-policy" (include "gpuadmit.fullname" .)) .Values.existingPolicyConfigMap -}}
+{{- end -}}
+
+{{- define "gpuadmit.tlsSecretName" -}}
+{{- if eq .Values.certificates.mode "existingSecret" -}}
+{{- .Values.certificates.existingSecret.name -}}
+{{- else -}}
+{{- printf "%s-tls" (include "gpuadmit.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The namespaces both webhooks skip, as a JSON list, sorted: the release namespace, the policy's
+exempt namespaces that are literal names (a DNS label matches only itself as an RE2 pattern) and
+webhook.excludeNamespaces. render/webhook_configuration.cc excluded_namespaces() does the same.
+*/}}
+{{- define "gpuadmit.excludedNamespaces" -}}
+{{- $names := list .Release.Namespace -}}
+{{- if not .Values.existingPolicyConfigMap -}}
+{{- $policy := include "gpuadmit.policyText" . | fromYaml -}}
+{{- $spec := default dict $policy.spec -}}
+{{- $enforcement := default dict $spec.enforcement -}}
+{{- $exempt := default dict $enforcement.exempt -}}
+{{- range $exempt.namespaces -}}
+{{- if and (kindIs "string" .) (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" .) -}}
+{{- $names = append $names . -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $names = concat $names .Values.webhook.excludeNamespaces -}}
+{{- $names | uniq | sortAlpha | toJson -}}
+{{- end -}}
+
+{{/* A kind's resource name, as render/webhook_configuration.cc plural_resource(). */}}
+{{- define "gpuadmit.plural" -}}
+{{- $k := lower . -}}
+{{- if or (hasSuffix "s" $k) (hasSuffix "x" $k) (hasSuffix "z" $k) (hasSuffix "ch" $k) (hasSuffix "sh" $k) -}}
+{{- printf "%ses" $k -}}
+{{- else if regexMatch "[^aeiou]y$" $k -}}
+{{- printf "%sies" (trimSuffix "y" $k) -}}
+{{- else -}}
+{{- printf "%ss" $k -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The webhook rules, as a JSON list: files/webhook-rules.yaml (what `gpuadmit render` makes for
+the engine's built-in and DRA kinds; tests/k8s/chart_test.mjs keeps it so), then the policy's
+`workloads` (CREATE and UPDATE, in the version they name), merged into the rule of their group
+and version as render does.
+*/}}
+{{- define "gpuadmit.webhookRules" -}}
+{{- $rules := .Files.Get "files/webhook-rules.yaml" | fromYamlArray -}}
+{{- if not .Values.existingPolicyConfigMap -}}
+{{- $policy := include "gpuadmit.policyText" . | fromYaml -}}
+{{- $spec := default dict $policy.spec -}}
+{{- range $w := default list $spec.workloads -}}
+{{- if $w.podSpecs -}}
+{{- $group := "" -}}{{- $version := $w.apiVersion -}}
+{{- if contains "/" $w.apiVersion -}}
+{{- $group = first (splitList "/" $w.apiVersion) -}}{{- $version = last (splitList "/" $w.apiVersion) -}}
+{{- end -}}
+{{- $resource := include "gpuadmit.plural" $w.kind -}}
+{{- $known := false -}}
+{{- range $rules -}}
+{{- if and (eq (index .apiGroups 0) $group) (has (index .apiVersions 0) (list "*" $version)) (has $resource .resources) -}}{{- $known = true -}}{{- end -}}
+{{- end -}}
+{{- if not $known -}}
+{{- $target := dict -}}
+{{- range $rules -}}
+{{- if and (eq (index .apiGroups 0) $group) (eq (index .apiVersions 0) $version) (eq (toJson .operations) "[\"CREATE\",\"UPDATE\"]") (not $target.apiGroups) -}}{{- $target = . -}}{{- end -}}
+{{- end -}}
+{{- if $target.apiGroups -}}
+{{- $_ := set $target "resources" (append $target.resources $resource) -}}
+{{- else -}}
+{{- $rules = append $rules (dict "apiGroups" (list $group) "apiVersions" (list $version) "operations" (list "CREATE" "UPDATE") "resources" (list $resource) "scope" "Namespaced") -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $rules | toJson -}}
+{{- end -}}

@@ -1,0 +1,84 @@
+// gpuadmit render: the cluster objects a policy implies (SPEC §8), as a YAML stream for
+// `kubectl apply -f -`. The objects are built by render/; this file reads flags and files.
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "certs/certs.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "lint/yaml_emitter.h"
+#include "policies/loader.h"
+#include "render/cluster_objects.h"
+
+namespace gpuadmit::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpuadmit render [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME]\n"
+    "                       [--failure-policy Fail|Ignore]\n";
+
+int usage_error(const std::string& message) {
+  std::cerr << "gpuadmit render: " << message << "\n" << kUsage;
+  return 2;
+}
+
+}  // namespace
+
+int render_command(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto error = Args::parse(
+          argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy"}, {}, args)) {
+    return usage_error(*error);
+  }
+  if (!args.positional().empty()) {
+    return usage_error("unexpected argument \"" + args.positional().front() + "\"");
+  }
+  render::WebhookTarget target;
+  target.ns = args.value_or("namespace", target.ns);
+  target.service = args.value_or("service", target.service);
+  target.failure_policy = args.value_or("failure-policy", target.failure_policy);
+  for (const auto& [flag, name] :
+       {std::pair{"--namespace", &target.ns}, std::pair{"--service", &target.service}}) {
+    if (!render::is_literal_namespace(*name)) {
+      return usage_error(std::string(flag) + " must be a DNS label (lower-case letters, digits " +
+                         "and '-', at most 63), not \"" + *name + "\"");
+    }
+  }
+  if (target.failure_policy != "Fail" && target.failure_policy != "Ignore") {
+    return usage_error("--failure-policy must be Fail or Ignore, not \"" + target.failure_policy +
+                       "\"");
+  }
+  if (auto path = args.value("ca-bundle")) {
+    std::ifstream in(*path, std::ios::binary);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in) {
+      std::cerr << "gpuadmit render: " << *path << ": cannot read the CA bundle\n";
+      return 2;
+    }
+    if (pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      std::cerr << "gpuadmit render: " << *path
+                << ": not a PEM certificate (no \"-----BEGIN CERTIFICATE-----\"); give the CA "
+                   "that signed the serving certificate, e.g. ca.crt from gpuadmit certs\n";
+      return 2;
+    }
+    target.ca_bundle = certs::base64(pem.str());
+  }
+  CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
+  if (!loaded.policy) {
+    for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
+    return 2;
+  }
+  std::string out;
+  for (const Json& object : render::cluster_objects(*loaded.policy, target)) {
+    out += "---\n";
+    lint::emit_yaml(object, out);
+  }
+  std::cout << out;
+  return std::cout.good() ? 0 : 2;
+}
+
+}  // namespace gpuadmit::cli

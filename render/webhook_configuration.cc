@@ -1,0 +1,155 @@
+#include "render/webhook_configuration.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "engine/workload.h"
+#include "render/cluster_objects.h"
+
+namespace gpuadmit::render {
+namespace {
+
+// DRA objects gpuadmit admits on CREATE (issue 13): ResourceClaim and ResourceClaimTemplate of
+// resource.k8s.io (v1, v1beta2, v1beta1; the rules take every version). Listed here because
+// they carry no pod spec, so the engine's workload table does not name them.
+constexpr std::string_view kDraGroup = "resource.k8s.io";
+constexpr std::string_view kDraKinds[] = {"ResourceClaim", "ResourceClaimTemplate"};
+
+std::string_view group_of(std::string_view api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
+}
+
+std::string_view version_of(std::string_view api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? api_version : api_version.substr(slash + 1);
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool is_vowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
+
+Json operations(bool update) {
+  return update ? Json::array({"CREATE", "UPDATE"}) : Json::array({"CREATE"});
+}
+
+Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
+             const CompiledPolicy& policy, const WebhookTarget& target) {
+  Json client_config = Json::object();
+  client_config["service"] = {
+      {"namespace", target.ns}, {"name", target.service}, {"path", path}, {"port", 443}};
+  if (!target.ca_bundle.empty()) client_config["caBundle"] = target.ca_bundle;
+  Json excluded = Json::array();
+  for (const std::string& ns : excluded_namespaces(policy, target.ns)) excluded.push_back(ns);
+  Json w = Json::object();
+  w["name"] = name;
+  w["admissionReviewVersions"] = Json::array({"v1"});
+  w["clientConfig"] = std::move(client_config);
+  w["rules"] = webhook_rules(admitted_kinds(policy));
+  w["failurePolicy"] = target.failure_policy;
+  w["matchPolicy"] = "Equivalent";
+  // kubernetes.io/metadata.name is set on every namespace by the API server (1.21+,
+  // NamespaceDefaultLabelName), so the namespaces are excluded by name.
+  w["namespaceSelector"] = {
+      {"matchExpressions", Json::array({{{"key", "kubernetes.io/metadata.name"},
+                                         {"operator", "NotIn"},
+                                         {"values", std::move(excluded)}}})}};
+  w["objectSelector"] = {
+      {"matchExpressions",
+       Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}};
+  w["sideEffects"] = "None";
+  w["timeoutSeconds"] = timeout_seconds;
+  return w;
+}
+
+Json configuration(std::string_view kind, const WebhookTarget& target, Json webhook) {
+  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+          {"kind", kind},
+          {"metadata",
+           {{"name", target.service}, {"labels", {{"app.kubernetes.io/name", "gpuadmit"}}}}},
+          {"webhooks", Json::array({std::move(webhook)})}};
+}
+
+}  // namespace
+
+std::string plural_resource(std::string_view kind) {
+  std::string lower(kind);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ends_with(lower, "s") || ends_with(lower, "x") || ends_with(lower, "z") ||
+      ends_with(lower, "ch") || ends_with(lower, "sh")) {
+    return lower + "es";
+  }
+  if (lower.size() >= 2 && lower.back() == 'y' && !is_vowel(lower[lower.size() - 2])) {
+    return lower.substr(0, lower.size() - 1) + "ies";
+  }
+  return lower + "s";
+}
+
+std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy) {
+  std::vector<AdmittedKind> kinds;
+  auto add = [&](std::string_view group, std::string_view version, std::string_view kind,
+                 bool update) {
+    for (const AdmittedKind& k : kinds) {
+      if (k.group == group && k.kind == kind && (k.version == "*" || k.version == version)) return;
+    }
+    kinds.push_back({std::string(group), std::string(version), std::string(kind),
+                     plural_resource(kind), update});
+  };
+  for (const BuiltinWorkloadKind& k : builtin_workload_kinds()) {
+    add(k.group, "*", k.kind, k.templated);
+  }
+  for (std::string_view kind : kDraKinds) add(kDraGroup, "*", kind, false);
+  for (const WorkloadDecl& w : policy.policy().workloads) {
+    if (!w.pod_specs.empty()) add(group_of(w.api_version), version_of(w.api_version), w.kind, true);
+  }
+  return kinds;
+}
+
+Json webhook_rules(const std::vector<AdmittedKind>& kinds) {
+  Json rules = Json::array();
+  for (const AdmittedKind& k : kinds) {
+    Json* rule = nullptr;
+    for (Json& r : rules) {
+      if (r["apiGroups"][0] == k.group && r["apiVersions"][0] == k.version &&
+          r["operations"] == operations(k.update)) {
+        rule = &r;
+      }
+    }
+    if (rule == nullptr) {
+      rules.push_back({{"apiGroups", {k.group}},
+                       {"apiVersions", {k.version}},
+                       {"operations", operations(k.update)},
+                       {"resources", Json::array()},
+                       {"scope", "Namespaced"}});
+      rule = &rules.back();
+    }
+    (*rule)["resources"].push_back(k.resource);
+  }
+  return rules;
+}
+
+std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy, std::string_view ns) {
+  std::set<std::string> names{std::string(ns)};
+  for (const std::string& pattern : policy.policy().enforcement.exempt_namespaces) {
+    if (is_literal_namespace(pattern)) names.insert(pattern);
+  }
+  return {names.begin(), names.end()};
+}
+
+Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
+  Json w = webhook("mutate.gpuadmit.io", "/mutate", 2, policy, target);
+  // A later webhook may add a container or a toleration gpuadmit must see again.
+  w["reinvocationPolicy"] = "IfNeeded";
+  return configuration("MutatingWebhookConfiguration", target, std::move(w));
+}
+
+Json validating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
+  return configuration("ValidatingWebhookConfiguration", target,
+                       webhook("validate.gpuadmit.io", "/validate", 3, policy, target));
+}
+
+}  // namespace gpuadmit::render

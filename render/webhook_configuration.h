@@ -1,0 +1,59 @@
+#pragma once
+// The MutatingWebhookConfiguration and ValidatingWebhookConfiguration that route a cluster's
+// reviews to gpuadmit (SPEC §7), built from the engine's own table of workload kinds
+// (engine/workload.h) and the policy. charts/gpuadmit makes the same objects; the chart test
+// (tests/k8s/chart_test.sh) checks that they agree.
+//
+//   WebhookTarget target{.ns = "gpuadmit", .service = "gpuadmit"};
+//   Json mutating = mutating_webhook_configuration(policy, target);
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/json.h"
+#include "policies/compiled_policy.h"
+
+namespace gpuadmit::render {
+
+// Where the API server sends reviews, and how it trusts the serving certificate.
+struct WebhookTarget {
+  std::string ns = "gpuadmit";       // the Service's namespace, always excluded from the webhooks
+  std::string service = "gpuadmit";  // the Service's name; also the configurations' name
+  std::string ca_bundle;             // base64 PEM; empty: no caBundle (cert-manager injects it)
+  std::string failure_policy = "Fail";
+};
+
+// The label that opts an object out of both webhooks ("true").
+inline constexpr std::string_view kIgnoreLabel = "gpuadmit.io/ignore";
+
+// A kind the webhooks receive: its API group, the resource (plural) and the operations.
+struct AdmittedKind {
+  std::string group;
+  std::string version;  // "*" for built-in kinds (matched in any version), else the policy's
+  std::string kind;
+  std::string resource;
+  bool update = false;  // UPDATE admitted as well as CREATE
+};
+
+// What the webhooks see: the engine's built-in workload kinds, the DRA kinds (issue 13) and the
+// policy's `workloads`, without duplicates, in that order.
+std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy);
+
+// The Kubernetes resource name of a kind, by the convention CRD generators follow (kubebuilder,
+// controller-gen: lower case, English plural): TFJob → tfjobs, Policy → policies, Mesh → meshes.
+std::string plural_resource(std::string_view kind);
+
+// The webhook rules (RuleWithOperations) for the kinds: one rule per API group, version and set
+// of operations, in first-seen order. Built-in kinds in every version ("*": the engine matches
+// them in any version); a policy workload in the version it names, the only one evaluated.
+Json webhook_rules(const std::vector<AdmittedKind>& kinds);
+
+// The namespaces both webhooks skip: the policy's exempt namespaces that are literal names (a
+// pattern that is a DNS label matches only itself) and the release namespace, sorted.
+std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy, std::string_view ns);
+
+Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target);
+Json validating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target);
+
+}  // namespace gpuadmit::render

@@ -1,0 +1,95 @@
+// `gpuadmit render` end to end: a YAML stream of the policy's objects, the flags, and every bad
+// input with its message and exit code 2 (SPEC §8). The objects themselves: tests/render/; their
+// schema validation and `render | lint`: tests/k8s/chart_test.mjs.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/process.h"
+
+namespace gpuadmit {
+namespace {
+
+const std::string kBinary = GPUADMIT_BINARY;
+const std::string kDefaultPolicy = std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml";
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_CASE("render: the default policy's objects as one YAML stream") {
+  auto r = testing::run_command(kBinary + " render");
+  CHECK(r.err == "");
+  CHECK(r.exit_code == 0);
+  CHECK(count(r.out, "---\n") == 5);
+  CHECK(count(r.out, "\nkind: PriorityClass\n") == 3);
+  CHECK(count(r.out, "\nkind: MutatingWebhookConfiguration\n") == 1);
+  CHECK(count(r.out, "\nkind: ValidatingWebhookConfiguration\n") == 1);
+  CHECK(r.out.find("caBundle") == std::string::npos);
+  auto same = testing::run_command(kBinary + " render --policy " + kDefaultPolicy);
+  CHECK(same.out == r.out);
+}
+
+TEST_CASE("render: --namespace, --service, --failure-policy and --ca-bundle") {
+  const std::string ca = "/tmp/gpuadmit-render-test-ca.crt";
+  std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\nQ0E=\n-----END CERTIFICATE-----\n";
+  auto r = testing::run_command(kBinary +
+                                " render --namespace gpu-system --service hook "
+                                "--failure-policy Ignore --ca-bundle " +
+                                ca);
+  CHECK(r.exit_code == 0);
+  CHECK(count(r.out, "      namespace: gpu-system\n      name: hook\n") == 2);
+  CHECK(count(r.out, "  failurePolicy: Ignore\n") == 2);
+  CHECK(
+      count(r.out,
+            "    caBundle: "
+            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tClEwRT0KLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=\n") ==
+      2);
+  CHECK(count(r.out, "    - gpu-system\n") == 2);
+  std::remove(ca.c_str());
+}
+
+TEST_CASE("render: bad input exits 2 with a message") {
+  struct Case {
+    std::string args, err;
+  };
+  const std::string not_pem = "/tmp/gpuadmit-render-test-not-pem";
+  std::ofstream(not_pem) << "hello\n";
+  const Case cases[] = {
+      {"--namespace Bad_NS",
+       "gpuadmit render: --namespace must be a DNS label (lower-case letters, digits and '-', "
+       "at most 63), not \"Bad_NS\"\n"},
+      {"--service ''",
+       "gpuadmit render: --service must be a DNS label (lower-case letters, digits and '-', at "
+       "most 63), not \"\"\n"},
+      {"--failure-policy Maybe",
+       "gpuadmit render: --failure-policy must be Fail or Ignore, not \"Maybe\"\n"},
+      {"--ca-bundle /nonexistent/ca.crt",
+       "gpuadmit render: /nonexistent/ca.crt: cannot read the CA bundle\n"},
+      {"--ca-bundle " + not_pem,
+       "gpuadmit render: " + not_pem +
+           ": not a PEM certificate (no \"-----BEGIN CERTIFICATE-----\"); give the CA that "
+           "signed the serving certificate, e.g. ca.crt from gpuadmit certs\n"},
+      {"--colour blue", "gpuadmit render: unknown flag --colour\n"},
+      {"extra", "gpuadmit render: unexpected argument \"extra\"\n"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    auto r = testing::run_command(kBinary + " render " + c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out == "");
+    CHECK(r.err.substr(0, c.err.size()) == c.err);
+  }
+  auto r = testing::run_command(kBinary + " render --policy /nonexistent/policy.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "");
+  CHECK(r.err.find("/nonexistent/policy.yaml") != std::string::npos);
+  std::remove(not_pem.c_str());
+}
+
+}  // namespace
+}  // namespace gpuadmit

@@ -1,0 +1,425 @@
+// The chart and `gpuadmit render`, checked with real tools (tests/k8s/README.md):
+//   1. `helm lint --strict` and `helm template` for every values file in charts/gpuadmit/ci/;
+//   2. every rendered object, and every object `gpuadmit render` makes for each policy in
+//      policies/, validated against the Kubernetes 1.34 OpenAPI schemas (kubernetes-models) and
+//      cert-manager's / prometheus-operator's; the validator is shown to reject a wrong type and
+//      a missing required field;
+//   3. the wiring: Service ports, webhook paths, Secret and ConfigMap names mounted, probes,
+//      security context, the policy passing `gpuadmit policy check`, `render | lint` clean;
+//   4. the chart's webhook configurations equal render's (modulo caBundle, labels, annotations).
+//
+// usage: node chart_test.mjs REPO_DIR GPUADMIT_BINARY HELM_BINARY
+// Exit 0 when every check passes; each failure is printed with the values file and object.
+
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import YAML from "yaml";
+
+const [repo, gpuadmit, helm] = process.argv.slice(2);
+if (!repo || !gpuadmit || !helm) {
+  console.error("usage: node chart_test.mjs REPO_DIR GPUADMIT_BINARY HELM_BINARY");
+  process.exit(2);
+}
+const chart = join(repo, "charts/gpuadmit");
+const scratch = mkdtempSync(join(tmpdir(), "gpuadmit-chart-"));
+const RELEASE = "gpuadmit";
+const NAMESPACE = "gpuadmit";
+
+let failures = 0;
+let checks = 0;
+function check(ok, what) {
+  checks++;
+  if (!ok) {
+    failures++;
+    console.error(`FAIL: ${what}`);
+  }
+}
+
+function run(file, args, input) {
+  try {
+    return { code: 0, out: execFileSync(file, args, { input, encoding: "utf8", stdio: "pipe" }) };
+  } catch (e) {
+    return { code: e.status ?? 1, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
+  }
+}
+
+function parseStream(text) {
+  return YAML.parseAllDocuments(text)
+    .map((d) => {
+      if (d.errors.length) throw new Error(`YAML: ${d.errors[0].message}`);
+      return d.toJS();
+    })
+    .filter((o) => o !== null && o !== undefined);
+}
+
+// --- schema validation -------------------------------------------------------------------
+
+// apiVersion → the package module holding its kinds.
+function modulePath(apiVersion) {
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+  if (group === "") return `kubernetes-models/${version}`;
+  if (group === "cert-manager.io") return `@kubernetes-models/cert-manager/${group}/${version}`;
+  if (group === "monitoring.coreos.com")
+    return `@kubernetes-models/prometheus-operator/${group}/${version}`;
+  return `kubernetes-models/${group}/${version}`;
+}
+
+const modules = new Map();
+async function modelFor(apiVersion, kind) {
+  const path = modulePath(apiVersion);
+  if (!modules.has(path)) {
+    modules.set(path, await import(path).catch(() => null));
+  }
+  const model = modules.get(path)?.[kind];
+  return typeof model === "function" ? model : null;
+}
+
+// Throws with the schema's message when the object does not validate.
+async function validate(object) {
+  const Model = await modelFor(object.apiVersion, object.kind);
+  if (!Model) throw new Error(`no schema for ${object.apiVersion} ${object.kind}`);
+  new Model(structuredClone(object)).validate();
+}
+
+const validated = {};
+async function checkValid(object, where) {
+  const name = `${where}: ${object.kind} ${object.metadata?.name}`;
+  try {
+    await validate(object);
+    validated[object.kind] = (validated[object.kind] ?? 0) + 1;
+    checks++;
+  } catch (e) {
+    check(false, `${name} does not validate: ${e.message}`);
+  }
+}
+
+async function expectInvalid(object, what) {
+  let rejected = false;
+  try {
+    await validate(object);
+  } catch {
+    rejected = true;
+  }
+  check(rejected, `the validator accepts ${what}`);
+}
+
+// --- helpers over rendered objects -------------------------------------------------------
+
+const find = (objects, kind, name) =>
+  objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+
+function valuesOf(file) {
+  const defaults = YAML.parse(readFileSync(join(chart, "values.yaml"), "utf8"));
+  const merge = (a, b) => {
+    if (b === null || typeof b !== "object" || Array.isArray(b)) return b;
+    const out = { ...a };
+    for (const [k, v] of Object.entries(b)) out[k] = merge(a?.[k], v);
+    return out;
+  };
+  return merge(defaults, YAML.parse(readFileSync(file, "utf8")) ?? {});
+}
+
+function policyText(values) {
+  return values.policy || readFileSync(join(chart, "files/default-policy.yaml"), "utf8");
+}
+
+// The webhook configuration without what legitimately differs between the chart and render.
+function comparable(config) {
+  const c = structuredClone(config);
+  delete c.metadata.labels;
+  delete c.metadata.annotations;
+  for (const w of c.webhooks) delete w.clientConfig.caBundle;
+  return c;
+}
+
+// --- the wiring of one rendered chart ----------------------------------------------------
+
+function checkWiring(objects, values, where) {
+  const fullname = RELEASE;
+  const deployment = find(objects, "Deployment");
+  const service = find(objects, "Service", fullname);
+  check(deployment && service, `${where}: a Deployment and a Service named ${fullname}`);
+  if (!deployment || !service) return;
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers.find((c) => c.name === "gpuadmit");
+  const ports = Object.fromEntries(container.ports.map((p) => [p.name, p.containerPort]));
+  const svcPort = (name) => service.spec.ports.find((p) => p.name === name);
+  check(svcPort("https")?.port === 443 && svcPort("https")?.targetPort === "https",
+    `${where}: Service port 443 → targetPort https`);
+  check(ports.https === values.server.port, `${where}: container port https = server.port`);
+  check(svcPort("metrics")?.targetPort === "metrics" && ports.metrics === values.server.metricsPort,
+    `${where}: metrics port wired`);
+  check(isDeepStrictEqual(service.spec.selector, deployment.spec.selector.matchLabels) &&
+    Object.entries(service.spec.selector).every(([k, v]) => deployment.spec.template.metadata.labels[k] === v),
+    `${where}: Service selects the Deployment's Pods`);
+  const args = container.args;
+  const flag = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  check(args[0] === "serve", `${where}: the container runs gpuadmit serve`);
+  check(flag("listen") === `:${values.server.port}` && flag("metrics-listen") === `:${values.server.metricsPort}`,
+    `${where}: --listen and --metrics-listen match the container ports`);
+
+  // Webhooks → Service.
+  for (const [kind, path] of [["MutatingWebhookConfiguration", "/mutate"], ["ValidatingWebhookConfiguration", "/validate"]]) {
+    const config = find(objects, kind);
+    check(config, `${where}: a ${kind}`);
+    if (!config) continue;
+    for (const w of config.webhooks) {
+      const s = w.clientConfig.service;
+      check(s.name === service.metadata.name && s.namespace === NAMESPACE && s.port === 443 && s.path === path,
+        `${where}: ${kind} calls ${service.metadata.name}.${NAMESPACE}:443${path}, not ${JSON.stringify(s)}`);
+      check(isDeepStrictEqual(w.admissionReviewVersions, ["v1"]) && w.sideEffects === "None" &&
+        w.matchPolicy === "Equivalent" && w.failurePolicy === values.webhook.failurePolicy,
+        `${where}: ${kind} settings`);
+      const timeout = kind.startsWith("Mutating") ? values.webhook.mutating.timeoutSeconds : values.webhook.validating.timeoutSeconds;
+      check(w.timeoutSeconds === timeout, `${where}: ${kind} timeoutSeconds ${timeout}`);
+      check(kind.startsWith("Validating") || w.reinvocationPolicy === "IfNeeded", `${where}: reinvocationPolicy IfNeeded`);
+      const excluded = w.namespaceSelector.matchExpressions[0];
+      check(excluded.key === "kubernetes.io/metadata.name" && excluded.operator === "NotIn" &&
+        excluded.values.includes(NAMESPACE), `${where}: ${kind} skips the release namespace`);
+      const mode = values.certificates.mode;
+      check(mode === "certManager" ? !w.clientConfig.caBundle && config.metadata.annotations?.["cert-manager.io/inject-ca-from"] === `${NAMESPACE}/${fullname}-tls`
+        : Boolean(w.clientConfig.caBundle), `${where}: ${kind} caBundle for mode ${mode}`);
+    }
+  }
+
+  // Secrets and the ConfigMap mounted.
+  const volume = (name) => pod.volumes.find((v) => v.name === name);
+  const tlsSecret = volume("tls")?.secret?.secretName;
+  const mode = values.certificates.mode;
+  if (mode === "selfSigned") {
+    const secret = find(objects, "Secret", tlsSecret);
+    check(secret && secret.type === "kubernetes.io/tls" && secret.data["tls.crt"] && secret.data["tls.key"] && secret.data["ca.crt"],
+      `${where}: the mounted Secret ${tlsSecret} is rendered with tls.crt, tls.key, ca.crt`);
+    const ca = Buffer.from(secret?.data?.["ca.crt"] ?? "", "base64").toString();
+    check(ca.includes("BEGIN CERTIFICATE") && find(objects, "MutatingWebhookConfiguration").webhooks[0].clientConfig.caBundle === secret?.data?.["ca.crt"],
+      `${where}: the caBundle is the Secret's CA`);
+  } else if (mode === "certManager") {
+    const cert = objects.find((o) => o.kind === "Certificate" && o.spec.secretName === tlsSecret && !o.spec.isCA);
+    check(cert, `${where}: a cert-manager Certificate writes the mounted Secret ${tlsSecret}`);
+    check(cert && cert.spec.dnsNames.includes(`${fullname}.${NAMESPACE}.svc`), `${where}: the Certificate names the Service`);
+  } else {
+    check(tlsSecret === values.certificates.existingSecret.name, `${where}: the existing Secret is mounted`);
+  }
+  const mounted = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
+  check(flag("tls-cert") === `${mounted.tls}/tls.crt` && flag("tls-key") === `${mounted.tls}/tls.key`,
+    `${where}: --tls-cert/--tls-key point into the tls volume`);
+  const policyVolume = volume("policy")?.configMap;
+  check(flag("policy") === `${mounted.policy}/policy.yaml` && policyVolume?.items?.[0]?.path === "policy.yaml" &&
+    !container.volumeMounts.some((m) => m.subPath), `${where}: --policy is the ConfigMap volume's policy.yaml, no subPath`);
+  const configMap = find(objects, "ConfigMap", policyVolume?.name);
+  check(configMap, `${where}: the policy ConfigMap ${policyVolume?.name} is rendered`);
+  if (configMap) {
+    const policyCheck = run(gpuadmit, ["policy", "check", "-"], configMap.data["policy.yaml"]);
+    check(policyCheck.code === 0, `${where}: the ConfigMap's policy passes gpuadmit policy check: ${policyCheck.out}`);
+  }
+  if (values.server.clientCA.secretName) {
+    check(volume("client-ca")?.secret?.secretName === values.server.clientCA.secretName &&
+      flag("client-ca") === `${mounted["client-ca"]}/${values.server.clientCA.key}`, `${where}: --client-ca mounted`);
+  }
+
+  // Probes on the plain-HTTP metrics listener; the drain below the grace period.
+  check(container.livenessProbe?.httpGet?.path === "/healthz" && container.livenessProbe.httpGet.port === "metrics",
+    `${where}: liveness GET /healthz on the metrics port`);
+  check(container.readinessProbe?.httpGet?.path === "/readyz" && container.readinessProbe.httpGet.port === "metrics",
+    `${where}: readiness GET /readyz on the metrics port`);
+  check(Number(flag("shutdown-delay")) === values.server.shutdownDelaySeconds &&
+    Number(flag("shutdown-delay")) + Number(flag("shutdown-deadline")) < pod.terminationGracePeriodSeconds &&
+    !container.lifecycle, `${where}: --shutdown-delay + --shutdown-deadline below terminationGracePeriodSeconds, no preStop`);
+
+  // Security context.
+  const sc = container.securityContext;
+  check(pod.securityContext.runAsNonRoot === true && Number.isInteger(pod.securityContext.runAsUser) && pod.securityContext.runAsUser > 0 &&
+    pod.securityContext.seccompProfile.type === "RuntimeDefault" && sc.readOnlyRootFilesystem === true &&
+    sc.allowPrivilegeEscalation === false && isDeepStrictEqual(sc.capabilities.drop, ["ALL"]) && !sc.capabilities.add,
+    `${where}: the security context`);
+  const dra = values.dra.lookup.enabled;
+  check(pod.automountServiceAccountToken === dra, `${where}: service-account token mounted only with dra.lookup`);
+  check(args.includes("--dra-lookup") === dra, `${where}: --dra-lookup only with dra.lookup`);
+  const role = find(objects, "ClusterRole");
+  check(Boolean(role) === dra && (!role || isDeepStrictEqual(role.rules, [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get", "list", "watch"] }])),
+    `${where}: the DRA ClusterRole only with dra.lookup`);
+  const binding = find(objects, "ClusterRoleBinding");
+  check(!dra || (binding?.subjects[0].name === pod.serviceAccountName && binding.roleRef.name === role?.metadata.name),
+    `${where}: the DRA ClusterRoleBinding binds the Pods' ServiceAccount`);
+
+  // HA.
+  const ha = values.replicaCount > 1 || values.autoscaling.enabled;
+  const pdb = find(objects, "PodDisruptionBudget");
+  check(Boolean(pdb) === (ha && values.podDisruptionBudget.enabled), `${where}: a PodDisruptionBudget exactly with HA`);
+  check(!pdb || (pdb.spec.minAvailable === 1 && isDeepStrictEqual(pdb.spec.selector.matchLabels, deployment.spec.selector.matchLabels)),
+    `${where}: the PodDisruptionBudget keeps one Pod`);
+  check(!values.topologySpreadConstraints.enabled || pod.topologySpreadConstraints?.[0]?.topologyKey === "kubernetes.io/hostname",
+    `${where}: Pods spread across nodes`);
+  check(pod.priorityClassName === (values.priorityClassName || undefined), `${where}: priorityClassName`);
+  check(deployment.spec.template.metadata.annotations?.["checksum/policy"] === undefined,
+    `${where}: no policy checksum on the Pod template (a new policy must not restart the Pods)`);
+}
+
+// --- main ----------------------------------------------------------------------------------
+
+const rendered = {};
+const deploymentsByPolicy = new Map();
+const ciDir = join(chart, "ci");
+const ciFiles = readdirSync(ciDir).filter((f) => f.endsWith(".yaml")).sort();
+check(ciFiles.length >= 6, "charts/gpuadmit/ci has the values files");
+let firstDeployment = null;
+
+for (const file of ciFiles) {
+  const path = join(ciDir, file);
+  const lint = run(helm, ["lint", "--strict", chart, "-f", path]);
+  check(lint.code === 0, `helm lint --strict -f ci/${file}:\n${lint.out}`);
+  const template = run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", path]);
+  check(template.code === 0, `helm template -f ci/${file}:\n${template.out}`);
+  if (template.code !== 0) continue;
+  const objects = parseStream(template.out);
+  rendered[file] = objects.length;
+  for (const o of objects) await checkValid(o, `ci/${file}`);
+  const values = valuesOf(path);
+  checkWiring(objects, values, `ci/${file}`);
+
+  // The chart's webhook configurations are render's.
+  const policyFile = join(scratch, `${file}.policy.yaml`);
+  writeFileSync(policyFile, policyText(values));
+  const r = run(gpuadmit, ["render", "--policy", policyFile, "--namespace", NAMESPACE, "--service", RELEASE,
+    "--failure-policy", values.webhook.failurePolicy]);
+  check(r.code === 0, `gpuadmit render for ci/${file}: ${r.out}`);
+  const fromRender = r.code === 0 ? parseStream(r.out) : [];
+  for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
+    const expected = find(fromRender, kind);
+    if (!expected) continue;
+    for (const w of expected.webhooks) {
+      // What values may change beyond render's flags.
+      w.timeoutSeconds = kind.startsWith("Mutating") ? values.webhook.mutating.timeoutSeconds : values.webhook.validating.timeoutSeconds;
+      const ns = w.namespaceSelector.matchExpressions[0];
+      ns.values = [...new Set([...ns.values, ...values.webhook.excludeNamespaces])].sort();
+    }
+    const a = comparable(find(objects, kind)), b = comparable(expected);
+    check(isDeepStrictEqual(a, b), `ci/${file}: the chart's ${kind} differs from gpuadmit render's:\nchart:  ${JSON.stringify(a)}\nrender: ${JSON.stringify(b)}`);
+  }
+  // A policy change must not touch the Deployment (it would restart the Pods).
+  const deployment = find(objects, "Deployment");
+  if (file === "default-values.yaml") firstDeployment = deployment;
+  deploymentsByPolicy.set(file, deployment);
+}
+const mig = deploymentsByPolicy.get("onprem-mig-values.yaml");
+check(firstDeployment && mig && isDeepStrictEqual(firstDeployment, mig),
+  "a different policy (ci/onprem-mig-values.yaml) changes the Deployment; it must only change the ConfigMap");
+
+// The chart's copies are exact.
+const migValues = YAML.parse(readFileSync(join(ciDir, "onprem-mig-values.yaml"), "utf8"));
+check(migValues.policy === readFileSync(join(repo, "policies/examples/onprem-mig.yaml"), "utf8"),
+  "ci/onprem-mig-values.yaml's policy is not policies/examples/onprem-mig.yaml");
+check(readFileSync(join(chart, "files/default-policy.yaml"), "utf8") === readFileSync(join(repo, "policies/default.yaml"), "utf8"),
+  "charts/gpuadmit/files/default-policy.yaml is not policies/default.yaml: copy it");
+{
+  const r = run(gpuadmit, ["render", "--policy", join(repo, "policies/default.yaml")]);
+  const rules = find(parseStream(r.out), "MutatingWebhookConfiguration")?.webhooks[0].rules;
+  const chartRules = YAML.parse(readFileSync(join(chart, "files/webhook-rules.yaml"), "utf8"));
+  check(isDeepStrictEqual(rules, chartRules),
+    `charts/gpuadmit/files/webhook-rules.yaml is not what gpuadmit render makes; replace its list with:\n${(rules ?? []).map((x) => `- ${JSON.stringify(x)}`).join("\n")}`);
+}
+
+// gpuadmit render for every policy: valid objects, and nothing for lint to report.
+const caFile = join(scratch, "ca.crt");
+const certs = run(gpuadmit, ["certs", "--service", RELEASE, "--namespace", NAMESPACE, "--out", scratch]);
+check(certs.code === 0, `gpuadmit certs: ${certs.out}`);
+const policies = [join(repo, "policies/default.yaml"),
+  ...readdirSync(join(repo, "policies/examples")).filter((f) => f.endsWith(".yaml")).sort().map((f) => join(repo, "policies/examples", f))];
+for (const policy of policies) {
+  const where = `render --policy ${policy.slice(repo.length + 1)}`;
+  const r = run(gpuadmit, ["render", "--policy", policy, "--ca-bundle", caFile]);
+  check(r.code === 0, `${where}: ${r.out}`);
+  const objects = parseStream(r.out);
+  rendered[where] = objects.length;
+  for (const o of objects) await checkValid(o, where);
+  check(find(objects, "MutatingWebhookConfiguration")?.webhooks[0].clientConfig.caBundle ===
+    readFileSync(caFile).toString("base64"), `${where}: caBundle is the base64 of --ca-bundle`);
+  const lint = run(gpuadmit, ["lint", "--policy", policy, "--output", "json", "-"], r.out);
+  const summary = lint.code === 0 ? JSON.parse(lint.out).summary : null;
+  check(lint.code === 0 && summary.deny + summary.warn + summary.errors === 0 && JSON.parse(lint.out).findings.length === 0,
+    `${where} | gpuadmit lint - reports something: ${lint.out}`);
+}
+
+// The validator bites: a wrong type and a missing required field are rejected.
+{
+  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "extras-values.yaml")]).out);
+  const deployment = structuredClone(find(objects, "Deployment"));
+  deployment.spec.template.spec.containers[0].ports[0].containerPort = "8443";
+  await expectInvalid(deployment, "a Deployment whose containerPort is a string");
+  const noSelector = structuredClone(find(objects, "Deployment"));
+  delete noSelector.spec.selector;
+  await expectInvalid(noSelector, "a Deployment without spec.selector");
+  const webhook = structuredClone(find(objects, "ValidatingWebhookConfiguration"));
+  webhook.webhooks[0].timeoutSeconds = "3";
+  await expectInvalid(webhook, "a webhook whose timeoutSeconds is a string");
+  const noSideEffects = structuredClone(find(objects, "MutatingWebhookConfiguration"));
+  delete noSideEffects.webhooks[0].sideEffects;
+  await expectInvalid(noSideEffects, "a webhook without sideEffects");
+  const monitor = structuredClone(find(objects, "ServiceMonitor"));
+  monitor.spec.endpoints = "metrics";
+  await expectInvalid(monitor, "a ServiceMonitor whose endpoints is a string");
+  const cm = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "cert-manager-values.yaml")]).out);
+  const cert = structuredClone(cm.find((o) => o.kind === "Certificate"));
+  delete cert.spec.issuerRef;
+  await expectInvalid(cert, "a cert-manager Certificate without issuerRef");
+  const quota = parseStream(run(gpuadmit, ["render", "--policy", join(repo, "policies/examples/onprem-mig.yaml")]).out).find((o) => o.kind === "ResourceQuota");
+  quota.spec.hard = ["requests.nvidia.com/gpu"];
+  await expectInvalid(quota, "a ResourceQuota whose spec.hard is a list");
+  await expectInvalid({ apiVersion: "gpuadmit.io/v1", kind: "Nothing", metadata: { name: "x" } }, "a kind without a schema");
+}
+
+// The server accepts the chart's exact arguments (paths mapped into a scratch directory, ports
+// chosen by the kernel) and answers the chart's probes on the metrics port. The flags
+// --shutdown-delay/--shutdown-deadline and /healthz, /readyz on the metrics listener come with
+// issue 15; a binary without them is reported, not failed (remove this guard once merged).
+async function checkServeArgs() {
+  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "default-values.yaml")]).out);
+  const container = find(objects, "Deployment").spec.template.spec.containers[0];
+  const usage = run(gpuadmit, ["serve", "--help"]).out;
+  if (!usage.includes("--shutdown-deadline")) {
+    console.log("chart_test: NOTE gpuadmit serve has no --shutdown-deadline yet (issue 15): the chart's arguments were not started");
+    return;
+  }
+  writeFileSync(join(scratch, "policy.yaml"), find(objects, "ConfigMap", `${RELEASE}-policy`).data["policy.yaml"]);
+  const args = container.args.map((a) => a
+    .replace("/etc/gpuadmit/policy/", `${scratch}/`).replace("/etc/gpuadmit/tls/", `${scratch}/`)
+    .replace(/^--listen=.*/, "--listen=127.0.0.1:0").replace(/^--metrics-listen=.*/, "--metrics-listen=127.0.0.1:0"));
+  const server = spawn(gpuadmit, args, { stdio: ["ignore", "ignore", "pipe"] });
+  let log = "";
+  server.stderr.on("data", (d) => { log += d; });
+  const deadline = Date.now() + 10000;
+  let metricsPort = 0;
+  while (Date.now() < deadline && server.exitCode === null && !metricsPort) {
+    metricsPort = Number(/"msg":"ready".*"metrics_port":(\d+)/.exec(log)?.[1] ?? 0);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  check(metricsPort > 0, `gpuadmit ${args.join(" ")} did not become ready:\n${log}`);
+  for (const probe of [container.livenessProbe, container.readinessProbe]) {
+    if (!metricsPort) break;
+    const res = await fetch(`http://127.0.0.1:${metricsPort}${probe.httpGet.path}`).catch((e) => ({ status: e.message }));
+    check(res.status === 200, `the chart's probe GET ${probe.httpGet.path} on the metrics port answered ${res.status}`);
+  }
+  server.kill("SIGKILL");
+}
+await checkServeArgs();
+
+// A wrong value fails helm with a clear message (values.schema.json), not a broken Pod.
+for (const [set, message] of [["replicaCount=two", "replicaCount: Invalid type"],
+  ["webhook.failurePolicy=Maybe", "webhook.failurePolicy must be one of the following"],
+  ["certificates.mode=existingSecret", "certificates.existingSecret.name"],
+  ["server.shutdownDelaySeconds=25", "must be below terminationGracePeriodSeconds"]]) {
+  const r = run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "--set", set]);
+  check(r.code !== 0 && r.out.includes(message), `helm template --set ${set} should fail with "${message}", got: ${r.out.slice(0, 300)}`);
+}
+
+rmSync(scratch, { recursive: true, force: true });
+const total = Object.values(rendered).reduce((a, b) => a + b, 0);
+const byKind = Object.entries(validated).sort().map(([k, n]) => `${k} ${n}`).join(", ");
+console.log(`chart_test: ${ciFiles.length} values files and ${policies.length} policies rendered, ` +
+  `${total} objects, ${Object.values(validated).reduce((a, b) => a + b, 0)} validated (${byKind})`);
+for (const [what, n] of Object.entries(rendered)) console.log(`  ${what}: ${n} objects`);
+console.log(`chart_test: ${checks} checks, ${failures} failed`);
+process.exit(failures ? 1 : 0);

@@ -1,0 +1,275 @@
+// render/: the objects `gpuadmit render` makes, asserted whole; the webhook rules against the
+// engine's own workload table (every kind it evaluates is covered, nothing else is).
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/workload.h"
+#include "render/cluster_objects.h"
+#include "render/webhook_configuration.h"
+#include "tests/support/fixtures.h"
+
+namespace gpuadmit {
+namespace {
+
+using testing::policy_from_yaml;
+
+constexpr const char* kPolicy = R"YAML(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata:
+  name: test
+spec:
+  classes:
+    h100:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-H100-80GB-HBM3]}
+    a100-mig:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-SXM4-80GB]}
+      mig: {strategy: mixed, profiles: [1g.10gb, 1g.10gb+me]}
+    a100-single:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-PCIE-40GB]}
+      mig: {strategy: single, profiles: [3g.20gb]}
+    l4-shared:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-L4]}
+      timeSlicing: {replicas: 4, renameByDefault: true}
+  priorityClasses:
+    gpu-serving: {value: 100000}
+    gpu-batch: {value: 1000, preemptionPolicy: Never, globalDefault: true}
+  tenants:
+    - name: ml
+      namespaces: ["ml", "ml-.*", "research"]
+      allowedClasses: [h100, a100-mig, a100-single]
+      quota: {gpus: 12}
+    - name: students
+      namespaces: ["course-[0-9]+", "teaching"]
+      allowedClasses: [l4-shared]
+      quota: {gpus: 4}
+    - name: everyone
+      namespaces: ["team-a"]
+    - name: all-classes
+      namespaces: ["lab"]
+      quota: {gpus: 2}
+  enforcement:
+    exempt:
+      namespaces: ["kube-system", "gpu-.*", "monitoring"]
+  workloads:
+    - apiVersion: example.com/v1
+      kind: TrainingRun
+      podSpecs: ["spec.workers[*].template.spec"]
+    - apiVersion: apps/v1
+      kind: Deployment
+      podSpecs: ["spec.template.spec"]
+    - apiVersion: batch.example.com/v2
+      kind: BatchPolicy
+      podSpecs: ["spec.template.spec"]
+)YAML";
+
+TEST_CASE("render: plural_resource follows the CRD generators' convention") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"Pod", "pods"},
+      {"TFJob", "tfjobs"},
+      {"RayService", "rayservices"},
+      {"LeaderWorkerSet", "leaderworkersets"},
+      {"ResourceClaimTemplate", "resourceclaimtemplates"},
+      {"BatchPolicy", "batchpolicies"},
+      {"Gateway", "gateways"},
+      {"Mesh", "meshes"},
+      {"Ingress", "ingresses"},
+      {"Box", "boxes"},
+      {"Batch", "batches"},
+  };
+  for (const auto& [kind, plural] : cases) {
+    INFO(kind);
+    CHECK(render::plural_resource(kind) == plural);
+  }
+}
+
+TEST_CASE("render: is_literal_namespace accepts only DNS labels") {
+  for (const char* literal : {"ml", "kube-system", "a", "team-01"}) {
+    INFO(literal);
+    CHECK(render::is_literal_namespace(literal));
+  }
+  for (const char* pattern :
+       {"", "ml-.*", "course-[0-9]+", "-ml", "ml-", "ML", "a|b", "a.b", "kube_system"}) {
+    INFO(pattern);
+    CHECK_FALSE(render::is_literal_namespace(pattern));
+  }
+  CHECK_FALSE(render::is_literal_namespace(std::string(64, 'a')));
+  CHECK(render::is_literal_namespace(std::string(63, 'a')));
+}
+
+TEST_CASE("render: PriorityClasses, exactly") {
+  auto policy = policy_from_yaml(kPolicy);
+  const std::vector<Json> objects = render::priority_classes(*policy);
+  REQUIRE(objects.size() == 2);
+  CHECK(objects[0] == Json::parse(R"({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+      "metadata": {"name": "gpu-serving", "labels": {"app.kubernetes.io/managed-by": "gpuadmit"}},
+      "value": 100000, "preemptionPolicy": "PreemptLowerPriority", "globalDefault": false,
+      "description": "GPU priority class of gpuadmit policy test"})"));
+  CHECK(objects[1] == Json::parse(R"({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+      "metadata": {"name": "gpu-batch", "labels": {"app.kubernetes.io/managed-by": "gpuadmit"}},
+      "value": 1000, "preemptionPolicy": "Never", "globalDefault": true,
+      "description": "GPU priority class of gpuadmit policy test"})"));
+}
+
+TEST_CASE("render: a ResourceQuota per literal namespace of a tenant with quota.gpus") {
+  auto policy = policy_from_yaml(kPolicy);
+  const std::vector<Json> objects = render::resource_quotas(*policy);
+  auto quota = [](const char* ns, const char* tenant, const char* hard) {
+    Json q = Json::parse(R"({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {
+        "name": "gpuadmit-gpus", "namespace": "", "labels": {"app.kubernetes.io/managed-by": "gpuadmit"},
+        "annotations": {"gpuadmit.io/tenant": ""}}, "spec": {"hard": {}}})");
+    q["metadata"]["namespace"] = ns;
+    q["metadata"]["annotations"]["gpuadmit.io/tenant"] = tenant;
+    q["spec"]["hard"] = Json::parse(hard);
+    return q;
+  };
+  // ml: whole GPUs and the mixed-strategy MIG names (single strategy stays nvidia.com/gpu);
+  // students: the shared name of its time-sliced class; everyone: no quota; all-classes: every
+  // class's names. "ml-.*" and "course-[0-9]+" are patterns: no object.
+  const char* ml_hard =
+      R"({"requests.nvidia.com/gpu": "12", "requests.nvidia.com/mig-1g.10gb": "12",
+                            "requests.nvidia.com/mig-1g.10gb.me": "12"})";
+  const std::vector<Json> expected = {
+      quota("ml", "ml", ml_hard),
+      quota("research", "ml", ml_hard),
+      quota("teaching", "students",
+            R"({"requests.nvidia.com/gpu": "4", "requests.nvidia.com/gpu.shared": "4"})"),
+      quota("lab", "all-classes",
+            R"({"requests.nvidia.com/gpu": "2", "requests.nvidia.com/mig-1g.10gb": "2",
+                "requests.nvidia.com/mig-1g.10gb.me": "2", "requests.nvidia.com/gpu.shared": "2"})"),
+  };
+  REQUIRE(objects.size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO(i);
+    CHECK(objects[i] == expected[i]);
+  }
+}
+
+TEST_CASE("render: the webhook configurations, exactly") {
+  auto policy = policy_from_yaml(kPolicy);
+  render::WebhookTarget target;
+  target.ns = "gpu-admission";
+  target.service = "gpuadmit-webhook";
+  target.ca_bundle = "Q0E=";
+  const Json mutating = render::mutating_webhook_configuration(*policy, target);
+  const Json rules = Json::parse(R"([
+    {"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"},
+    {"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["replicationcontrollers"], "scope": "Namespaced"},
+    {"apiGroups": ["apps"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"], "scope": "Namespaced"},
+    {"apiGroups": ["batch"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs", "cronjobs"], "scope": "Namespaced"},
+    {"apiGroups": ["jobset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobsets"], "scope": "Namespaced"},
+    {"apiGroups": ["ray.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["rayclusters", "rayjobs", "rayservices"], "scope": "Namespaced"},
+    {"apiGroups": ["batch.volcano.sh"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"], "scope": "Namespaced"},
+    {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["leaderworkersets"], "scope": "Namespaced"},
+    {"apiGroups": ["kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["tfjobs", "pytorchjobs", "mpijobs", "xgboostjobs", "paddlejobs", "mxjobs"], "scope": "Namespaced"},
+    {"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["resourceclaims", "resourceclaimtemplates"], "scope": "Namespaced"},
+    {"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["trainingruns"], "scope": "Namespaced"},
+    {"apiGroups": ["batch.example.com"], "apiVersions": ["v2"], "operations": ["CREATE", "UPDATE"], "resources": ["batchpolicies"], "scope": "Namespaced"}
+  ])");
+  Json expected = Json::parse(R"({
+    "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+    "metadata": {"name": "gpuadmit-webhook", "labels": {"app.kubernetes.io/name": "gpuadmit"}},
+    "webhooks": [{
+      "name": "mutate.gpuadmit.io", "admissionReviewVersions": ["v1"],
+      "clientConfig": {"service": {"namespace": "gpu-admission", "name": "gpuadmit-webhook", "path": "/mutate", "port": 443}, "caBundle": "Q0E="},
+      "rules": null, "failurePolicy": "Fail", "matchPolicy": "Equivalent",
+      "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["gpu-admission", "kube-system", "monitoring"]}]},
+      "objectSelector": {"matchExpressions": [{"key": "gpuadmit.io/ignore", "operator": "NotIn", "values": ["true"]}]},
+      "sideEffects": "None", "timeoutSeconds": 2, "reinvocationPolicy": "IfNeeded"}]})");
+  expected["webhooks"][0]["rules"] = rules;
+  CHECK(mutating == expected);
+
+  target.ca_bundle.clear();
+  target.failure_policy = "Ignore";
+  const Json validating = render::validating_webhook_configuration(*policy, target);
+  Json webhook = expected["webhooks"][0];
+  webhook["name"] = "validate.gpuadmit.io";
+  webhook["clientConfig"] = Json::parse(
+      R"({"service": {"namespace": "gpu-admission", "name": "gpuadmit-webhook", "path": "/validate", "port": 443}})");
+  webhook["failurePolicy"] = "Ignore";
+  webhook["timeoutSeconds"] = 3;
+  webhook.erase("reinvocationPolicy");
+  CHECK(validating == Json({{"apiVersion", "admissionregistration.k8s.io/v1"},
+                            {"kind", "ValidatingWebhookConfiguration"},
+                            {"metadata", expected["metadata"]},
+                            {"webhooks", Json::array({webhook})}}));
+}
+
+TEST_CASE("render: cluster_objects in apply order") {
+  auto policy = policy_from_yaml(kPolicy);
+  std::vector<std::string> kinds;
+  for (const Json& o : render::cluster_objects(*policy, {})) kinds.push_back(o["kind"]);
+  CHECK(kinds == std::vector<std::string>{"PriorityClass", "PriorityClass", "ResourceQuota",
+                                          "ResourceQuota", "ResourceQuota", "ResourceQuota",
+                                          "MutatingWebhookConfiguration",
+                                          "ValidatingWebhookConfiguration"});
+}
+
+// The coverage contract, from the engine's side: a rule for every kind the engine evaluates
+// (its built-in table and the policy's workloads), with UPDATE exactly for templated kinds; and
+// every resource a rule names is one the engine evaluates (is_workload_kind) or a DRA kind.
+TEST_CASE("render: the webhook rules cover exactly the kinds gpuadmit evaluates") {
+  auto policy = policy_from_yaml(kPolicy);
+  const Json rules = render::webhook_rules(render::admitted_kinds(*policy));
+  // group, version, resource, UPDATE
+  std::set<std::tuple<std::string, std::string, std::string, bool>> covered;
+  for (const Json& rule : rules) {
+    REQUIRE(rule["apiGroups"].size() == 1);
+    REQUIRE(rule["apiVersions"].size() == 1);
+    CHECK(rule["scope"] == "Namespaced");
+    const bool update = rule["operations"] == Json::array({"CREATE", "UPDATE"});
+    CHECK((update || rule["operations"] == Json::array({"CREATE"})));
+    for (const Json& resource : rule["resources"]) {
+      CHECK(covered.emplace(rule["apiGroups"][0], rule["apiVersions"][0], resource, update).second);
+    }
+  }
+  size_t expected = 0;
+  for (const BuiltinWorkloadKind& k : builtin_workload_kinds()) {
+    INFO(k.group << " " << k.kind);
+    CHECK(covered.count(
+              {std::string(k.group), "*", render::plural_resource(k.kind), k.templated}) == 1);
+    ++expected;
+  }
+  for (const WorkloadDecl& w : policy->policy().workloads) {
+    const auto slash = w.api_version.find('/');
+    const std::string group = w.api_version.substr(0, slash);
+    const std::string version = w.api_version.substr(slash + 1);
+    INFO(w.api_version << " " << w.kind);
+    const bool builtin = group == "apps";  // apps/v1 Deployment is covered in every version
+    CHECK(covered.count({group, builtin ? "*" : version, render::plural_resource(w.kind), true}) ==
+          1);
+    if (!builtin) ++expected;
+  }
+  // The other direction: each rule's kind is one the engine evaluates, or a DRA kind.
+  size_t evaluated = 0, dra = 0;
+  for (const render::AdmittedKind& k : render::admitted_kinds(*policy)) {
+    INFO(k.group << " " << k.kind);
+    const std::string version = k.version == "*" ? "v1" : k.version;
+    const std::string api_version = k.group.empty() ? version : k.group + "/" + version;
+    if (is_workload_kind(api_version, k.kind, *policy)) {
+      ++evaluated;
+    } else {
+      CHECK(k.group == "resource.k8s.io");
+      CHECK_FALSE(k.update);
+      ++dra;
+    }
+  }
+  CHECK(evaluated == expected);
+  CHECK(dra == 2);
+  CHECK(covered.size() == expected + dra);
+}
+
+TEST_CASE("render: excluded namespaces are the literal exempt ones and the release namespace") {
+  auto policy = policy_from_yaml(kPolicy);
+  CHECK(render::excluded_namespaces(*policy, "gpuadmit") ==
+        std::vector<std::string>{"gpuadmit", "kube-system", "monitoring"});
+  CHECK(render::excluded_namespaces(*policy, "monitoring") ==
+        std::vector<std::string>{"kube-system", "monitoring"});
+}
+
+}  // namespace
+}  // namespace gpuadmit
