@@ -77,17 +77,30 @@ ApiResponse ApiClient::get(const std::string& path, const std::string& token) co
         pool_->idle.pop_back();
       }
     }
-    if (!client) client = make_client(endpoint_);
+    bool reused = client != nullptr;
     httplib::Headers headers{{"Accept", "application/json"}};
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-    const auto start = Clock::now();
-    httplib::Result result = client->Get(path, headers);
-    if (!result) {
-      out.error = describe(result.error(), endpoint_, Clock::now() - start);
-      return out;  // the connection is dropped with the client
+    for (;;) {
+      if (!client) client = make_client(endpoint_);
+      const auto start = Clock::now();
+      httplib::Result result = client->Get(path, headers);
+      const auto took = Clock::now() - start;
+      if (!result) {
+        // A kept-alive connection the server closed meanwhile (the API server closes idle ones
+        // after 90 s) fails at once: a GET is idempotent, so it is sent again on a new
+        // connection, as Go's http.Transport does. A timeout is not retried.
+        if (reused && took < endpoint_.timeout) {
+          reused = false;
+          client.reset();
+          continue;
+        }
+        out.error = describe(result.error(), endpoint_, took);
+        return out;  // the connection is dropped with the client
+      }
+      out.status = result->status;
+      out.body = std::move(result->body);
+      break;
     }
-    out.status = result->status;
-    out.body = std::move(result->body);
     std::lock_guard<std::mutex> lock(pool_->mutex);
     if (pool_->idle.size() < kMaxIdleConnections) pool_->idle.push_back(std::move(client));
   } catch (const std::exception& e) {

@@ -103,22 +103,31 @@ struct Recorded {
 // keyed by request path; `override_status` answers every object GET with that status.
 class FakeApiServer {
  public:
-  explicit FakeApiServer(const std::string& dir, const std::string& cert_name = "127.0.0.1")
+  // New certificates in `dir` (a CA and a leaf for `cert_name`), unless `reuse` says to serve
+  // those already there; `port` 0 picks a free one.
+  explicit FakeApiServer(const std::string& dir, const std::string& cert_name = "127.0.0.1",
+                         int port = 0, bool reuse = false)
       : dir_(dir) {
-    auto ca = gpuadmit::certs::generate_ca("test-kube-ca", 1);
-    auto leaf = gpuadmit::certs::issue_certificate(
-        std::get<gpuadmit::certs::PemPair>(ca),
-        {.common_name = "kube-apiserver", .names = {cert_name}, .valid_days = 1});
-    const auto& ca_pem = std::get<gpuadmit::certs::PemPair>(ca);
-    REQUIRE(gpuadmit::certs::write_certificate_files(dir, ca_pem.cert_pem,
-                                                     std::get<gpuadmit::certs::PemPair>(leaf))
-                .empty());
+    if (!reuse) {
+      auto ca = gpuadmit::certs::generate_ca("test-kube-ca", 1);
+      auto leaf = gpuadmit::certs::issue_certificate(
+          std::get<gpuadmit::certs::PemPair>(ca),
+          {.common_name = "kube-apiserver", .names = {cert_name}, .valid_days = 1});
+      const auto& ca_pem = std::get<gpuadmit::certs::PemPair>(ca);
+      REQUIRE(gpuadmit::certs::write_certificate_files(dir, ca_pem.cert_pem,
+                                                       std::get<gpuadmit::certs::PemPair>(leaf))
+                  .empty());
+    }
     server_ = std::make_unique<httplib::SSLServer>((dir + "/tls.crt").c_str(),
                                                    (dir + "/tls.key").c_str());
     REQUIRE(server_->is_valid());
     server_->Get(".*",
                  [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); });
-    port_ = server_->bind_to_any_port("127.0.0.1");
+    if (port == 0) {
+      port_ = server_->bind_to_any_port("127.0.0.1");
+    } else if (server_->bind_to_port("127.0.0.1", port)) {
+      port_ = port;
+    }
     REQUIRE(port_ > 0);
     thread_ = std::thread([this] { server_->listen_after_bind(); });
     // stop() is a no-op until the accept loop runs: wait for it (bounded).
@@ -474,6 +483,26 @@ TEST_CASE("kube: the token is read again for each request, so a rotated token is
   CHECK(r.status == ClaimLookup::kUnavailable);
   CHECK(r.error == "cannot read the service account token " + f.token_path);
   CHECK(f.api.requests().size() == 3);
+}
+
+TEST_CASE("kube: a kept-alive connection the server has closed is replaced, not an error") {
+  TempDir dir;
+  auto api = std::make_unique<FakeApiServer>(dir.path());
+  const int port = api->port();
+  KubeClaimResolverConfig config;
+  config.host = "127.0.0.1";
+  config.port = port;
+  config.ca_path = api->ca_path();
+  config.token_path = "/dev/null";
+  KubeClaimResolver claims(config);
+  CHECK(claims.resolve(ClaimKind::kTemplate, "ml", "a").status == ClaimLookup::kNotFound);
+  // The API server restarts (or closes an idle connection): the pooled connection is dead.
+  api.reset();
+  api = std::make_unique<FakeApiServer>(dir.path(), "127.0.0.1", port, /*reuse=*/true);
+  const ResolvedClaim r = claims.resolve(ClaimKind::kTemplate, "ml", "b");
+  CHECK(r.error == "ResourceClaimTemplate ml/b does not exist");
+  CHECK(api->paths() ==
+        std::vector<std::string>{std::string(kTemplatePath) + "b"});  // version kept
 }
 
 TEST_CASE("kube: a server certificate the cluster CA did not sign is refused") {
