@@ -303,7 +303,7 @@ TEST_CASE("kube: a ResourceClaim is found, its spec returned") {
   CHECK(t.error == "ResourceClaimTemplate ml/shared-gpu does not exist");
 }
 
-TEST_CASE("kube: 404 NotFound is kNotFound and cached; the second lookup makes no request") {
+TEST_CASE("kube: 404 NotFound is kNotFound and cached, the second lookup makes no request") {
   Fixture f;
   KubeClaimResolver claims(f.config);
   const ResolvedClaim first = claims.resolve(ClaimKind::kTemplate, "ml", "missing");
