@@ -9,11 +9,14 @@
 #include <charconv>
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <variant>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "kube/kube_claim_resolver.h"
 #include "mutators/all_mutators.h"
 #include "rules/all_rules.h"
 #include "webhook/log.h"
@@ -26,7 +29,8 @@ constexpr const char* kUsage =
     "usage: gpuadmit serve [--policy P] --tls-cert C --tls-key K [--listen ADDR]\n"
     "                      [--metrics-listen ADDR|off] [--client-ca CA] [--threads N]\n"
     "                      [--max-body BYTES] [--log-level debug|info|warn|error]\n"
-    "                      [--watch-interval-ms N] [--shutdown-delay-ms N]\n";
+    "                      [--watch-interval-ms N] [--shutdown-delay-ms N]\n"
+    "                      [--dra-lookup [--dra-lookup-timeout MS]]\n";
 
 template <typename T>
 bool parse_number(const std::string& text, T& out) {
@@ -42,8 +46,8 @@ int serve_command(const std::vector<std::string>& argv) {
   if (auto error = Args::parse(
           argv,
           {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca", "threads",
-           "max-body", "log-level", "watch-interval-ms", "shutdown-delay-ms"},
-          {}, args)) {
+           "max-body", "log-level", "watch-interval-ms", "shutdown-delay-ms", "dra-lookup-timeout"},
+          {"dra-lookup"}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -72,10 +76,12 @@ int serve_command(const std::vector<std::string>& argv) {
   };
   long long threads = config.threads, max_body = static_cast<long long>(config.max_body);
   long long watch_ms = config.watch_interval.count(), delay_ms = config.shutdown_delay.count();
+  long long dra_timeout_ms = kube::KubeClaimResolverConfig{}.timeout.count();
   for (const NumberFlag& flag : {NumberFlag{"threads", 1, 4096, &threads},
                                  NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
                                  NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
-                                 NumberFlag{"shutdown-delay-ms", 0, 600000, &delay_ms}}) {
+                                 NumberFlag{"shutdown-delay-ms", 0, 600000, &delay_ms},
+                                 NumberFlag{"dra-lookup-timeout", 10, 10000, &dra_timeout_ms}}) {
     if (auto text = args.value(flag.name)) {
       if (!parse_number(*text, *flag.out) || *flag.out < flag.min || *flag.out > flag.max) {
         std::cerr << "gpuadmit serve: --" << flag.name << " must be a whole number from "
@@ -88,6 +94,10 @@ int serve_command(const std::vector<std::string>& argv) {
   config.max_body = static_cast<size_t>(max_body);
   config.watch_interval = std::chrono::milliseconds(watch_ms);
   config.shutdown_delay = std::chrono::milliseconds(delay_ms);
+  if (args.has("dra-lookup-timeout") && !args.has("dra-lookup")) {
+    std::cerr << "gpuadmit serve: --dra-lookup-timeout needs --dra-lookup\n";
+    return 2;
+  }
 
   // Few malloc arenas: every worker thread would otherwise get one, and RSS grows with the
   // thread count, not with the work. Only for a glibc build: with mimalloc linked in (the
@@ -106,6 +116,22 @@ int serve_command(const std::vector<std::string>& argv) {
 
   const webhook::Logger logger(*level, stderr, webhook::Logger::Output::kBuffered);
   const Pipeline pipeline(default_mutators(), default_rules());
+  // --dra-lookup: DRA claims looked up through the Kubernetes API (docs/dra.md, "API lookup").
+  std::unique_ptr<kube::KubeClaimResolver> claims;
+  if (args.has("dra-lookup")) {
+    auto in_cluster = kube::KubeClaimResolverConfig::in_cluster();
+    if (auto* error = std::get_if<std::string>(&in_cluster)) {
+      logger.error("cannot start", {{"error", "--dra-lookup: " + *error}});
+      return 2;
+    }
+    auto& lookup = std::get<kube::KubeClaimResolverConfig>(in_cluster);
+    lookup.timeout = std::chrono::milliseconds(dra_timeout_ms);
+    claims = std::make_unique<kube::KubeClaimResolver>(std::move(lookup));
+    config.claims = claims.get();
+    config.extra_metrics = [resolver = claims.get()](std::string& out) {
+      resolver->render_metrics(out);
+    };
+  }
   auto created = webhook::Server::create(config, pipeline, logger);
   if (auto* errors = std::get_if<std::vector<std::string>>(&created)) {
     for (const std::string& e : *errors) logger.error("cannot start", {{"error", e}});
@@ -136,6 +162,7 @@ int serve_command(const std::vector<std::string>& argv) {
                {"policy", config.policy_path.empty() ? "(embedded default)" : config.policy_path},
                {"threads", config.threads},
                {"client_ca", !config.client_ca_path.empty()},
+               {"dra_lookup", claims != nullptr},
                {"startup_us", ready_us}});
   const bool clean = server.run();
   done.store(true);

@@ -27,7 +27,8 @@ struct AdmissionOutcome {
 };
 
 // Parses review text (at most 100 levels deep), validates it and answers it. The outcome's
-// evaluation.mutated is left null (the response carries the patch).
+// evaluation.mutated is left null (the response carries the patch). `claims` is passed to the
+// engine as EvaluateOptions::claims (the webhook's optional DRA lookup; null: none).
 // Exactly one of the two is set.
 struct AdmissionResult {
   std::optional<AdmissionOutcome> outcome;
@@ -35,9 +36,11 @@ struct AdmissionResult {
 };
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline,
-                                             const CompiledPolicy& policy);
+                                             const CompiledPolicy& policy,
+                                             const ClaimResolver* claims = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
-                                        const Pipeline& pipeline, const CompiledPolicy& policy);
+                                        const Pipeline& pipeline, const CompiledPolicy& policy,
+                                        const ClaimResolver* claims = nullptr);
 
 // Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
 std::string base64_encode(std::string_view bytes);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/claim_resolver.h"
 #include "engine/context.h"
 #include "engine/finding.h"
 #include "engine/json.h"
@@ -32,6 +33,9 @@ struct EvaluateOptions {
   // true: the patch is written as JSON text into Evaluation::patch_text (what the webhook sends,
   // byte for byte dump_json(patch)) and `patch` stays empty.
   bool patch_as_text = false;
+  // Resolves the pod's DRA claim references (engine/claim_resolver.h); null: none can be
+  // resolved, so a pod with claims is treated as a possible GPU pod, never as a non-GPU one.
+  const ClaimResolver* claims = nullptr;
 };
 
 struct Evaluation {

@@ -20,12 +20,41 @@ const Quantity* lookup(const ResourceList& list, std::string_view resource) {
   return nullptr;
 }
 
-// The resources the tenant's defaults name, in a stable order: request, perGPU, then limit keys.
-std::vector<std::string> default_resources(const TenantDefaults& d) {
+// The resources the tenant's defaults name, in a stable order: request, perGPU, then limit keys,
+// without those the pod level budgets (pod_budgeted).
+std::vector<std::string> default_resources(const TenantDefaults& d,
+                                           const std::vector<std::string>& budgeted) {
   std::vector<std::string> names;
   for (const ResourceList* list : {&d.request, &d.per_gpu, &d.limit}) {
     for (const auto& [name, quantity] : *list) {
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      if (std::find(budgeted.begin(), budgeted.end(), name) != budgeted.end()) continue;
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+// The resources pod-level `spec.resources` (KEP-2837) sets in its requests or limits. The API
+// server's validation (pkg/apis/core/validation/validation.go, validatePodResources and
+// validatePodResourceConsistency) then requires, for each of them: pod-level request ≤ pod-level
+// limit; the containers' aggregate request (regular and sidecars summed, init containers by
+// their peak, as resourcehelper.AggregateContainerRequests computes it) ≤ the pod-level request;
+// and each container's limit ≤ the pod-level limit. A pod-level limit without a request gets the
+// request defaulted (pkg/apis/core/v1/defaults.go defaultPodRequests: the containers' aggregate
+// request, or the limit when no container has one). Such a resource is the user's budget for the
+// whole pod, shared by containers that name none: defaults are not added for it
+// (docs/mutations.md).
+std::vector<std::string> pod_budgeted(const Json& spec) {
+  std::vector<std::string> names;
+  const Json* resources = present(spec, "resources");
+  if (resources == nullptr || !resources->is_object()) return names;
+  for (std::string_view section : {"requests", "limits"}) {
+    const Json* list = present(*resources, section);
+    if (list == nullptr || !list->is_object()) continue;
+    for (auto it = list->begin(); it != list->end(); ++it) {
+      if (it.value().is_null()) continue;
+      if (std::find(names.begin(), names.end(), it.key()) == names.end()) names.push_back(it.key());
     }
   }
   return names;
@@ -46,7 +75,8 @@ std::vector<std::string> default_resources(const TenantDefaults& d) {
 // perGPU × N (N = the container's GPU units: whole, shared or MIG) replaces `request` for the
 // resources it names when N > 0. Resources that are GPU resources are skipped: defaulting them
 // would hand GPUs to every helper container. Unparsable user values are left alone (rules report
-// them), and so is the resource they concern.
+// them), and so is the resource they concern. A resource the pod-level `spec.resources` sets is
+// left alone in every container (pod_budgeted).
 class DefaultsMutator final : public Mutator {
  public:
   std::string_view name() const override { return "defaults"; }
@@ -59,7 +89,8 @@ class DefaultsMutator final : public Mutator {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const TenantDefaults& defaults = ctx.tenant->defaults;
-      const std::vector<std::string> resources = default_resources(defaults);
+      const std::vector<std::string> budgeted = pod_budgeted(pod.spec());
+      const std::vector<std::string> resources = default_resources(defaults, budgeted);
       if (resources.empty()) return false;
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
@@ -81,6 +112,7 @@ class DefaultsMutator final : public Mutator {
     // Limits first: a request falls back to, and is capped at, the limit as it ends up.
     for (const auto& [resource, quantity] : defaults.limit) {
       if (policy.is_gpu_resource(resource)) continue;
+      if (std::find(resources.begin(), resources.end(), resource) == resources.end()) continue;
       if (section_value(container, "limits", resource) != nullptr) continue;
       if (const Json* request = section_value(container, "requests", resource)) {
         const std::optional<Quantity> q = parse_json_quantity(*request);

@@ -398,7 +398,7 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
     return {415, json_error("Content-Type must be application/json")};
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
-  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current);
+  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
@@ -559,7 +559,9 @@ void Server::Impl::configure_http() {
   metrics_http.new_task_queue = [] { return new httplib::ThreadPool(2); };
   metrics_http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     metrics.ready.store(ready());
-    res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+    std::string text = metrics.render();
+    if (config.extra_metrics) config.extra_metrics(text);
+    res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });
 }
 

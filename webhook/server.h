@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,11 @@ struct ServerConfig {
   std::chrono::milliseconds shutdown_delay{2000};
   std::chrono::seconds io_timeout{5};           // per read/write; also bounds the handshake
   std::chrono::seconds keep_alive_timeout{10};  // idle kept-alive connection → closed
+  // `serve --dra-lookup`: what the engine asks about pods' DRA claims (kube/, owned by the
+  // caller, outliving the server); null: nothing is looked up. Its metrics are appended to the
+  // exposition by `extra_metrics`.
+  const ClaimResolver* claims = nullptr;
+  std::function<void(std::string&)> extra_metrics;
 };
 
 // "HOST:PORT", ":PORT" (all IPv4 interfaces) or "[V6]:PORT"; port 0 picks a free port.

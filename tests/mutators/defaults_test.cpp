@@ -97,5 +97,47 @@ TEST_CASE("mutator defaults: without a default request the request falls back to
             "ephemeral-storage":"20Gi"}}}]})")}});
 }
 
+// Pod-level resources (KEP-2837): the API server requires, for every resource spec.resources
+// sets, the containers' aggregate request ≤ the pod-level request and each container's limit ≤
+// the pod-level limit (validation.go validatePodResourceConsistency). Such a resource is the
+// user's budget for the whole pod: no container gets a default for it; the others still do.
+TEST_CASE("mutator defaults: resources budgeted at pod level are left alone",
+          "[mutators][defaults]") {
+  auto policy = policy_from_yaml(fleet_policy());
+  run_mutation_cases(
+      *make_defaults_mutator(), policy,
+      {
+          {"pod-level cpu and memory requests and limits: no cpu or memory default", "ml-a",
+           pod(R"({"resources":{"requests":{"cpu":"2","memory":"8Gi"},"limits":{"cpu":"4",
+               "memory":"16Gi"}},"containers":[{"name":"c","resources":{"limits":
+               {"nvidia.com/gpu":1}}}]})"),
+           ""},
+          {"pod-level cpu request only: memory still defaulted, cpu not", "ml-a",
+           pod(R"({"resources":{"requests":{"cpu":"2"}},"initContainers":[{"name":"i"}],
+               "containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":1}}}]})"),
+           pod(R"({"resources":{"requests":{"cpu":"2"}},"initContainers":[{"name":"i",
+               "resources":{"limits":{"memory":"64Gi"},"requests":{"memory":"16Gi"}}}],
+               "containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":1,
+               "memory":"64Gi"},"requests":{"memory":"48Gi"}}}]})")},
+          {"pod-level memory limit only (request defaulted from it later): no memory default",
+           "ml-a", pod(R"({"resources":{"limits":{"memory":"16Gi"}},"containers":[{"name":"c",
+               "resources":{"limits":{"nvidia.com/gpu":2}}}]})"),
+           pod(R"({"resources":{"limits":{"memory":"16Gi"}},"containers":[{"name":"c",
+               "resources":{"limits":{"nvidia.com/gpu":2},"requests":{"cpu":"16"}}}]})")},
+          {"a null pod-level value budgets nothing; empty spec.resources neither", "ml-a",
+           pod(R"({"resources":{"requests":{"cpu":null},"limits":{}},"containers":[{"name":"c",
+               "resources":{"limits":{"nvidia.com/gpu":1}}}]})"),
+           pod(R"({"resources":{"requests":{"cpu":null},"limits":{}},"containers":[{"name":"c",
+               "resources":{"limits":{"nvidia.com/gpu":1,"memory":"64Gi"},"requests":
+               {"cpu":"8","memory":"48Gi"}}}]})")},
+          {"pod-level hugepages budget only that resource", "ml-a",
+           pod(R"({"resources":{"limits":{"hugepages-2Mi":"1Gi"}},"containers":[{"name":"c",
+               "resources":{"limits":{"nvidia.com/gpu":1}}}]})"),
+           pod(R"({"resources":{"limits":{"hugepages-2Mi":"1Gi"}},"containers":[{"name":"c",
+               "resources":{"limits":{"nvidia.com/gpu":1,"memory":"64Gi"},"requests":
+               {"cpu":"8","memory":"48Gi"}}}]})")},
+      });
+}
+
 }  // namespace
 }  // namespace gpuadmit::testing

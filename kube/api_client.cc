@@ -1,0 +1,113 @@
+#include "kube/api_client.h"
+
+#include <httplib.h>
+
+#include <mutex>
+#include <vector>
+
+namespace gpuadmit::kube {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Client = httplib::SSLClient;
+
+constexpr size_t kMaxIdleConnections = 8;
+
+std::unique_ptr<Client> make_client(const ApiEndpoint& endpoint) {
+  auto client = std::make_unique<Client>(endpoint.host, endpoint.port);
+  client->set_ca_cert_path(endpoint.ca_path.c_str());
+  client->enable_server_certificate_verification(true);  // chain and host name (IP SAN for IPs)
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(endpoint.timeout).count();
+  const time_t sec = static_cast<time_t>(us / 1000000), usec = static_cast<time_t>(us % 1000000);
+  client->set_connection_timeout(sec, usec);
+  client->set_read_timeout(sec, usec);
+  client->set_write_timeout(sec, usec);
+  client->set_keep_alive(true);
+  client->set_follow_location(false);
+  return client;
+}
+
+std::string describe(httplib::Error error, const ApiEndpoint& endpoint, Clock::duration took) {
+  const std::string timeout = std::to_string(endpoint.timeout.count()) + " ms";
+  switch (error) {
+    case httplib::Error::Connection:
+    case httplib::Error::ConnectionTimeout:
+      return took >= endpoint.timeout
+                 ? "cannot connect within " + timeout
+                 : "cannot connect to " + endpoint.host + ":" + std::to_string(endpoint.port);
+    case httplib::Error::Read:
+      return took >= endpoint.timeout ? "no answer within " + timeout
+                                      : "connection closed before an answer";
+    case httplib::Error::Write:
+      return "cannot send the request";
+    case httplib::Error::SSLConnection:
+      return "TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts:
+      return "cannot load the CA bundle " + endpoint.ca_path;
+    case httplib::Error::SSLServerVerification:
+      return "the API server's certificate is not signed by " + endpoint.ca_path +
+             " or does not name " + endpoint.host;
+    default:
+      return httplib::to_string(error);
+  }
+}
+
+}  // namespace
+
+// Idle kept-alive connections; a caller takes one (or makes one) and gives it back after a
+// complete exchange, so concurrent lookups never wait for each other's round trips.
+struct ApiClient::Pool {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Client>> idle;
+};
+
+ApiClient::ApiClient(ApiEndpoint endpoint)
+    : endpoint_(std::move(endpoint)), pool_(std::make_unique<Pool>()) {}
+
+ApiClient::~ApiClient() = default;
+
+ApiResponse ApiClient::get(const std::string& path, const std::string& token) const {
+  ApiResponse out;
+  try {
+    std::unique_ptr<Client> client;
+    {
+      std::lock_guard<std::mutex> lock(pool_->mutex);
+      if (!pool_->idle.empty()) {
+        client = std::move(pool_->idle.back());
+        pool_->idle.pop_back();
+      }
+    }
+    bool reused = client != nullptr;
+    httplib::Headers headers{{"Accept", "application/json"}};
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    for (;;) {
+      if (!client) client = make_client(endpoint_);
+      const auto start = Clock::now();
+      httplib::Result result = client->Get(path, headers);
+      const auto took = Clock::now() - start;
+      if (!result) {
+        // A kept-alive connection the server closed meanwhile (the API server closes idle ones
+        // after 90 s) fails at once: a GET is idempotent, so it is sent again on a new
+        // connection, as Go's http.Transport does. A timeout is not retried.
+        if (reused && took < endpoint_.timeout) {
+          reused = false;
+          client.reset();
+          continue;
+        }
+        out.error = describe(result.error(), endpoint_, took);
+        return out;  // the connection is dropped with the client
+      }
+      out.status = result->status;
+      out.body = std::move(result->body);
+      break;
+    }
+    std::lock_guard<std::mutex> lock(pool_->mutex);
+    if (pool_->idle.size() < kMaxIdleConnections) pool_->idle.push_back(std::move(client));
+  } catch (const std::exception& e) {
+    out = ApiResponse{};
+    out.error = std::string("request failed: ") + e.what();
+  }
+  return out;
+}
+
+}  // namespace gpuadmit::kube

@@ -1,0 +1,50 @@
+#pragma once
+// HTTPS GETs to the Kubernetes API server: the cluster CA verified (chain and host name), a
+// bearer token per request, a timeout per phase. Thread-safe; connections are kept alive and
+// reused, one per concurrent caller. The only file that sees cpp-httplib is api_client.cc.
+//
+//   ApiClient api({.host = "10.96.0.1", .port = 443, .ca_path = ".../ca.crt"});
+//   ApiResponse r = api.get("/apis/resource.k8s.io", token);
+//   if (r.status == 0) ... r.error  // no answer: timed out, refused, TLS failed
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace gpuadmit::kube {
+
+struct ApiEndpoint {
+  std::string host;  // a DNS name or an IP literal (KUBERNETES_SERVICE_HOST)
+  int port = 443;
+  std::string ca_path;  // PEM bundle the server certificate must chain to
+  // Bounds the connect, each read and each write (cpp-httplib 0.11.4 has no overall deadline):
+  // a server that accepts and then says nothing is given up after one timeout.
+  std::chrono::milliseconds timeout{500};
+};
+
+struct ApiResponse {
+  int status = 0;     // the HTTP status; 0 when no answer arrived
+  std::string body;   // as sent (JSON for the API server's own answers)
+  std::string error;  // status 0: what failed, one line ("timed out after 500 ms", ...)
+};
+
+class ApiClient {
+ public:
+  explicit ApiClient(ApiEndpoint endpoint);
+  ~ApiClient();
+  ApiClient(const ApiClient&) = delete;
+  ApiClient& operator=(const ApiClient&) = delete;
+
+  // GET `path` with `Authorization: Bearer <token>` (none when empty) and
+  // `Accept: application/json`. Never throws.
+  ApiResponse get(const std::string& path, const std::string& token) const;
+
+  const ApiEndpoint& endpoint() const { return endpoint_; }
+
+ private:
+  struct Pool;
+  ApiEndpoint endpoint_;
+  std::unique_ptr<Pool> pool_;
+};
+
+}  // namespace gpuadmit::kube

@@ -1,0 +1,302 @@
+#include "kube/kube_claim_resolver.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "kube/api_client.h"
+
+namespace gpuadmit::kube {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kGroup = "resource.k8s.io";
+// Served versions in order of preference: v1 (GA in 1.34), then the betas older clusters serve
+// (v1beta2 since 1.33, v1beta1 since 1.32). A ResourceClaimSpec of any of them is understood by
+// the engine; `ResolvedClaim::api_version` says which it got.
+constexpr const char* kVersions[] = {"v1", "v1beta2", "v1beta1"};
+
+const char* resource_of(ClaimKind kind) {
+  return kind == ClaimKind::kTemplate ? "resourceclaimtemplates" : "resourceclaims";
+}
+const char* kind_of(ClaimKind kind) {
+  return kind == ClaimKind::kTemplate ? "ResourceClaimTemplate" : "ResourceClaim";
+}
+
+// Object names are DNS subdomains and namespaces DNS labels (apimachinery validation): lower-case
+// alphanumerics, '-' and '.'. Checked so that no name can change the request path.
+bool valid_name(std::string_view name, std::size_t max) {
+  if (name.empty() || name.size() > max) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  }
+  return true;
+}
+
+ResolvedClaim result(ClaimLookup status, std::string error) {
+  ResolvedClaim r;
+  r.status = status;
+  r.error = std::move(error);
+  return r;
+}
+
+// The token as the file holds it, without the trailing newline some tools write.
+std::optional<std::string> read_token(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
+    token.pop_back();
+  return token;
+}
+
+// "answered 403 (Forbidden): <Status.message>", from the API server's `Status` body when it
+// sent one (apimachinery metav1.Status: kind Status, reason, message, code).
+std::string describe_answer(const ApiResponse& r) {
+  std::string text = "the API server answered " + std::to_string(r.status);
+  const Json status = Json::parse(r.body, nullptr, false);
+  if (string_member(status, "kind") == "Status") {
+    if (auto reason = string_member(status, "reason"); !reason.empty())
+      text += " (" + std::string(reason) + ")";
+    if (auto message = string_member(status, "message"); !message.empty())
+      text += ": " + std::string(message);
+  }
+  return text;
+}
+
+bool is_not_found_status(const std::string& body) {
+  const Json status = Json::parse(body, nullptr, false);
+  return string_member(status, "kind") == "Status" && string_member(status, "reason") == "NotFound";
+}
+
+}  // namespace
+
+std::variant<KubeClaimResolverConfig, std::string> KubeClaimResolverConfig::in_cluster() {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (host == nullptr || *host == '\0' || port == nullptr || *port == '\0') {
+    return std::string(
+        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set: not running in a pod");
+  }
+  KubeClaimResolverConfig config;
+  config.host = host;
+  char* end = nullptr;
+  const long value = std::strtol(port, &end, 10);
+  if (*end != '\0' || value < 1 || value > 65535) {
+    return "KUBERNETES_SERVICE_PORT is not a port: \"" + std::string(port) + "\"";
+  }
+  config.port = static_cast<int>(value);
+  return config;
+}
+
+struct KubeClaimResolver::Impl {
+  explicit Impl(KubeClaimResolverConfig c)
+      : config(std::move(c)), api({config.host, config.port, config.ca_path, config.timeout}) {}
+
+  struct Entry {
+    std::string key;
+    ResolvedClaim claim;
+    Clock::time_point expires;
+  };
+
+  KubeClaimResolverConfig config;
+  ApiClient api;
+
+  mutable std::mutex mutex;  // guards the cache and the discovered version
+  std::list<Entry> lru;      // most recently used first
+  std::unordered_map<std::string, std::list<Entry>::iterator> index;
+  std::optional<std::string> version;  // discovered once, forgotten if it stops being served
+
+  std::atomic<std::uint64_t> found{0}, not_found{0}, unavailable{0}, cache_hit{0};
+
+  Clock::time_point now() const { return config.now ? config.now() : Clock::now(); }
+
+  std::optional<ResolvedClaim> cached(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = index.find(key);
+    if (it == index.end()) return std::nullopt;
+    if (it->second->expires <= now()) {
+      lru.erase(it->second);
+      index.erase(it);
+      return std::nullopt;
+    }
+    lru.splice(lru.begin(), lru, it->second);
+    return it->second->claim;
+  }
+
+  void remember(const std::string& key, const ResolvedClaim& claim) {
+    const std::chrono::milliseconds ttl = claim.status == ClaimLookup::kFound ? config.found_ttl
+                                          : claim.status == ClaimLookup::kNotFound
+                                              ? config.not_found_ttl
+                                              : config.unavailable_ttl;
+    if (config.cache_size == 0 || ttl.count() <= 0) return;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = index.find(key); it != index.end()) {
+      lru.erase(it->second);
+      index.erase(it);
+    }
+    lru.push_front(Entry{key, claim, now() + ttl});
+    index[key] = lru.begin();
+    while (lru.size() > config.cache_size) {
+      index.erase(lru.back().key);
+      lru.pop_back();
+    }
+  }
+
+  // The served version of resource.k8s.io, from the group's discovery document
+  // (GET /apis/resource.k8s.io → APIGroup{versions[].version}); nullopt and `error` when it
+  // cannot be known. Only a successful discovery is kept.
+  std::optional<std::string> served_version(const std::string& token, std::string& error) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (version) return version;
+    }
+    const ApiResponse r = api.get(std::string("/apis/") + kGroup, token);
+    if (r.status == 0) {
+      error = r.error;
+      return std::nullopt;
+    }
+    if (r.status == 404) {
+      error = std::string("the API server does not serve ") + kGroup + " (DRA is not enabled)";
+      return std::nullopt;
+    }
+    if (r.status != 200) {
+      error = describe_answer(r) + " for GET /apis/" + kGroup;
+      return std::nullopt;
+    }
+    const Json group = Json::parse(r.body, nullptr, false);
+    const Json* versions = find_member(group, "versions");
+    for (const char* wanted : kVersions) {
+      if (versions == nullptr || !versions->is_array()) break;
+      for (const Json& v : *versions) {
+        if (string_member(v, "version") != wanted) continue;
+        std::lock_guard<std::mutex> lock(mutex);
+        version = wanted;
+        return version;
+      }
+    }
+    error = std::string("the API server serves none of ") + kGroup + " v1, v1beta2, v1beta1";
+    return std::nullopt;
+  }
+
+  void forget_version(const std::string& stale) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (version == stale) version.reset();
+  }
+
+  ResolvedClaim fetch(ClaimKind kind, std::string_view ns, std::string_view name) {
+    const std::optional<std::string> token = read_token(config.token_path);
+    if (!token) {
+      return result(ClaimLookup::kUnavailable,
+                    "cannot read the service account token " + config.token_path);
+    }
+    std::string error;
+    const std::optional<std::string> v = served_version(*token, error);
+    if (!v) return result(ClaimLookup::kUnavailable, error);
+    const std::string path = std::string("/apis/") + kGroup + "/" + *v + "/namespaces/" +
+                             std::string(ns) + "/" + resource_of(kind) + "/" + std::string(name);
+    const ApiResponse r = api.get(path, *token);
+    if (r.status == 0) return result(ClaimLookup::kUnavailable, r.error);
+    if (r.status == 404) {
+      // The object's 404 is a Status with reason NotFound; a 404 without one is the server not
+      // serving this group version any more (an upgrade or rollback): discover it again.
+      if (is_not_found_status(r.body)) {
+        return result(ClaimLookup::kNotFound, std::string(kind_of(kind)) + " " + std::string(ns) +
+                                                  "/" + std::string(name) + " does not exist");
+      }
+      forget_version(*v);
+      return result(ClaimLookup::kUnavailable,
+                    std::string(kGroup) + "/" + *v + " is no longer served");
+    }
+    if (r.status != 200) return result(ClaimLookup::kUnavailable, describe_answer(r));
+    return parse_object(kind, r.body);
+  }
+
+  static ResolvedClaim parse_object(ClaimKind kind, const std::string& body) {
+    Json object = Json::parse(body, nullptr, false);
+    if (!object.is_object() || string_member(object, "kind") != kind_of(kind)) {
+      return result(ClaimLookup::kUnavailable,
+                    std::string("the API server's answer is not a ") + kind_of(kind));
+    }
+    // ResourceClaim: spec is the ResourceClaimSpec. ResourceClaimTemplate: spec is a
+    // ResourceClaimTemplateSpec {metadata, spec}, the claim's spec one level down.
+    Json* spec = find_member(object, "spec");
+    if (spec != nullptr && kind == ClaimKind::kTemplate) spec = find_member(*spec, "spec");
+    if (spec != nullptr && !spec->is_object()) {
+      return result(ClaimLookup::kUnavailable,
+                    std::string("the API server's ") + kind_of(kind) + " has a malformed spec");
+    }
+    ResolvedClaim r;
+    r.status = ClaimLookup::kFound;
+    r.api_version = std::string(string_member(object, "apiVersion"));
+    r.spec = spec != nullptr ? std::move(*spec) : Json::object();
+    return r;
+  }
+};
+
+KubeClaimResolver::KubeClaimResolver(KubeClaimResolverConfig config)
+    : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+KubeClaimResolver::~KubeClaimResolver() = default;
+
+ResolvedClaim KubeClaimResolver::resolve(ClaimKind kind, std::string_view ns,
+                                         std::string_view name) const {
+  try {
+    if (!valid_name(ns, 63) || !valid_name(name, 253)) {
+      return result(ClaimLookup::kNotFound, std::string(kind_of(kind)) + " name \"" +
+                                                std::string(name) + "\" in namespace \"" +
+                                                std::string(ns) + "\" is not a valid name");
+    }
+    std::string key = std::string(kind == ClaimKind::kTemplate ? "t/" : "c/");
+    key.append(ns).append("/").append(name);
+    if (std::optional<ResolvedClaim> hit = impl_->cached(key)) {
+      impl_->cache_hit.fetch_add(1, std::memory_order_relaxed);
+      return *hit;
+    }
+    ResolvedClaim claim = impl_->fetch(kind, ns, name);
+    (claim.status == ClaimLookup::kFound      ? impl_->found
+     : claim.status == ClaimLookup::kNotFound ? impl_->not_found
+                                              : impl_->unavailable)
+        .fetch_add(1, std::memory_order_relaxed);
+    impl_->remember(key, claim);
+    return claim;
+  } catch (const std::exception& e) {  // bad_alloc; nothing else throws here
+    impl_->unavailable.fetch_add(1, std::memory_order_relaxed);
+    return result(ClaimLookup::kUnavailable, std::string("lookup failed: ") + e.what());
+  }
+}
+
+ClaimLookupCounts KubeClaimResolver::counts() const {
+  return {impl_->found.load(), impl_->not_found.load(), impl_->unavailable.load(),
+          impl_->cache_hit.load()};
+}
+
+std::size_t KubeClaimResolver::cache_entries() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->lru.size();
+}
+
+void KubeClaimResolver::render_metrics(std::string& out) const {
+  const ClaimLookupCounts c = counts();
+  out +=
+      "# HELP gpuadmit_dra_lookups_total DRA claim lookups through the Kubernetes API by result: "
+      "found, not_found, unavailable (the API's answers) and cache_hit (answered from the "
+      "cache).\n# TYPE gpuadmit_dra_lookups_total counter\n";
+  const std::pair<const char*, std::uint64_t> series[] = {{"found", c.found},
+                                                          {"not_found", c.not_found},
+                                                          {"unavailable", c.unavailable},
+                                                          {"cache_hit", c.cache_hit}};
+  for (const auto& [label, value] : series) {
+    out += "gpuadmit_dra_lookups_total{result=\"";
+    out += label;
+    out += "\"} " + std::to_string(value) + "\n";
+  }
+}
+
+}  // namespace gpuadmit::kube
