@@ -330,7 +330,7 @@ spec:
       {R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
           {"name":"a"},{"name":"b","env":[{"name":"X","value":"1"}]}]}})",
        R"([{"op":"add","path":"/spec/containers/0/env","value":[{"name":"NVIDIA_VISIBLE_DEVICES",)"
-       R"("value":"void"}]},{"op":"add","path":"/spec/containers/1/env/1","value":{"name":)"
+       R"("value":"void"}]},{"op":"add","path":"/spec/containers/1/env/-","value":{"name":)"
        R"("NVIDIA_VISIBLE_DEVICES","value":"void"}}])"},
       {R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"jobTemplate":
           {"spec":{"template":{"spec":{"containers":[{"name":"g","resources":{"limits":
