@@ -42,9 +42,8 @@ std::string_view group_of(std::string_view api_version) {
 
 bool is_managed(std::string_view api_version, std::string_view kind) {
   const std::string_view group = group_of(api_version);
-  return std::any_of(kManaged.begin(), kManaged.end(), [&](const ManagedKind& m) {
-    return m.group == group && m.kind == kind;
-  });
+  return std::any_of(kManaged.begin(), kManaged.end(),
+                     [&](const ManagedKind& m) { return m.group == group && m.kind == kind; });
 }
 
 // The controller ownerReference of the object, or null.

@@ -106,11 +106,10 @@ class GpuVisibilityRule final : public Rule {
       } else {
         what = "sets NVIDIA_VISIBLE_DEVICES to " + json_text(*value);
       }
-      out.push_back(Violation{
-          who + " but " + what +
-              "; NVIDIA's container runtime exposes the GPUs it names: " +
-              std::string(kRequestInstead) + ", or set it to void",
-          ref.path + ".env[" + std::to_string(i) + "]"});
+      out.push_back(Violation{who + " but " + what +
+                                  "; NVIDIA's container runtime exposes the GPUs it names: " +
+                                  std::string(kRequestInstead) + ", or set it to void",
+                              ref.path + ".env[" + std::to_string(i) + "]"});
     }
   }
 
@@ -123,22 +122,21 @@ class GpuVisibilityRule final : public Rule {
       const std::string path = ref.path + ".volumeMounts[" + std::to_string(i) + "]";
       const std::string mount_path = normalized(string_member(mount, "mountPath"));
       if (under(mount_path, kDeviceListMountRoot)) {
-        out.push_back(Violation{
-            who + " but mounts a volume at " + mount_path +
-                ", which NVIDIA's container runtime reads as a list of GPUs to expose "
-                "(accept-nvidia-visible-devices-as-volume-mounts); " +
-                std::string(kRequestInstead) + ", and mount it elsewhere",
-            path});
+        out.push_back(
+            Violation{who + " but mounts a volume at " + mount_path +
+                          ", which NVIDIA's container runtime reads as a list of GPUs to expose "
+                          "(accept-nvidia-visible-devices-as-volume-mounts); " +
+                          std::string(kRequestInstead) + ", and mount it elsewhere",
+                      path});
         continue;
       }
       const std::string node_path = host_path_of(pod.spec(), mount);
       if (node_path.empty() || !reaches_gpu_devices(node_path)) continue;
-      out.push_back(Violation{who + " but mounts the node's " + node_path +
-                                  " through hostPath volume " +
-                                  std::string(string_member(mount, "name")) +
-                                  ", which holds GPU device nodes; " +
-                                  std::string(kRequestInstead) + " of mounting device nodes",
-                              path});
+      out.push_back(Violation{
+          who + " but mounts the node's " + node_path + " through hostPath volume " +
+              std::string(string_member(mount, "name")) + ", which holds GPU device nodes; " +
+              std::string(kRequestInstead) + " of mounting device nodes",
+          path});
     }
   }
 

@@ -44,8 +44,8 @@ TEST_CASE("mutator gpu-visibility: containers that request no GPU get NVIDIA_VIS
            ""},
           {"nvidia.com/gpu: 0 is no request", "default",
            pod(R"([{"name":"c","resources":{"limits":{"nvidia.com/gpu":"0"}}}])"),
-           pod(R"([{"name":"c","resources":{"limits":{"nvidia.com/gpu":"0"}},"env":)" +
-               void_env() + "}]")},
+           pod(R"([{"name":"c","resources":{"limits":{"nvidia.com/gpu":"0"}},"env":)" + void_env() +
+               "}]")},
           {"a policy gpuResources name counts as a GPU", "default",
            pod(R"([{"name":"c","resources":{"limits":{"amd.com/gpu":1}}}])"), ""},
           {"the variable set by the user, whatever its value, is left to GPU024", "default",

@@ -68,13 +68,15 @@ TEST_CASE("policy: gpuVisibility, nvidiaRuntimeClasses and tenant queues load",
 }
 
 TEST_CASE("policy: gpuVisibility defaults to fix, which denies GPU024", "[policy][loader]") {
-  PolicyLoadResult r = load_policy(replace(kPolicy, "    gpuVisibility: warn\n", "    fragmentation: warn\n"), "p.yaml");
+  PolicyLoadResult r = load_policy(
+      replace(kPolicy, "    gpuVisibility: warn\n", "    fragmentation: warn\n"), "p.yaml");
   REQUIRE(r.ok());
   CHECK(r.policy->enforcement.gpu_visibility == Action::kFix);
   auto compiled = CompiledPolicy::compile(*r.policy);
   CHECK(compiled->action_for("GPU024", Action::kDeny) == Action::kDeny);
-  r = load_policy(replace(kPolicy, "gpuVisibility: warn", "gpuVisibility: fix\n    rules: {GPU024: off}"),
-                  "p.yaml");
+  r = load_policy(
+      replace(kPolicy, "gpuVisibility: warn", "gpuVisibility: fix\n    rules: {GPU024: off}"),
+      "p.yaml");
   REQUIRE(r.ok());
   CHECK(CompiledPolicy::compile(*r.policy)->action_for("GPU024", Action::kDeny) == Action::kOff);
 }
@@ -113,7 +115,9 @@ TEST_CASE("policy: visibility and queue errors are located", "[policy][loader][q
        "spec.tenants[1].queue: must be a map, got \"team-b\" (policy.yaml:12:14)"},
   };
   for (const Case& c : cases) {
-    SECTION(c.name) { CHECK(errors_of(replace(kPolicy, c.from, c.to)) == std::vector<std::string>{c.error}); }
+    SECTION(c.name) {
+      CHECK(errors_of(replace(kPolicy, c.from, c.to)) == std::vector<std::string>{c.error});
+    }
   }
 }
 

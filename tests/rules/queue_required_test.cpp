@@ -26,8 +26,7 @@ constexpr std::string_view kMessage =
     "tenant research runs GPU workloads through Kueue, but this one names no LocalQueue; set the "
     "label kueue.x-k8s.io/queue-name to one of the tenant's LocalQueues";
 
-TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one",
-          "[rules][GPU025]") {
+TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one", "[rules][GPU025]") {
   auto policy = policy_from_yaml(policy_requiring_queue());
   auto rule = make_queue_required_rule();
   REQUIRE(rule->id() == "GPU025");
@@ -36,29 +35,39 @@ TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one",
   run_cases(
       *rule, policy,
       {
-          {"a GPU Job without a queue", "research", job("", gpu()),
+          {"a GPU Job without a queue",
+           "research",
+           job("", gpu()),
            {label + std::string(kMessage)}},
-          {"a GPU Job with a queue", "research",
-           job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})", gpu()), {}},
-          {"an empty queue label is no queue", "research",
+          {"a GPU Job with a queue",
+           "research",
+           job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
+           {}},
+          {"an empty queue label is no queue",
+           "research",
            job(R"(,"labels":{"kueue.x-k8s.io/queue-name":""})", gpu()),
            {label + std::string(kMessage)}},
-          {"Kueue's deprecated annotation", "research",
-           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"q"})", gpu()), {}},
+          {"Kueue's deprecated annotation",
+           "research",
+           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
+           {}},
           {"a CPU Job", "research", job("", container("c", "", "")), {}},
           {"a tenant that names a queue without requiring it", "ml-a", job("", gpu()), {}},
-          {"a CronJob: the jobTemplate's labels", "research",
+          {"a CronJob: the jobTemplate's labels",
+           "research",
            R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{
                "jobTemplate":{"spec":{"template":{"spec":{"containers":[)" +
                gpu() + "]}}}}}}",
            {"spec.jobTemplate.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
             std::string(kMessage)}},
-          {"a Job of a JobSet is queued through the JobSet", "research",
+          {"a Job of a JobSet is queued through the JobSet",
+           "research",
            job(R"(,"ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
                "name":"js","uid":"u","controller":true}])",
                gpu()),
            {}},
-          {"a kind Kueue does not manage", "research",
+          {"a kind Kueue does not manage",
+           "research",
            R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r"},"spec":{
                "template":{"spec":{"containers":[)" +
                gpu() + "]}}}}",
@@ -66,8 +75,7 @@ TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one",
       });
 }
 
-TEST_CASE("rule GPU025: reported once per workload, at its first GPU pod spec",
-          "[rules][GPU025]") {
+TEST_CASE("rule GPU025: reported once per workload, at its first GPU pod spec", "[rules][GPU025]") {
   auto policy = policy_from_yaml(policy_requiring_queue());
   auto rule = make_queue_required_rule();
   const std::string ray =
