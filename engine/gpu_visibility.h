@@ -29,16 +29,4 @@ inline bool runs_on_every_node(const PodContext& ctx) {
          (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet");
 }
 
-// The container's env entries named `name` (Kubernetes keeps the last of duplicates; every one
-// is returned so that none hides), in order.
-inline std::vector<const Json*> env_entries(const Json& container, std::string_view name) {
-  std::vector<const Json*> out;
-  const Json* env = find_member(container, "env");
-  if (env == nullptr || !env->is_array()) return out;
-  for (const Json& entry : *env) {
-    if (string_member(entry, "name") == name) out.push_back(&entry);
-  }
-  return out;
-}
-
 }  // namespace gpuadmit
