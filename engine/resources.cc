@@ -134,8 +134,9 @@ bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
 }
 
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
-  return std::any_of(pod.containers().begin(), pod.containers().end(),
-                     [&](const ContainerRef& ref) { return container_requests_gpu(pod, ref, policy); });
+  return std::any_of(
+      pod.containers().begin(), pod.containers().end(),
+      [&](const ContainerRef& ref) { return container_requests_gpu(pod, ref, policy); });
 }
 
 // Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests / AggregateContainerRequests

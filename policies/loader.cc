@@ -574,7 +574,8 @@ class Loader {
   static bool is_dns_subdomain(std::string_view s, size_t max = 253) {
     auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
     if (s.empty() || s.size() > max || !alnum(s.front()) || !alnum(s.back())) return false;
-    return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+    return std::all_of(s.begin(), s.end(),
+                       [&](char c) { return alnum(c) || c == '-' || c == '.'; });
   }
 
   void read_classes(const YAML::Node& node, const std::string& path) {
@@ -897,7 +898,8 @@ class Loader {
       with(*m, "priority", [&](const YAML::Node& n, const std::string& p) {
         read_tenant_priority(n, p, t.priority);
       });
-      with(*m, "queue", [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
+      with(*m, "queue",
+           [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
       policy_.tenants.push_back(std::move(t));
     }
   }

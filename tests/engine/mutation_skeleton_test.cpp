@@ -42,7 +42,8 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"name":<discarded>,)"
        R"("labels":{"x":"y"},"annotations":{"k":"v"}},"spec":{"initContainers":[{"name":)"
        R"(<discarded>,"image":<discarded>}],"containers":[{"name":<discarded>,"image":)"
-       R"(<discarded>,"env":[{"name":"A","value":"1"}],"resources":{"limits":{"nvidia.com/gpu":1}}}],)"
+       R"(<discarded>,"env":[{"name":"A","value":"1"}],"resources":{"limits":)"
+       R"({"nvidia.com/gpu":1}}}],)"
        R"("volumes":<discarded>,"tolerations":[{"key":"t","operator":"Exists"}],"priority":0,)"
        R"("nodeSelector":{"pool":"a100"},"schedulerName":<discarded>},"status":<discarded>})"},
       {"a template without metadata: the metadata stays absent, so adding it is a diff",
