@@ -1,10 +1,12 @@
 #include "engine/mutation_skeleton.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "engine/kueue.h"
 #include "engine/pod_view.h"
 
 namespace gpuadmit {
@@ -106,12 +108,18 @@ Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& l
         const Node opened_list = member(spec, list_key);
         for (std::size_t i = 0; i < list->size(); ++i) {
           if (!(*list)[i].is_object()) continue;
-          copy_member(element(opened_list, i), kMutableContainerMember);
+          const Node container = element(opened_list, i);
+          for (std::string_view key : kMutableContainerMembers) copy_member(container, key);
         }
       }
     }
     if (const Node metadata = descend(root, location.metadata); metadata.skeleton != nullptr) {
       copy_member(metadata, kMutableMetadataMember);
+    }
+  }
+  if (const std::optional<JsonPointer> queue = kueue_queue_metadata(object)) {
+    if (const Node metadata = descend(root, *queue); metadata.skeleton != nullptr) {
+      copy_member(metadata, kMutableQueueMetadataMember);
     }
   }
   return skeleton;

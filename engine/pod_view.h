@@ -18,16 +18,19 @@
 namespace gpuadmit {
 
 // What a mutator may write through a PodView, and nothing else: these members of the pod spec,
-// the `resources` of each container, and the pod (template) metadata's `annotations` (the
-// metadata is created when absent). Pipeline::evaluate_in_place diffs only these against the
-// object before mutation (engine/mutation_skeleton.h); tests/engine/json_diff_test.cpp holds
-// every mutator to it on the corpus and the test policies.
+// the `resources` and `env` of each container, the pod (template) metadata's `annotations` (the
+// metadata is created when absent), and the `labels` of the metadata Kueue reads the queue from
+// (engine/kueue.h kueue_queue_metadata: the top-level object's, a CronJob's jobTemplate's).
+// Pipeline::evaluate_in_place diffs only these against the object before mutation
+// (engine/mutation_skeleton.h); tests/engine/json_diff_test.cpp holds every mutator to it on the
+// corpus and the test policies.
 inline constexpr std::string_view kMutableSpecMembers[] = {
     "tolerations", "affinity", "nodeSelector", "priorityClassName", "priority", "preemptionPolicy"};
 inline constexpr std::string_view kContainerLists[] = {"initContainers", "containers",
                                                        "ephemeralContainers"};
-inline constexpr std::string_view kMutableContainerMember = "resources";
+inline constexpr std::string_view kMutableContainerMembers[] = {"resources", "env"};
 inline constexpr std::string_view kMutableMetadataMember = "annotations";
+inline constexpr std::string_view kMutableQueueMetadataMember = "labels";
 
 enum class ContainerKind { kInit, kApp, kEphemeral };
 

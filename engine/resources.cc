@@ -123,15 +123,20 @@ int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy)
   return total;
 }
 
-bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
-  for (const ContainerRef& ref : pod.containers()) {
-    for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
-      const bool positive_request = u.request && !u.request->is_zero() && !u.request->is_negative();
-      const bool positive_limit = u.limit && !u.limit->is_zero() && !u.limit->is_negative();
-      if (positive_request || positive_limit) return true;
-    }
+bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
+                            const CompiledPolicy& policy) {
+  for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
+    const bool positive_request = u.request && !u.request->is_zero() && !u.request->is_negative();
+    const bool positive_limit = u.limit && !u.limit->is_zero() && !u.limit->is_negative();
+    if (positive_request || positive_limit) return true;
   }
   return false;
+}
+
+bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
+  return std::any_of(
+      pod.containers().begin(), pod.containers().end(),
+      [&](const ContainerRef& ref) { return container_requests_gpu(pod, ref, policy); });
 }
 
 // Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests / AggregateContainerRequests

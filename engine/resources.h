@@ -84,6 +84,13 @@ class PodGpuResources {
 // to whole units; 0 when none is positive).
 int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy);
 
+// True when the container asks for GPUs: a positive request or limit of a GPU resource (SPEC §2:
+// "0" is not a GPU request). The one place that decides it for a container — is_gpu_pod, the
+// gpu-visibility mutation and GPU024 ask it — so that GPUs a container gets another way (DRA:
+// its resources.claims naming a GPU claim of the pod) plug in here.
+bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
+                            const CompiledPolicy& policy);
+
 // True when a container, init container or ephemeral container requests or limits a positive
 // quantity of a GPU resource (SPEC §2: "0" is not a GPU request).
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy);

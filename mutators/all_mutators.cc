@@ -2,8 +2,10 @@
 
 #include "mutators/class_annotation.h"
 #include "mutators/defaults.h"
+#include "mutators/gpu_visibility.h"
 #include "mutators/node_affinity.h"
 #include "mutators/priority.h"
+#include "mutators/queue_label.h"
 #include "mutators/requests_equal_limits.h"
 #include "mutators/resource_names.h"
 #include "mutators/strip_gpu_pool.h"
@@ -24,6 +26,8 @@ std::vector<std::unique_ptr<const Mutator>> default_mutators() {
   mutators.push_back(make_defaults_mutator());               // 6. "defaults"
   mutators.push_back(make_priority_mutator());               // 7. "priority"
   mutators.push_back(make_strip_gpu_pool_mutator());         // 8. "strip-gpu-pool"
+  mutators.push_back(make_gpu_visibility_mutator());         // 9. "gpu-visibility"
+  mutators.push_back(make_queue_label_mutator());            // 10. "queue"
   return mutators;
 }
 

@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
@@ -146,6 +147,14 @@ bool CompiledPolicy::is_gpu_resource(std::string_view resource) const {
   return patterns_->gpu_resources.find(resource) != patterns_->gpu_resources.end();
 }
 
+bool CompiledPolicy::is_nvidia_runtime_class(std::string_view name) const {
+  // The GPU Operator creates the RuntimeClass `nvidia`, and with CDI enabled `nvidia-cdi` and
+  // `nvidia-legacy` (gpu-operator docs, "Container Device Interface Support").
+  if (name == "nvidia" || name == "nvidia-cdi" || name == "nvidia-legacy") return true;
+  const std::vector<std::string>& extra = policy_.nvidia_runtime_classes;
+  return std::find(extra.begin(), extra.end(), name) != extra.end();
+}
+
 Action CompiledPolicy::action_for(std::string_view rule_id, Action default_action) const {
   if (auto it = patterns_->rule_actions.find(rule_id); it != patterns_->rule_actions.end()) {
     return it->second;
@@ -162,6 +171,10 @@ Action CompiledPolicy::action_for(std::string_view rule_id, Action default_actio
     return e.non_gpu_on_gpu_pool == Action::kStrip ? Action::kDeny : e.non_gpu_on_gpu_pool;
   }
   if (rule_id == "GPU014") return e.fragmentation;
+  if (rule_id == "GPU024") {
+    // `fix` sets NVIDIA_VISIBLE_DEVICES=void where nothing is set; explicit settings are denied.
+    return e.gpu_visibility == Action::kFix ? Action::kDeny : e.gpu_visibility;
+  }
   return default_action;
 }
 

@@ -39,6 +39,10 @@ class CompiledPolicy {
   // and the policy's `gpuResources`.
   bool is_gpu_resource(std::string_view resource) const;
 
+  // A RuntimeClass that runs NVIDIA's container runtime: the GPU Operator's `nvidia`,
+  // `nvidia-cdi` and `nvidia-legacy`, and the policy's `nvidiaRuntimeClasses` (GPU024).
+  bool is_nvidia_runtime_class(std::string_view name) const;
+
   // The action for a rule id: `enforcement.rules[id]` if set, else the rule-specific field
   // (GPU001 ← requestsEqualLimits, GPU009 ← nonGpuOnGpuPool, GPU014 ← fragmentation), else
   // `default_action`.

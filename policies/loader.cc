@@ -525,7 +525,8 @@ class Loader {
   void read_spec(const YAML::Node& node, const std::string& path) {
     auto m =
         map(node, path,
-            {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement", "workloads"});
+            {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement", "workloads",
+             "nvidiaRuntimeClasses"});
     if (!m) return;
     with(*m, "gpuResources", [&](const YAML::Node& n, const std::string& p) {
       auto items = list(n, p);
@@ -550,6 +551,31 @@ class Loader {
     with(*m, "enforcement",
          [&](const YAML::Node& n, const std::string& p) { read_enforcement(n, p); });
     with(*m, "workloads", [&](const YAML::Node& n, const std::string& p) { read_workloads(n, p); });
+    with(*m, "nvidiaRuntimeClasses", [&](const YAML::Node& n, const std::string& p) {
+      read_nvidia_runtime_classes(n, p);
+    });
+  }
+
+  // RuntimeClass names: DNS-1123 subdomains (Kubernetes ValidateRuntimeClassName).
+  void read_nvidia_runtime_classes(const YAML::Node& node, const std::string& path) {
+    for (const Ref& r : names(node, path)) {
+      if (!is_dns_subdomain(r.name)) {
+        add(r.mark, r.path,
+            "invalid RuntimeClass name " + quote(r.name) +
+                ": must be a lowercase DNS subdomain such as nvidia-cdi");
+        continue;
+      }
+      policy_.nvidia_runtime_classes.push_back(r.name);
+    }
+  }
+
+  // Lowercase RFC 1123 subdomain of at most `max` characters: [a-z0-9] at both ends, [-.a-z0-9]
+  // between.
+  static bool is_dns_subdomain(std::string_view s, size_t max = 253) {
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (s.empty() || s.size() > max || !alnum(s.front()) || !alnum(s.back())) return false;
+    return std::all_of(s.begin(), s.end(),
+                       [&](char c) { return alnum(c) || c == '-' || c == '.'; });
   }
 
   void read_classes(const YAML::Node& node, const std::string& path) {
@@ -780,7 +806,7 @@ class Loader {
       Tenant t;
       auto m = map((*items)[i], tp,
                    {"name", "namespaces", "defaultClass", "allowedClasses", "defaults", "limits",
-                    "quota", "priority"});
+                    "quota", "priority", "queue"});
       if (!m) continue;
       if (const Field* f = m->get("name")) {
         const std::string np = child(tp, "name");
@@ -872,8 +898,37 @@ class Loader {
       with(*m, "priority", [&](const YAML::Node& n, const std::string& p) {
         read_tenant_priority(n, p, t.priority);
       });
+      with(*m, "queue",
+           [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
       policy_.tenants.push_back(std::move(t));
     }
+  }
+
+  // `queue: {name: team-a, require: true}`: the LocalQueue name becomes a label value
+  // (kueue.x-k8s.io/queue-name), so it must be both a LocalQueue name (DNS subdomain) and a
+  // label value (at most 63 characters).
+  std::optional<TenantQueue> read_queue(const YAML::Node& node, const std::string& path) {
+    auto m = map(node, path, {"name", "require"});
+    if (!m) return std::nullopt;
+    TenantQueue q;
+    with(*m, "name", [&](const YAML::Node& n, const std::string& p) {
+      auto s = nonempty_string(n, p);
+      if (s && !is_dns_subdomain(*s, 63)) {
+        add(n, p,
+            "invalid LocalQueue name " + quote(*s) +
+                ": must be a lowercase DNS subdomain of at most 63 characters (it is written as "
+                "the kueue.x-k8s.io/queue-name label)");
+      } else if (s) {
+        q.name = *s;
+      }
+    });
+    with(*m, "require", [&](const YAML::Node& n, const std::string& p) {
+      if (auto b = boolean(n, p)) q.require = *b;
+    });
+    if (node.size() == 0) {  // an unknown key is reported as such
+      add(node, path, "set name (the tenant's LocalQueue), require: true, or both");
+    }
+    return q;
   }
 
   void read_tenant_priority(const YAML::Node& node, const std::string& path, TenantPriority& tp) {
@@ -913,7 +968,8 @@ class Loader {
 
   void read_enforcement(const YAML::Node& node, const std::string& path) {
     auto m = map(node, path,
-                 {"requestsEqualLimits", "nonGpuOnGpuPool", "fragmentation", "rules", "exempt"});
+                 {"requestsEqualLimits", "nonGpuOnGpuPool", "fragmentation", "rules", "exempt",
+                  "gpuVisibility"});
     if (!m) return;
     Enforcement& e = policy_.enforcement;
     with(*m, "requestsEqualLimits", [&](const YAML::Node& n, const std::string& p) {
@@ -925,13 +981,16 @@ class Loader {
     with(*m, "fragmentation", [&](const YAML::Node& n, const std::string& p) {
       if (auto a = action(n, p, {"deny", "warn", "off"})) e.fragmentation = *a;
     });
+    with(*m, "gpuVisibility", [&](const YAML::Node& n, const std::string& p) {
+      if (auto a = action(n, p, {"fix", "deny", "warn", "off"})) e.gpu_visibility = *a;
+    });
     with(*m, "rules", [&](const YAML::Node& n, const std::string& p) {
       auto rm = free_map(n, p);
       if (!rm) return;
       for (const Field& f : rm->fields) {
         const std::string rp = key_path(p, f.key);
         if (!is_rule_id(f.key)) {
-          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU017");
+          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU025");
           continue;
         }
         if (auto a = action(f.value, rp, {"deny", "warn", "off"})) e.rules.emplace_back(f.key, *a);
@@ -954,7 +1013,7 @@ class Loader {
       return false;
     }
     const int n = std::stoi(std::string(id.substr(3)));
-    return n >= 1 && n <= 17;
+    return n >= 1 && n <= 25;
   }
 
   // "spec.workers[*].template.spec": keys separated by '.', `*` for any map key, a `[*]`

@@ -77,6 +77,13 @@ struct TenantPriority {
   std::optional<std::vector<std::string>> allowed;                // unset: any class allowed
 };
 
+// A tenant's Kueue LocalQueue: `name` is written as the kueue.x-k8s.io/queue-name label on GPU
+// workloads that name none; `require` denies GPU workloads without a queue (GPU025).
+struct TenantQueue {
+  std::string name;  // "" when the tenant names no queue (only `require`)
+  bool require = false;
+};
+
 struct Tenant {
   std::string name;
   std::vector<std::string> namespaces;  // RE2 full-match patterns
@@ -87,12 +94,16 @@ struct Tenant {
   TenantLimits limits;
   std::optional<int64_t> quota_gpus;
   TenantPriority priority;
+  std::optional<TenantQueue> queue;  // the tenant's Kueue LocalQueue (docs/mutations.md §10)
 };
 
 struct Enforcement {
   Action requests_equal_limits = Action::kFix;  // fix | deny | warn
   Action non_gpu_on_gpu_pool = Action::kDeny;   // deny | strip | warn | off
   Action fragmentation = Action::kWarn;         // deny | warn | off (GPU014)
+  // fix: NVIDIA_VISIBLE_DEVICES=void on containers that request no GPU, and GPU024 denies;
+  // deny | warn: GPU024 only; off: neither.
+  Action gpu_visibility = Action::kFix;
   std::vector<std::pair<std::string, Action>> rules;  // rule id -> deny | warn | off
   std::vector<std::string> exempt_namespaces;         // RE2 full-match patterns
 };
@@ -111,6 +122,9 @@ struct Policy {
   std::vector<Tenant> tenants;  // first match wins
   Enforcement enforcement;
   std::vector<WorkloadDecl> workloads;
+  // RuntimeClass names that run NVIDIA's container runtime, besides the GPU Operator's `nvidia`,
+  // `nvidia-cdi` and `nvidia-legacy` (GPU024).
+  std::vector<std::string> nvidia_runtime_classes;
 };
 
 }  // namespace gpuadmit

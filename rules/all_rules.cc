@@ -7,11 +7,13 @@
 #include "rules/fragmentation.h"
 #include "rules/gpu_count_limits.h"
 #include "rules/gpu_quota.h"
+#include "rules/gpu_visibility.h"
 #include "rules/known_class.h"
 #include "rules/mig_profile.h"
 #include "rules/no_mixed_gpu_kinds.h"
 #include "rules/non_gpu_on_gpu_pool.h"
 #include "rules/pod_level_gpu_resources.h"
+#include "rules/queue_required.h"
 #include "rules/requests_equal_limits.h"
 #include "rules/time_slicing_one_per_container.h"
 #include "rules/whole_gpu_quantities.h"
@@ -22,7 +24,7 @@ namespace gpuadmit {
 // over LimitRange/ResourceQuota objects, not pod-spec rules (lint/).
 std::vector<std::unique_ptr<const Rule>> default_rules() {
   std::vector<std::unique_ptr<const Rule>> rules;
-  rules.reserve(15);
+  rules.reserve(17);
   rules.push_back(make_requests_equal_limits_rule());           // GPU001
   rules.push_back(make_whole_gpu_quantities_rule());            // GPU002
   rules.push_back(make_allowed_classes_rule());                 // GPU003
@@ -38,6 +40,8 @@ std::vector<std::unique_ptr<const Rule>> default_rules() {
   rules.push_back(make_gpu_quota_rule());                       // GPU013
   rules.push_back(make_fragmentation_rule());                   // GPU014
   rules.push_back(make_pod_level_gpu_resources_rule());         // GPU015
+  rules.push_back(make_gpu_visibility_rule());                  // GPU024
+  rules.push_back(make_queue_required_rule());                  // GPU025
   return rules;
 }
 

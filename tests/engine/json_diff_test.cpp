@@ -304,6 +304,63 @@ TEST_CASE("pipeline: evaluating in place gives the evaluation and patch of evalu
   CHECK(changed > 200);
 }
 
+// The members the gpu-visibility and queue mutations write (containers' env, Kueue's labels) are
+// in the mutation contract: in place and on a copy, the same exact patch — `env` added as a list
+// to a container without one, appended to one that has it, the label map created on a CronJob's
+// jobTemplate — and the patched object goes through again unchanged.
+TEST_CASE("pipeline: env and Kueue label patches, in place and on a copy, idempotent") {
+  const Pipeline pipeline(default_mutators(), default_rules());
+  PolicyLoadResult loaded = load_policy(R"YAML(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: p}
+spec:
+  classes:
+    gpu: {nodeSelector: {nvidia.com/gpu.present: ["true"]}}
+  tenants:
+    - {name: t, namespaces: [t], queue: {name: q}}
+)YAML",
+                                        "p.yaml");
+  REQUIRE(loaded.ok());
+  const PolicyPtr policy = CompiledPolicy::compile(std::move(*loaded.policy));
+  struct Case {
+    const char* object;
+    const char* patch;
+  };
+  const Case cases[] = {
+      {R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[
+          {"name":"a"},{"name":"b","env":[{"name":"X","value":"1"}]}]}})",
+       R"([{"op":"add","path":"/spec/containers/0/env","value":[{"name":"NVIDIA_VISIBLE_DEVICES",)"
+       R"("value":"void"}]},{"op":"add","path":"/spec/containers/1/env/-","value":{"name":)"
+       R"("NVIDIA_VISIBLE_DEVICES","value":"void"}}])"},
+      {R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{"jobTemplate":
+          {"spec":{"template":{"spec":{"containers":[{"name":"g","resources":{"limits":
+          {"nvidia.com/gpu":1},"requests":{"nvidia.com/gpu":1}}},{"name":"s","env":null}]}}}}}})",
+       R"([{"op":"replace","path":"/spec/jobTemplate/spec/template/spec/containers/1/env",)"
+       R"("value":[{"name":"NVIDIA_VISIBLE_DEVICES","value":"void"}]},{"op":"add","path":)"
+       R"("/spec/jobTemplate/spec/template/spec/affinity","value":{"nodeAffinity":)"
+       R"({"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":)"
+       R"([{"matchExpressions":[{"key":"nvidia.com/gpu.present","operator":"In","values":)"
+       R"(["true"]}]}]}}}},{"op":"add","path":"/spec/jobTemplate/spec/template/metadata",)"
+       R"("value":{"annotations":{"gpuadmit.io/class":"gpu"}}},{"op":"add","path":)"
+       R"("/spec/jobTemplate/metadata","value":{"labels":{"kueue.x-k8s.io/queue-name":"q"}}}])"},
+  };
+  for (const Case& c : cases) {
+    const Json doc = Json::parse(c.object);
+    INFO(doc.dump());
+    const EvaluateOptions options{.ns = "t", .patch_as_text = true};
+    const Evaluation copy = pipeline.evaluate(doc, options, *policy);
+    Json object = doc;
+    const Evaluation in_place = pipeline.evaluate_in_place(object, options, *policy);
+    CHECK(copy.allowed);
+    CHECK(copy.patch_text == c.patch);
+    CHECK(in_place.patch_text == c.patch);
+    CHECK(object == copy.mutated);
+    CHECK(doc.patch(Json::parse(c.patch)) == copy.mutated);
+    Json again = copy.mutated;
+    CHECK(pipeline.evaluate_in_place(again, options, *policy).patch_text.empty());
+  }
+}
+
 // Mutator::may_change is a promise: when it is false, mutate() changes nothing.
 TEST_CASE("mutators: may_change false means mutate changes nothing, on real manifests") {
   const auto mutators = default_mutators();

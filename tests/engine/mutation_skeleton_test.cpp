@@ -28,7 +28,8 @@ struct Case {
 
 TEST_CASE("mutation skeleton: only what mutators may write is copied, every key keeps its place") {
   const std::vector<Case> cases = {
-      {"a pod: spec members, each container's resources, the annotations",
+      {"a pod: spec members, each container's resources and env, the annotations, the labels "
+       "(where Kueue reads a Pod's queue)",
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"y"},
            "annotations":{"k":"v"}},
            "spec":{"initContainers":[{"name":"i","image":"busybox"}],
@@ -39,9 +40,10 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
            "status":{}})",
        {location("/spec", "/metadata")},
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"name":<discarded>,)"
-       R"("labels":<discarded>,"annotations":{"k":"v"}},"spec":{"initContainers":[{"name":)"
+       R"("labels":{"x":"y"},"annotations":{"k":"v"}},"spec":{"initContainers":[{"name":)"
        R"(<discarded>,"image":<discarded>}],"containers":[{"name":<discarded>,"image":)"
-       R"(<discarded>,"env":<discarded>,"resources":{"limits":{"nvidia.com/gpu":1}}}],)"
+       R"(<discarded>,"env":[{"name":"A","value":"1"}],"resources":{"limits":)"
+       R"({"nvidia.com/gpu":1}}}],)"
        R"("volumes":<discarded>,"tolerations":[{"key":"t","operator":"Exists"}],"priority":0,)"
        R"("nodeSelector":{"pool":"a100"},"schedulerName":<discarded>},"status":<discarded>})"},
       {"a template without metadata: the metadata stays absent, so adding it is a diff",
@@ -67,6 +69,21 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
        R"({"spec":{"containers":{"name":"c"},"initContainers":["x",{"resources":null}]}})",
        {location("/spec", "/metadata")},
        R"({"spec":{"containers":<discarded>,"initContainers":[<discarded>,{"resources":null}]}})"},
+      {"a CronJob: Kueue's labels are the jobTemplate's; the CronJob's own are not copied",
+       R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"labels":{"a":"b"}},
+           "spec":{"jobTemplate":{"metadata":{"labels":{"c":"d"},"name":"x"},
+             "spec":{"template":{"spec":{"containers":[{"name":"c","env":null}]}}}}}})",
+       {location("/spec/jobTemplate/spec/template/spec",
+                 "/spec/jobTemplate/spec/template/metadata")},
+       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":<discarded>,"spec":)"
+       R"({"jobTemplate":{"metadata":{"labels":{"c":"d"},"name":<discarded>},"spec":{"template":)"
+       R"({"spec":{"containers":[{"name":<discarded>,"env":null}]}}}}}})"},
+      {"a Pod of a controller: Kueue reads its owner's queue, its labels are not copied",
+       R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"ownerReferences":[
+           {"kind":"ReplicaSet","controller":true}]},"spec":{"containers":[]}})",
+       {location("/spec", "/metadata")},
+       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":<discarded>,)"
+       R"("ownerReferences":<discarded>},"spec":{"containers":[]}})"},
       {"a location whose path is missing or runs through a scalar",
        R"({"spec":{"template":7}})",
        {location("/spec/template/spec", "/spec/template/metadata"),

@@ -33,7 +33,7 @@ TEST_CASE("mutator all: SPEC §4 order", "[mutators]") {
   for (const auto& m : default_mutators()) names.emplace_back(m->name());
   CHECK(names == std::vector<std::string>{"requests-equal-limits", "class", "resource-names",
                                           "tolerations", "node-affinity", "defaults", "priority",
-                                          "strip-gpu-pool"});
+                                          "strip-gpu-pool", "gpu-visibility", "queue"});
 }
 
 TEST_CASE("mutator all: a GPU pod gets every mutation, once", "[mutators]") {
@@ -67,8 +67,12 @@ TEST_CASE("mutator all: each pod spec of a workload is mutated on its own", "[mu
       {"gpuadmit.io/class":"l4"}},"spec":{"containers":[{"name":"w","resources":{"limits":
       {"nvidia.com/gpu":1}}}]}}}]}})");
   const Evaluation e = evaluate_twice(policy, ray, "web-a");
-  // The CPU-only head is untouched; the worker is renamed to the shared resource.
-  CHECK(e.mutated["spec"]["headGroupSpec"] == ray["spec"]["headGroupSpec"]);
+  // The CPU-only head gets only NVIDIA_VISIBLE_DEVICES=void; the worker is renamed to the shared
+  // resource.
+  Json head = ray["spec"]["headGroupSpec"];
+  head["template"]["spec"]["containers"][0]["env"] =
+      Json::parse(R"([{"name":"NVIDIA_VISIBLE_DEVICES","value":"void"}])");
+  CHECK(e.mutated["spec"]["headGroupSpec"] == head);
   const Json& worker = e.mutated["spec"]["workerGroupSpecs"][0]["template"]["spec"];
   CHECK(worker["containers"][0]["resources"].dump() ==
         R"({"limits":{"nvidia.com/gpu.shared":1},"requests":{"nvidia.com/gpu.shared":1}})");

@@ -1,0 +1,67 @@
+#include "mutators/gpu_visibility.h"
+
+#include "engine/gpu_visibility.h"
+#include "engine/resources.h"
+#include "mutators/mutator_support.h"
+
+namespace gpuadmit {
+namespace {
+
+using namespace mutator_support;
+
+// With NVIDIA's runtime as the node's default, the runtime exposes the GPUs named by the
+// container's NVIDIA_VISIBLE_DEVICES — and every CUDA base image sets it to `all` in its
+// environment, so a container that requests no GPU sees every GPU of the node
+// (k8s-device-plugin issues #61, #87, #195, #548, #1605). A variable in the container's `env`
+// overrides the image's (the CRI runtime appends it after the image's environment), so every
+// container that requests no GPU — init, sidecar and ephemeral containers included, in GPU and
+// non-GPU pods — gets NVIDIA_VISIBLE_DEVICES=void appended to its `env`, unless its `env` already
+// names the variable (GPU024 judges the value). `env` entries also take precedence over
+// `envFrom`, so a ConfigMap that carries the variable is overridden too.
+// Only on CREATE: a template's env added on UPDATE would roll every Deployment out, and is
+// rejected in a Job's immutable template; the Pods those templates create are CREATEd, and
+// get it then.
+class GpuVisibilityMutator final : public Mutator {
+ public:
+  std::string_view name() const override { return "gpu-visibility"; }
+
+  bool may_change(const PodContext& ctx) const override {
+    return ctx.policy->policy().enforcement.gpu_visibility == Action::kFix &&
+           (ctx.request == nullptr || ctx.request->operation == Operation::kCreate) &&
+           !runs_on_every_node(ctx);
+  }
+
+  bool mutate(PodView& pod, PodContext& ctx) const override {
+    return guarded([&] {
+      if (!may_change(ctx)) return false;
+      bool changed = false;
+      for (const ContainerRef& ref : pod.containers()) {
+        if (container_requests_gpu(pod, ref, *ctx.policy)) continue;
+        changed |= hide_gpus(pod.container(ref));
+      }
+      return changed;
+    });
+  }
+
+ private:
+  static bool hide_gpus(Json& container) {
+    Json* env = member_array(container, "env");  // created (or a null replaced) when absent
+    if (env == nullptr) return false;            // not a list: the API server rejects it
+    for (const Json& entry : *env) {
+      if (string_member(entry, "name") == kVisibleDevicesEnv) return false;
+    }
+    Json entry = Json::object();
+    entry["name"] = std::string(kVisibleDevicesEnv);
+    entry["value"] = std::string(kNoVisibleDevices);
+    env->push_back(std::move(entry));
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<const Mutator> make_gpu_visibility_mutator() {
+  return std::make_unique<GpuVisibilityMutator>();
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,96 @@
+#include "mutators/queue_label.h"
+
+#include "tests/mutators/mutator_test_util.h"
+
+namespace gpuadmit::testing {
+namespace {
+
+// The fleet policy with tenant ml queued on team-ml (and bare requiring a queue, naming none).
+std::string queued_policy() {
+  std::string yaml = fleet_policy();
+  const std::string ml = "        byWorkload: {training: gpu-training, inference: gpu-inference}\n";
+  yaml.replace(yaml.find(ml), ml.size(), ml + "      queue: {name: team-ml}\n");
+  const std::string bare = "      defaultClass: l4\n";
+  yaml.replace(yaml.find(bare), bare.size(), bare + "      queue: {require: true}\n");
+  return yaml;
+}
+
+constexpr std::string_view kGpu = R"({"name":"t","resources":{"limits":{"nvidia.com/gpu":1}}})";
+
+std::string job(std::string_view metadata_extra, std::string_view containers = kGpu) {
+  return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j")" +
+         std::string(metadata_extra) + R"(},"spec":{"template":{"spec":{"containers":[)" +
+         std::string(containers) + "]}}}}";
+}
+
+constexpr std::string_view kLabel = R"("labels":{"kueue.x-k8s.io/queue-name":"team-ml"})";
+
+TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue label",
+          "[mutators][queue]") {
+  auto policy = policy_from_yaml(queued_policy());
+  auto mutator = make_queue_label_mutator();
+  CHECK(mutator->name() == "queue");
+  run_mutation_cases(
+      *mutator, policy,
+      {
+          {"a Job: labels created on the Job itself", "ml-a", job(""),
+           job("," + std::string(kLabel))},
+          {"appended to the Job's labels", "ml-a", job(R"(,"labels":{"app":"x"})"),
+           job(R"(,"labels":{"app":"x","kueue.x-k8s.io/queue-name":"team-ml"})")},
+          {"a queue the workload names is kept", "ml-a",
+           job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"other"})"), ""},
+          {"Kueue's deprecated annotation counts as naming a queue", "ml-a",
+           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"other"})"), ""},
+          {"a CPU-only Job is not queued", "ml-a", job("", R"({"name":"c"})"), ""},
+          {"a tenant without a queue name", "bare", job(""), ""},
+          {"a namespace of no tenant", "default", job(""), ""},
+          {"a Job of a JobSet: the JobSet carries the queue", "ml-a",
+           job(R"(,"ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
+               "name":"js","uid":"u","controller":true}])"),
+           ""},
+          {"a Job of a CronJob is queued as a Job", "ml-a",
+           job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
+               "uid":"u","controller":true}])"),
+           job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
+               "uid":"u","controller":true}],)" +
+               std::string(kLabel))},
+          {"a CronJob: on its jobTemplate, whose metadata is created", "ml-a",
+           R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":
+               {"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}}}}}",
+           R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":
+               {"schedule":"@daily","jobTemplate":{"spec":{"template":{"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}},\"metadata\":{" + std::string(kLabel) + "}}}}"},
+          {"a plain Pod", "ml-a",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",)" + std::string(kLabel) +
+               R"(},"spec":{"containers":[)" + std::string(kGpu) + "]}}"},
+          {"a Pod of a controller is that controller's", "ml-a",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
+               {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u","controller":true}]},
+               "spec":{"containers":[)" +
+               std::string(kGpu) + "]}}",
+           ""},
+          {"a kind Kueue does not manage (DaemonSet)", "ml-a",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},
+               "spec":{"template":{"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}}}",
+           ""},
+          {"a RayCluster with a CPU head and GPU workers: labelled once", "ml-a",
+           R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"r"},"spec":{
+               "headGroupSpec":{"template":{"spec":{"containers":[{"name":"head"}]}}},
+               "workerGroupSpecs":[{"template":{"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}}]}}",
+           R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"r",)" +
+               std::string(kLabel) + R"(},"spec":{
+               "headGroupSpec":{"template":{"spec":{"containers":[{"name":"head"}]}}},
+               "workerGroupSpecs":[{"template":{"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}}]}}"},
+      });
+  run_mutation_cases(*mutator, policy, {{"UPDATE: never relabelled", "ml-a", job(""), ""}},
+                     [](RequestContext& r) { r.operation = Operation::kUpdate; });
+}
+
+}  // namespace
+}  // namespace gpuadmit::testing
