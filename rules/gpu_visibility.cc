@@ -52,6 +52,7 @@ bool reaches_gpu_devices(std::string_view path) {
 class GpuVisibilityRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU024"; }
+  std::string_view name() const override { return "NoGpuWithoutRequest"; }
   std::string_view summary() const override {
     return "a container that requests no GPU must not set NVIDIA_VISIBLE_DEVICES, mount GPU "
            "device nodes or the runtime's device-list folder, or run under the NVIDIA runtime "

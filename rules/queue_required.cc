@@ -32,6 +32,7 @@ bool earlier_gpu_pod_spec(const PodView& pod, const CompiledPolicy& policy) {
 class QueueRequiredRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU025"; }
+  std::string_view name() const override { return "GpuWorkloadNamesQueue"; }
   std::string_view summary() const override {
     return "a GPU workload of a tenant whose policy requires a queue must name a Kueue "
            "LocalQueue (kueue.x-k8s.io/queue-name)";
