@@ -47,13 +47,15 @@ std::optional<Operation> parse_operation(std::string_view op) {
 }
 
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
-                              const Pipeline& pipeline, const CompiledPolicy& policy);
+                              const Pipeline& pipeline, const CompiledPolicy& policy,
+                              const ClaimResolver* claims);
 
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline,
-                                             const CompiledPolicy& policy) {
+                                             const CompiledPolicy& policy,
+                                             const ClaimResolver* claims) {
   // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
   // invalid body that nests too deep after its first error is still "too deep".
@@ -65,7 +67,7 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   // The review is ours: the object is mutated in place, not copied.
-  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy);
+  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy, claims);
   // The response holds all a caller of the text API needs: the review is freed here, children
   // first (cheaper than the destructor's node stack).
   free_json(review);
@@ -73,8 +75,9 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
 }
 
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
-                                        const Pipeline& pipeline, const CompiledPolicy& policy) {
-  return answer_review(review, nullptr, endpoint, pipeline, policy);
+                                        const Pipeline& pipeline, const CompiledPolicy& policy,
+                                        const ClaimResolver* claims) {
+  return answer_review(review, nullptr, endpoint, pipeline, policy, claims);
 }
 
 namespace {
@@ -82,7 +85,8 @@ namespace {
 // `owned` is `review` itself when the caller gives it up (its object is then evaluated in
 // place), else nullptr.
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
-                              const Pipeline& pipeline, const CompiledPolicy& policy) {
+                              const Pipeline& pipeline, const CompiledPolicy& policy,
+                              const ClaimResolver* claims) {
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
@@ -137,6 +141,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   options.mutate = endpoint == Endpoint::kMutate;
   options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
   options.copy_unchanged = false;  // nor the mutated object
+  options.claims = claims;
   if (owned != nullptr) {
     Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
     outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);

@@ -33,11 +33,14 @@ struct AdmissionResult {
   std::optional<AdmissionOutcome> outcome;
   std::optional<AdmissionError> error;
 };
+// `claims` resolves pods' DRA claim references (EvaluateOptions::claims); null: none resolve.
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline,
-                                             const CompiledPolicy& policy);
+                                             const CompiledPolicy& policy,
+                                             const ClaimResolver* claims = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
-                                        const Pipeline& pipeline, const CompiledPolicy& policy);
+                                        const Pipeline& pipeline, const CompiledPolicy& policy,
+                                        const ClaimResolver* claims = nullptr);
 
 // Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
 std::string base64_encode(std::string_view bytes);
