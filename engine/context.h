@@ -60,6 +60,7 @@ struct ClaimContext {
   std::string_view ns;
   std::string_view kind;                         // "ResourceClaim" | "ResourceClaimTemplate"
   const std::vector<DraRequest>* requests = nullptr;  // claim_requests of its spec
+  std::string_view spec_path;  // the ResourceClaimSpec: "spec", or "spec.spec" for a template
 };
 
 // Fills the class, MIG profile and workload type of a pod spec (SPEC §4.2): the

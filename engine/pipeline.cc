@@ -264,6 +264,7 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
   ctx.ns = options.ns;
   ctx.kind = kind;
   ctx.requests = &requests;
+  ctx.spec_path = spec_path;
   std::vector<Violation> violations;
   for (const auto& rule : rules_) {
     const Action action = policy.action_for(rule->id(), rule->default_action());

@@ -48,7 +48,7 @@ class DraCountLimitsRule final : public Rule {
                                     " of tenant " + ctx.tenant->name +
                                     "; a pod using it could never be admitted: ask for at most " +
                                     std::to_string(max),
-                                "spec"});
+                                std::string(ctx.spec_path)});
       }
     }
   }
