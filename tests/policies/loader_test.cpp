@@ -242,8 +242,8 @@ TEST_CASE("policy: each error kind is reported with its path and line:column", "
       {"rule action enum", "{GPU006: warn}", "{GPU006: fix}",
        "spec.enforcement.rules.GPU006: invalid value \"fix\": must be one of deny, warn, off "
        "(policy.yaml:42:21)"},
-      {"unknown rule id", "{GPU006: warn}", "{GPU018: warn}",
-       "spec.enforcement.rules.GPU018: unknown rule \"GPU018\": rule ids are GPU001 to GPU017 "
+      {"unknown rule id", "{GPU006: warn}", "{GPU099: warn}",
+       "spec.enforcement.rules.GPU099: unknown rule \"GPU099\": rule ids are GPU001 to GPU023 "
        "(policy.yaml:42:13)"},
       {"invalid quantity", "{cpu: \"4\", memory: 16Gi}", "{cpu: \"4\", memory: 16GB}",
        "spec.tenants[0].defaults.request.memory: invalid quantity \"16GB\": must be a Kubernetes "

@@ -11,12 +11,15 @@ namespace {
 
 TEST_CASE("rule GPU001-GPU015: default_rules lists every pod rule once, in id order", "[rules]") {
   const auto rules = default_rules();
-  REQUIRE(rules.size() == 15);
+  // GPU001–GPU015, then the DRA rules GPU018–GPU023 (GPU016/GPU017 are document rules).
+  REQUIRE(rules.size() == 21);
   for (size_t i = 0; i < rules.size(); ++i) {
-    const std::string want = (i + 1 < 10 ? "GPU00" : "GPU0") + std::to_string(i + 1);
+    const size_t n = i < 15 ? i + 1 : i + 3;
+    const std::string want = (n < 10 ? "GPU00" : "GPU0") + std::to_string(n);
     CHECK(rules[i]->id() == want);
     CHECK_FALSE(rules[i]->summary().empty());
-    CHECK(rules[i]->default_action() == (want == "GPU014" ? Action::kWarn : Action::kDeny));
+    const bool warns = want == "GPU014" || want == "GPU023";
+    CHECK(rules[i]->default_action() == (warns ? Action::kWarn : Action::kDeny));
   }
 }
 
