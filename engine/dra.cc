@@ -210,8 +210,7 @@ void count_containers(const PodView& pod, const CompiledPolicy& policy, PodDra& 
 
 PodDra resolve_pod_claims(const PodView& pod, const CompiledPolicy& policy,
                           const ClaimResolver* resolver, std::string_view ns) {
-  PodDra dra;
-  dra.container_units.assign(pod.containers().size(), 0);
+  PodDra dra;  // no claims (nearly every pod): nothing allocated, container_units stays empty
   const Json* claims = find_member(pod.spec(), "resourceClaims");
   if (claims == nullptr || !claims->is_array() || claims->empty()) return dra;
   const std::string base = pod.location().path + ".resourceClaims";

@@ -85,10 +85,11 @@ struct PodClaim {
 // What the pod spec's claims ask for.
 struct PodDra {
   std::vector<PodClaim> claims;
-  std::vector<int64_t> container_units;  // parallel to pod.containers(): GPU units it can use
-  int64_t pod_units = 0;                 // Σ claims once each (claims are allocated per pod)
-  bool any_gpu = false;                  // a resolved claim asks for a mapped DeviceClass
-  bool any_unresolved = false;           // a claim whose content is not known
+  // Parallel to pod.containers(): GPU units each can use; empty when the pod has no claims.
+  std::vector<int64_t> container_units;
+  int64_t pod_units = 0;        // Σ claims once each (claims are allocated per pod)
+  bool any_gpu = false;         // a resolved claim asks for a mapped DeviceClass
+  bool any_unresolved = false;  // a claim whose content is not known
   const PodClaim* first_gpu_claim() const;
   bool empty() const { return claims.empty(); }
 };

@@ -246,8 +246,8 @@ TEST_CASE("dra: pipeline: GPU, possibly-GPU and non-GPU claim pods", "[dra][pipe
   // Not found: GPU023 warns; with a GPU toleration it is still a GPU pod.
   o = run(pod("missing", tolerates), &claims);
   CHECK(o.allowed);
-  CHECK(o.findings == std::vector<std::string>{
-                          "GPU023 spec.resourceClaims[0].resourceClaimTemplateName"});
+  CHECK(o.findings ==
+        std::vector<std::string>{"GPU023 spec.resourceClaims[0].resourceClaimTemplateName"});
   CHECK(o.class_annotation == "l4");
 
   // A resolved NIC claim is no GPU claim: tolerating the GPU taint is GPU009.

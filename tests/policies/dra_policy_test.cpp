@@ -88,8 +88,8 @@ TEST_CASE("policy: DRA errors name the field with file:line:column", "[policy][d
         Errors{"p.yaml:11:80: spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com]."
                "migProfile: unknown MIG profile \"2g.20gb\": class \"a100\" offers 1g.10gb, "
                "3g.40gb"});
-  CHECK(errors_of(replaced(kPolicy, "        l4.example.com:",
-                           "        l4.example.com: {migProfile: 1g.10gb}")) ==
+  CHECK(errors_of(replaced(
+            kPolicy, "        l4.example.com:", "        l4.example.com: {migProfile: 1g.10gb}")) ==
         Errors{"p.yaml:14:41: spec.classes.l4.deviceClasses[l4.example.com].migProfile: "
                "migProfile \"1g.10gb\" on class \"l4\", which has no mig: describe the class's "
                "MIG profiles under mig.profiles"});

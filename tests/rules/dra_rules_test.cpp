@@ -53,7 +53,8 @@ spec:
 }
 
 // "path: message" of each violation of `rule` on the claim object (in namespace `ns`).
-std::vector<std::string> check(const Rule& rule, std::string_view object_json, std::string_view ns) {
+std::vector<std::string> check(const Rule& rule, std::string_view object_json,
+                               std::string_view ns) {
   const Json object = Json::parse(object_json);
   const std::string_view kind = string_member(object, "kind");
   std::string spec_path;
@@ -97,7 +98,7 @@ TEST_CASE("GPU018: a GPU DeviceClass of a class the tenant may not use", "[rules
         Lines{"spec.devices.requests[0].exactly.deviceClassName: ResourceClaim request g "
               "(DeviceClass l4.example.com) hands out GPUs of class l4, which tenant nogpu may "
               "not use (the tenant may use no GPUs)"});
-  CHECK(check(*rule, requests, "admin").empty());    // allowedClasses unset: every class
+  CHECK(check(*rule, requests, "admin").empty());      // allowedClasses unset: every class
   CHECK(check(*rule, requests, "elsewhere").empty());  // no tenant
 }
 
