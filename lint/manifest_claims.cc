@@ -19,7 +19,7 @@ std::string ManifestClaims::key(ClaimKind kind, std::string_view ns, std::string
 void ManifestClaims::add(const Json& object) {
   if (!object.is_object()) return;
   const std::string_view kind = string_member(object, "kind");
-  if (kind.size() > 4 && kind.substr(kind.size() - 4) == "List") {
+  if (kind.size() >= 4 && kind.substr(kind.size() - 4) == "List") {  // List, PodList, ...
     if (const Json* items = find_member(object, "items"); items != nullptr && items->is_array()) {
       for (const Json& item : *items) add(item);
     }
