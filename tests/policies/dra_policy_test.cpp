@@ -74,35 +74,33 @@ TEST_CASE("policy: deviceClasses and tenant dra switches load", "[policy][dra]")
 
 TEST_CASE("policy: DRA errors name the field with file:line:column", "[policy][dra]") {
   using Errors = std::vector<std::string>;
-  // Duplicate across classes: reported at the second mapping.
+  // Duplicate across classes: reported at the second mapping's key.
   CHECK(errors_of(replaced(kPolicy, "        l4.example.com:", "        gpu.nvidia.com:")) ==
-        Errors{"p.yaml:14:9: spec.classes.l4.deviceClasses[gpu.nvidia.com]: DeviceClass "
-               "\"gpu.nvidia.com\" is already mapped by "
-               "spec.classes.a100.deviceClasses[gpu.nvidia.com]; a DeviceClass hands out the "
-               "devices of one class"});
+        Errors{"spec.classes.l4.deviceClasses[gpu.nvidia.com]: DeviceClass \"gpu.nvidia.com\" "
+               "is already mapped by spec.classes.a100.deviceClasses[gpu.nvidia.com]; a "
+               "DeviceClass hands out the devices of one class (p.yaml:14:9)"});
   CHECK(errors_of(replaced(kPolicy, "devicesPerGPU: 7", "devicesPerGPU: 0")) ==
-        Errors{"p.yaml:11:51: spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com]."
-               "devicesPerGPU: must be at least 1, got 0"});
+        Errors{"spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com].devicesPerGPU: must "
+               "be at least 1, got 0 (p.yaml:11:53)"});
   CHECK(errors_of(replaced(kPolicy, "devicesPerGPU: 7", "devicesPerGPU: \"7\"")).size() == 1);
   CHECK(errors_of(replaced(kPolicy, "migProfile: 1g.10gb", "migProfile: 2g.20gb")) ==
-        Errors{"p.yaml:11:80: spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com]."
-               "migProfile: unknown MIG profile \"2g.20gb\": class \"a100\" offers 1g.10gb, "
-               "3g.40gb"});
+        Errors{"spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com].migProfile: unknown "
+               "MIG profile \"2g.20gb\": class \"a100\" offers 1g.10gb, 3g.40gb (p.yaml:11:68)"});
   CHECK(errors_of(replaced(
             kPolicy, "        l4.example.com:", "        l4.example.com: {migProfile: 1g.10gb}")) ==
-        Errors{"p.yaml:14:41: spec.classes.l4.deviceClasses[l4.example.com].migProfile: "
-               "migProfile \"1g.10gb\" on class \"l4\", which has no mig: describe the class's "
-               "MIG profiles under mig.profiles"});
+        Errors{"spec.classes.l4.deviceClasses[l4.example.com].migProfile: migProfile "
+               "\"1g.10gb\" on class \"l4\", which has no mig: describe the class's MIG profiles "
+               "under mig.profiles (p.yaml:14:38)"});
   CHECK(errors_of(replaced(kPolicy, "        gpu.nvidia.com: {}", "        GPU_Class: {}")) ==
-        Errors{"p.yaml:10:9: spec.classes.a100.deviceClasses.GPU_Class: invalid DeviceClass name "
+        Errors{"spec.classes.a100.deviceClasses.GPU_Class: invalid DeviceClass name "
                "\"GPU_Class\": must be a DNS subdomain (lower-case letters, digits, '-' and '.'), "
-               "e.g. gpu.nvidia.com"});
+               "e.g. gpu.nvidia.com (p.yaml:10:9)"});
   CHECK(errors_of(replaced(kPolicy, "{devicesPerGPU: 7,", "{devicesPerGpu: 7,")) ==
-        Errors{"p.yaml:11:37: spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com]."
-               "devicesPerGpu: unknown field \"devicesPerGpu\" (did you mean \"devicesPerGPU\"?)"});
+        Errors{"spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com].devicesPerGpu: "
+               "unknown field \"devicesPerGpu\" (did you mean \"devicesPerGPU\"?) (p.yaml:11:38)"});
   CHECK(errors_of(replaced(kPolicy, "adminAccess: true", "adminAccess: yes")) ==
-        Errors{"p.yaml:19:20: spec.tenants[0].dra.adminAccess: must be true or false, got "
-               "\"yes\""});
+        Errors{"spec.tenants[0].dra.adminAccess: must be true or false, got \"yes\" "
+               "(p.yaml:18:26)"});
 }
 
 TEST_CASE("policy: the shipped default policy maps NVIDIA's DRA DeviceClasses", "[policy][dra]") {
