@@ -35,8 +35,7 @@ struct AdmissionResult {
 };
 // `claims` resolves pods' DRA claim references (EvaluateOptions::claims); null: none resolve.
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
-                                             const Pipeline& pipeline,
-                                             const CompiledPolicy& policy,
+                                             const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,

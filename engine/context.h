@@ -58,7 +58,7 @@ struct ClaimContext {
   const CompiledPolicy* policy = nullptr;
   const Tenant* tenant = nullptr;  // null: the namespace matches no tenant
   std::string_view ns;
-  std::string_view kind;                         // "ResourceClaim" | "ResourceClaimTemplate"
+  std::string_view kind;                              // "ResourceClaim" | "ResourceClaimTemplate"
   const std::vector<DraRequest>* requests = nullptr;  // claim_requests of its spec
   std::string_view spec_path;  // the ResourceClaimSpec: "spec", or "spec.spec" for a template
 };

@@ -42,7 +42,7 @@ bool owned_by_daemonset(const Json& object) {
 // non-GPU pod). It is one when it names a class or tolerates or selects a GPU pool, as a GPU pod
 // would; otherwise nothing about it is a GPU pool's business, and it is left alone.
 bool counts_as_gpu_pod(const PodView& pod, const PodGpuResources& gpu, const PodDra& dra,
-                const CompiledPolicy& policy) {
+                       const CompiledPolicy& policy) {
   if (gpu.any_positive() || dra.any_gpu) return true;
   if (!dra.any_unresolved) return false;
   return pod.setting("gpuadmit.io/class").has_value() || targets_gpu_pool(pod.spec(), policy);

@@ -67,9 +67,9 @@ class DefaultsMutator final : public Mutator {
         const ContainerRef& ref = containers[i];
         if (ref.kind == ContainerKind::kEphemeral) continue;  // may not declare resources
         // GPU units the container gets through DRA claims count for perGPU like extended ones.
-        const int64_t claim_gpus =
-            ctx.dra != nullptr && i < ctx.dra->container_units.size() ? ctx.dra->container_units[i]
-                                                                       : 0;
+        const int64_t claim_gpus = ctx.dra != nullptr && i < ctx.dra->container_units.size()
+                                       ? ctx.dra->container_units[i]
+                                       : 0;
         changed |=
             default_container(pod.container(ref), defaults, resources, *ctx.policy, claim_gpus);
       }

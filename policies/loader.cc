@@ -566,9 +566,9 @@ class Loader {
   }
 
   void read_class(const YAML::Node& node, const std::string& path, GpuClass& c) {
-    auto m = map(node, path,
-                 {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing",
-                  "deviceClasses"});
+    auto m = map(
+        node, path,
+        {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing", "deviceClasses"});
     if (!m) return;
     std::vector<std::pair<std::string, YAML::Node>> profile_nodes;  // for the product check
     with(*m, "nodeSelector", [&](const YAML::Node& n, const std::string& p) {
@@ -792,8 +792,8 @@ class Loader {
       } else if (std::find(c.mig->profiles.begin(), c.mig->profiles.end(), d.ref.name) ==
                  c.mig->profiles.end()) {
         add(d.ref.mark, d.ref.path,
-            "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) +
-                " offers " + join_strings(c.mig->profiles));
+            "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
+                join_strings(c.mig->profiles));
       }
     }
   }
@@ -976,7 +976,8 @@ class Loader {
       with(*m, "priority", [&](const YAML::Node& n, const std::string& p) {
         read_tenant_priority(n, p, t.priority);
       });
-      with(*m, "dra", [&](const YAML::Node& n, const std::string& p) { read_tenant_dra(n, p, t.dra); });
+      with(*m, "dra",
+           [&](const YAML::Node& n, const std::string& p) { read_tenant_dra(n, p, t.dra); });
       policy_.tenants.push_back(std::move(t));
     }
   }

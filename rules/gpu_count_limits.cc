@@ -40,10 +40,10 @@ class GpuCountLimitsRule final : public Rule {
           what += (what.empty() ? "" : ", ") + std::string("DRA claims ") +
                   std::to_string(claim_units(ctx, i));
         }
-        out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" +
-                                    what + ") exceed maxGPUsPerContainer " +
-                                    std::to_string(max) + " of tenant " + tenant +
-                                    "; request at most " + std::to_string(max) + " per container",
+        out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" + what +
+                                    ") exceed maxGPUsPerContainer " + std::to_string(max) +
+                                    " of tenant " + tenant + "; request at most " +
+                                    std::to_string(max) + " per container",
                                 ref.path + ".resources"});
       }
     }

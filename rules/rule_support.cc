@@ -295,8 +295,8 @@ PodGpuCount with_claims(PodGpuCount count, const PodContext& ctx) {
     if (claim.units <= 0) continue;
     count.total = saturating_add(count.total, claim.units);
     if (!count.breakdown.empty()) count.breakdown += ", ";
-    count.breakdown += "claim " + claim.name + " (" + claim.device_class +
-                       "): " + std::to_string(claim.units);
+    count.breakdown +=
+        "claim " + claim.name + " (" + claim.device_class + "): " + std::to_string(claim.units);
   }
   return count;
 }

@@ -88,7 +88,8 @@ std::vector<GoldenCase> load_cases() {
     }
     c.claims = std::make_shared<lint::ManifestClaims>("default");
     c.claims->add(c.input);
-    if (fs::exists(dir / "claims.yaml")) REQUIRE(c.claims->add_file((dir / "claims.yaml").string()));
+    if (fs::exists(dir / "claims.yaml"))
+      REQUIRE(c.claims->add_file((dir / "claims.yaml").string()));
     cases.push_back(std::move(c));
   }
   return cases;
@@ -141,8 +142,7 @@ TEST_CASE("cases: every golden case mutates, reports and patches exactly as expe
       if (e.allowed) {
         CHECK(findings_json(again) == got_findings);
         // The validating webhook sees the mutated object and reaches the same findings.
-        const Evaluation validated =
-            pipeline().evaluate(c.expected, options(c, false), *c.policy);
+        const Evaluation validated = pipeline().evaluate(c.expected, options(c, false), *c.policy);
         CHECK(findings_json(validated) == got_findings);
         CHECK(validated.patch.empty());
       }

@@ -286,11 +286,10 @@ class DocumentClaims final : public ClaimResolver {
       by_key_.emplace(std::string(kind) + "/" + ns + "/" + object_name(doc), *spec);
     }
   }
-  ResolvedClaim resolve(ClaimKind kind, std::string_view ns,
-                        std::string_view name) const override {
-    const std::string key = std::string(kind == ClaimKind::kTemplate ? "ResourceClaimTemplate"
-                                                                     : "ResourceClaim") +
-                            "/" + std::string(ns) + "/" + std::string(name);
+  ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override {
+    const std::string key =
+        std::string(kind == ClaimKind::kTemplate ? "ResourceClaimTemplate" : "ResourceClaim") +
+        "/" + std::string(ns) + "/" + std::string(name);
     ResolvedClaim r;
     auto it = by_key_.find(key);
     r.status = it == by_key_.end() ? ClaimLookup::kNotFound : ClaimLookup::kFound;

@@ -85,8 +85,8 @@ using ObjectKey = std::tuple<std::string, std::string, std::string, std::string>
 // The webhook's answer for one object: the patched object and its verdict.
 // `claims`: " --claims FILE" for each file whose DRA claims the object may reference (lint
 // resolves them across all its input; docs/dra.md).
-Json review(const Json& object, const std::string& ns, const std::string& policy,
-            Verdict& verdict, const std::string& claims = "") {
+Json review(const Json& object, const std::string& ns, const std::string& policy, Verdict& verdict,
+            const std::string& claims = "") {
   const std::string api_version(string_member(object, "apiVersion"));
   const size_t slash = api_version.find('/');
   Json request = {
@@ -274,13 +274,15 @@ TEST_CASE("DRA golden cases: review, lint and the expected findings agree", "[li
     Verdict from_lint;
     for (const Json& f : report["findings"]) {
       if (f["file"] != (dir / "input.yaml").string()) continue;
-      const std::string line = f["rule"].get<std::string>() + ": " + f["message"].get<std::string>();
+      const std::string line =
+          f["rule"].get<std::string>() + ": " + f["message"].get<std::string>();
       (f["severity"] == "warn" ? from_lint.warn : from_lint.deny).push_back(line);
     }
     Verdict expected;
     if (fs::exists(dir / "findings.json")) {
       for (const Json& f : Json::parse(testing::slurp((dir / "findings.json").string()))) {
-        const std::string line = f["rule"].get<std::string>() + ": " + f["message"].get<std::string>();
+        const std::string line =
+            f["rule"].get<std::string>() + ": " + f["message"].get<std::string>();
         (f["severity"] == "warn" ? expected.warn : expected.deny).push_back(line);
       }
     }
