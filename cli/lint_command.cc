@@ -79,6 +79,25 @@ std::vector<FolderEntry> files_under(const std::string& dir) {
   return entries;
 }
 
+// The pre-pass for DRA (docs/dra.md): the claim objects of every file given, so that a pod's
+// claim reference resolves whatever the file order. Standard input is read once, by the lint
+// itself: there a claim resolves when it comes before the pods that use it.
+void collect_claims(const std::vector<std::string>& paths, lint::ManifestClaims& claims) {
+  for (const std::string& path : paths) {
+    if (path == "-") continue;
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec || !fs::exists(status)) continue;  // reported when linted
+    if (!fs::is_directory(status)) {
+      claims.add_file(path);
+      continue;
+    }
+    for (const FolderEntry& entry : files_under(path)) {
+      if (entry.error.empty()) claims.add_file(entry.path);
+    }
+  }
+}
+
 }  // namespace
 
 int lint_command(const std::vector<std::string>& argv) {
@@ -142,6 +161,9 @@ int lint_command(const std::vector<std::string>& argv) {
   }
   lint::LintOptions options;
   options.default_namespace = args.value_or("namespace", "default");
+  lint::ManifestClaims claims(options.default_namespace);
+  collect_claims(args.positional(), claims);
+  options.claims = &claims;
   lint::Linter linter(loaded.policy, pipeline, document_rules, options, *made, fix_writer.get());
 
   for (const std::string& path : args.positional()) {

@@ -2,11 +2,13 @@
 
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "engine/admission.h"
+#include "lint/manifest_claims.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
@@ -15,13 +17,13 @@ namespace gpuadmit::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] < review.json\n";
+    "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] [--claims FILE]... < review.json\n";
 
 }  // namespace
 
 int review_command(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error = Args::parse(argv, {"policy", "endpoint"}, {}, args)) {
+  if (auto error = Args::parse(argv, {"policy", "endpoint", "claims"}, {}, args)) {
     std::cerr << "gpuadmit review: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -42,12 +44,21 @@ int review_command(const std::vector<std::string>& argv) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
     return 2;
   }
-  const std::string body((std::istreambuf_iterator<char>(std::cin)),
-                         std::istreambuf_iterator<char>());
+  // --claims: manifests whose ResourceClaims / ResourceClaimTemplates resolve the pod's DRA
+  // claim references, as lint resolves them (docs/dra.md); without it none resolve.
+  std::optional<lint::ManifestClaims> claims;
+  for (const std::string& file : args.values("claims")) {
+    if (!claims) claims.emplace("default");
+    if (!claims->add_file(file)) {
+      std::cerr << "gpuadmit review: --claims " << file << ": cannot open the file\n";
+      return 2;
+    }
+  }
+  const std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   const Pipeline pipeline(default_mutators(), default_rules());
   AdmissionResult result = handle_admission_review_text(
       body, endpoint_name == "mutate" ? Endpoint::kMutate : Endpoint::kValidate, pipeline,
-      *loaded.policy);
+      *loaded.policy, claims ? &*claims : nullptr);
   if (result.error) {
     std::cerr << "gpuadmit review: <stdin>: " << result.error->message << "\n";
     return 2;

@@ -53,8 +53,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
-                                             const Pipeline& pipeline,
-                                             const CompiledPolicy& policy,
+                                             const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims) {
   // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an

@@ -27,16 +27,16 @@ struct AdmissionOutcome {
 };
 
 // Parses review text (at most 100 levels deep), validates it and answers it. The outcome's
-// evaluation.mutated is left null (the response carries the patch). `claims` is passed to the
-// engine as EvaluateOptions::claims (the webhook's optional DRA lookup; null: none).
+// evaluation.mutated is left null (the response carries the patch).
 // Exactly one of the two is set.
 struct AdmissionResult {
   std::optional<AdmissionOutcome> outcome;
   std::optional<AdmissionError> error;
 };
+// `claims` resolves pods' DRA claim references (EvaluateOptions::claims: the webhook's optional
+// API lookup, review's --claims files); null: none resolve.
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
-                                             const Pipeline& pipeline,
-                                             const CompiledPolicy& policy,
+                                             const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,

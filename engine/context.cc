@@ -39,6 +39,11 @@ void resolve_pod_context(const PodView& pod, PodContext& ctx) {
     return;
   }
   if (!ctx.gpu_pod) return;  // only GPU pods are placed on a class
+  if (const PodClaim* claim = ctx.dra != nullptr ? ctx.dra->first_gpu_claim() : nullptr) {
+    ctx.class_name = claim->gpu_class->name;
+    ctx.gpu_class = claim->gpu_class;
+    return;
+  }
   if (const Json* node_selector = find_member(pod.spec(), "nodeSelector");
       node_selector != nullptr && node_selector->is_object()) {
     // Pools often share labels (GKE's nvidia-l4 pool and its time-sharing variant, which adds

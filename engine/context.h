@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/dra.h"
 #include "engine/json.h"
 #include "engine/pod_view.h"
 #include "engine/resources.h"
@@ -44,12 +45,27 @@ struct PodContext {
   // when the caller did not read them (a rule then reads the containers itself).
   const PodGpuResources* gpu_resources = nullptr;
 
+  // The pod spec's DRA claims, resolved (engine/dra.h); null when the caller did not resolve
+  // them (a rule checked on its own): no DRA units are counted then.
+  const PodDra* dra = nullptr;
+
   // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
   std::vector<std::string> mutations;
 };
 
+// A DRA claim object under admission (ResourceClaim, ResourceClaimTemplate; docs/dra.md).
+struct ClaimContext {
+  const CompiledPolicy* policy = nullptr;
+  const Tenant* tenant = nullptr;  // null: the namespace matches no tenant
+  std::string_view ns;
+  std::string_view kind;                              // "ResourceClaim" | "ResourceClaimTemplate"
+  const std::vector<DraRequest>* requests = nullptr;  // claim_requests of its spec
+  std::string_view spec_path;  // the ResourceClaimSpec: "spec", or "spec.spec" for a template
+};
+
 // Fills the class, MIG profile and workload type of a pod spec (SPEC §4.2): the
-// gpuadmit.io/class setting; else the class whose nodeSelector matches the pod's own
+// gpuadmit.io/class setting; else the class whose `deviceClasses` maps the DeviceClass of the
+// pod's first GPU claim (docs/dra.md); else the class whose nodeSelector matches the pod's own
 // nodeSelector; else the tenant's defaultClass; else the only class when the policy has one.
 void resolve_pod_context(const PodView& pod, PodContext& ctx);
 

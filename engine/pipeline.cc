@@ -6,6 +6,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/dra.h"
 #include "engine/json_diff.h"
 #include "engine/mutation_skeleton.h"
 #include "engine/resources.h"
@@ -31,6 +32,16 @@ bool owned_by_daemonset(const Json& object) {
     if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) return true;
   }
   return false;
+}
+
+// A pod with claims gpuadmit could not resolve may be a GPU pod (SPEC §2 "DRA": never taken for a
+// non-GPU pod). It is one when it names a class or tolerates or selects a GPU pool, as a GPU pod
+// would; otherwise nothing about it is a GPU pool's business, and it is left alone.
+bool counts_as_gpu_pod(const PodView& pod, const PodGpuResources& gpu, const PodDra& dra,
+                       const CompiledPolicy& policy) {
+  if (gpu.any_positive() || dra.any_gpu) return true;
+  if (!dra.any_unresolved) return false;
+  return pod.setting("gpuadmit.io/class").has_value() || targets_gpu_pool(pod.spec(), policy);
 }
 
 }  // namespace
@@ -112,6 +123,11 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     keep_unchanged();
     return e;
   }
+  if (is_claim_object(string_member(object, "apiVersion"), string_member(object, "kind"))) {
+    evaluate_claim(object, options, policy, e);
+    keep_unchanged();
+    return e;
+  }
   locations = find_pod_specs(object, policy);
   if (locations.empty()) {
     keep_unchanged();
@@ -149,7 +165,9 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     ctx.tenant = tenant;
     // Read once for is_gpu_pod and, when nothing is mutated, for the rules too.
     std::optional<PodGpuResources> gpu(std::in_place, pod, policy);
-    ctx.gpu_pod = gpu->any_positive();
+    const PodDra dra = resolve_pod_claims(pod, policy, options.claims, options.ns);
+    ctx.dra = &dra;
+    ctx.gpu_pod = counts_as_gpu_pod(pod, *gpu, dra, policy);
     resolve_pod_context(pod, ctx);
     if (options.mutate && std::any_of(mutators_.begin(), mutators_.end(),
                                       [&](const auto& m) { return m->may_change(ctx); })) {
@@ -218,6 +236,48 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
   }
   keep_unchanged();
   return e;
+}
+
+void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options,
+                              const CompiledPolicy& policy, Evaluation& e) const {
+  e.is_claim = true;
+  // The spec of ResourceClaims and their templates is immutable: CREATE is where it is decided.
+  if (options.operation != Operation::kCreate) return;
+  const std::string_view kind = string_member(object, "kind");
+  if (const Json* metadata = find_member(object, "metadata")) {
+    const Json* annotations = find_member(*metadata, "annotations");
+    // The scheduler's claim for an extended-resource pod (DeviceClass extendedResourceName):
+    // the pod was counted as asking for the extended resource; counting the claim too would
+    // count its GPUs twice, and denying it would leave an admitted pod unschedulable.
+    if (annotations != nullptr &&
+        string_member(*annotations, kExtendedResourceClaimAnnotation) == "true") {
+      return;
+    }
+  }
+  std::string spec_path;
+  const Json* spec = claim_spec_of(object, kind, &spec_path);
+  if (spec == nullptr) return;  // nothing requested: the API server validates the shape
+  const std::vector<DraRequest> requests = claim_requests(*spec, spec_path);
+  ClaimContext ctx;
+  ctx.policy = &policy;
+  ctx.tenant = policy.tenant_for(options.ns);
+  ctx.ns = options.ns;
+  ctx.kind = kind;
+  ctx.requests = &requests;
+  ctx.spec_path = spec_path;
+  std::vector<Violation> violations;
+  for (const auto& rule : rules_) {
+    const Action action = policy.action_for(rule->id(), rule->default_action());
+    if (action == Action::kOff) continue;
+    violations.clear();
+    rule->check_claim(object, ctx, violations);
+    for (Violation& v : violations) {
+      e.findings.push_back(Finding{std::string(rule->id()), severity_for(action),
+                                   std::move(v.message), std::move(v.path)});
+    }
+  }
+  e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
+                           [](const Finding& f) { return f.severity != Severity::kWarn; });
 }
 
 }  // namespace gpuadmit

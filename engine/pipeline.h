@@ -42,6 +42,7 @@ struct Evaluation {
   bool allowed = true;
   bool is_workload = false;  // the object has pod specs gpuadmit looks at
   bool exempt = false;       // exempt namespace: untouched
+  bool is_claim = false;     // a DRA ResourceClaim / ResourceClaimTemplate (rules only)
   Json mutated;              // the object after mutation (a copy of the input when unchanged; see
                              // EvaluateOptions::copy_unchanged)
   Json patch = Json::array();
@@ -83,6 +84,9 @@ class Pipeline {
   // `in_place` is `object` itself, writable, for evaluate_in_place; nullptr for evaluate.
   Evaluation evaluate(const Json& object, Json* in_place, const EvaluateOptions& options,
                       const CompiledPolicy& policy) const;
+  // The rules' check_claim over a ResourceClaim / ResourceClaimTemplate (never mutated).
+  void evaluate_claim(const Json& object, const EvaluateOptions& options,
+                      const CompiledPolicy& policy, Evaluation& e) const;
 
   std::vector<std::unique_ptr<const Mutator>> mutators_;
   std::vector<std::unique_ptr<const Rule>> rules_;

@@ -24,6 +24,10 @@ class Rule {
   // Appends every violation of the pod spec (not only the first).
   virtual void check(const PodView& pod, const PodContext& ctx,
                      std::vector<Violation>& out) const = 0;
+  // A DRA claim object (ResourceClaim, ResourceClaimTemplate): the pipeline calls this instead
+  // of `check` for such objects (docs/dra.md). Most rules read pod specs only: nothing.
+  virtual void check_claim(const Json& /*object*/, const ClaimContext& /*ctx*/,
+                           std::vector<Violation>& /*out*/) const {}
 };
 
 }  // namespace gpuadmit

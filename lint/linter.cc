@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/dra.h"
 #include "engine/pod_view.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
@@ -272,8 +273,14 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
   const size_t index = results.size();
   const std::string prefix = locate_prefix.empty() ? std::string() : locate_prefix + ".";
 
+  if (is_claim_object(r.api_version, r.kind)) {
+    lint_claim(object, r, index, prefix, locate_prefix, paths, refs);
+    results.push_back(std::move(r));
+    return std::nullopt;
+  }
   if (is_workload_kind(r.api_version, r.kind, *policy_)) {
     EvaluateOptions options;
+    options.claims = options_.claims;
     options.ns = r.ns;
     options.operation = Operation::kCreate;
     options.mutate = true;
@@ -313,7 +320,11 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
         for (const PodSpecLocation& location : find_pod_specs(counted, *policy_)) {
           auto made = PodView::make(counted, location);
           if (!std::holds_alternative<PodView>(made)) continue;
-          const int64_t per_pod = effective_pod_gpus(std::get<PodView>(made), *policy_);
+          const PodView& pod = std::get<PodView>(made);
+          // DRA claims count like extended resources (each claim once per pod).
+          const int64_t per_pod =
+              saturating_add(effective_pod_gpus(pod, *policy_),
+                             resolve_pod_claims(pod, *policy_, options_.claims, r.ns).pod_units);
           if (per_pod <= 0) continue;
           gpus = saturating_add(gpus, saturating_mul(location.replicas, per_pod));
           if (!description.empty()) description += " + ";
@@ -368,6 +379,36 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
     results.push_back(std::move(r));
   }
   return std::nullopt;
+}
+
+void Linter::lint_claim(const Json& object, ObjectResult& r, size_t index,
+                        const std::string& prefix, const std::string& locate_prefix,
+                        std::vector<std::string>& paths,
+                        std::vector<std::pair<size_t, size_t>>& refs) {
+  if (options_.claims != nullptr) options_.claims->add(object);
+  EvaluateOptions options;
+  options.ns = r.ns;
+  options.mutate = false;
+  options.patch = false;
+  options.copy_unchanged = false;
+  Evaluation e = pipeline_.evaluate(object, options, *policy_);
+  if (!locate_prefix.empty()) {
+    paths.push_back(locate_prefix);
+    refs.emplace_back(index, kNoFinding);
+  }
+  for (Finding& f : e.findings) {
+    LintFinding lf = finding_base(r);
+    lf.rule = std::move(f.rule);
+    lf.severity = f.severity;
+    lf.message = std::move(f.message);
+    lf.path = std::move(f.path);
+    tally(lf);
+    if (!lf.path.empty()) {
+      paths.push_back(prefix + lf.path);
+      refs.emplace_back(index, r.findings.size());
+    }
+    r.findings.push_back(std::move(lf));
+  }
 }
 
 void Linter::count_quota(int64_t gpus, const std::string& description, const std::string& ns,

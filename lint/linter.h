@@ -20,6 +20,7 @@
 #include "engine/finding.h"
 #include "engine/json.h"
 #include "engine/pipeline.h"
+#include "lint/manifest_claims.h"
 #include "lint/yaml_reader.h"
 #include "policies/compiled_policy.h"
 
@@ -38,7 +39,8 @@ struct LintFinding {
   std::string path;  // dotted JSON path in the object
 };
 
-// One object lint looked at: a workload, a LimitRange/ResourceQuota, or an unreadable document.
+// One object lint looked at: a workload, a LimitRange/ResourceQuota, a DRA ResourceClaim or
+// ResourceClaimTemplate, or an unreadable document.
 struct ObjectResult {
   std::string file;
   int line = 0;  // document line
@@ -100,6 +102,10 @@ class FixSink {
 
 struct LintOptions {
   std::string default_namespace = "default";  // --namespace: for objects without one
+  // Resolves pods' DRA claim references (docs/dra.md). The linter adds every claim object it
+  // lints, so a claim earlier in the input resolves even without a pre-pass (stdin); null: none
+  // resolve.
+  ManifestClaims* claims = nullptr;
 };
 
 class Linter {
@@ -140,6 +146,10 @@ class Linter {
                                   std::vector<ObjectResult>& results,
                                   std::vector<std::string>& locate_paths_out,
                                   std::vector<std::pair<size_t, size_t>>& locate_refs);
+  // A ResourceClaim / ResourceClaimTemplate: the pipeline's claim rules; kept for resolution.
+  void lint_claim(const Json& object, ObjectResult& r, size_t index, const std::string& prefix,
+                  const std::string& locate_prefix, std::vector<std::string>& paths,
+                  std::vector<std::pair<size_t, size_t>>& refs);
   // GPU013's sum: adds a workload's GPUs to its namespace; `where` locates the finding.
   void count_quota(int64_t gpus, const std::string& description, const std::string& ns,
                    const LintFinding& where);

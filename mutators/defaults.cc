@@ -93,9 +93,16 @@ class DefaultsMutator final : public Mutator {
       const std::vector<std::string> resources = default_resources(defaults, budgeted);
       if (resources.empty()) return false;
       bool changed = false;
-      for (const ContainerRef& ref : pod.containers()) {
+      const std::vector<ContainerRef>& containers = pod.containers();
+      for (size_t i = 0; i < containers.size(); ++i) {
+        const ContainerRef& ref = containers[i];
         if (ref.kind == ContainerKind::kEphemeral) continue;  // may not declare resources
-        changed |= default_container(pod.container(ref), defaults, resources, *ctx.policy);
+        // GPU units the container gets through DRA claims count for perGPU like extended ones.
+        const int64_t claim_gpus = ctx.dra != nullptr && i < ctx.dra->container_units.size()
+                                       ? ctx.dra->container_units[i]
+                                       : 0;
+        changed |=
+            default_container(pod.container(ref), defaults, resources, *ctx.policy, claim_gpus);
       }
       return changed;
     });
@@ -104,9 +111,9 @@ class DefaultsMutator final : public Mutator {
  private:
   static bool default_container(Json& container, const TenantDefaults& defaults,
                                 const std::vector<std::string>& resources,
-                                const CompiledPolicy& policy) {
+                                const CompiledPolicy& policy, int64_t claim_gpus) {
     if (!container.is_object()) return false;
-    const int64_t gpus = container_gpu_units(container, policy);
+    const int64_t gpus = container_gpu_units(container, policy) + claim_gpus;
     bool changed = false;
 
     // Limits first: a request falls back to, and is capped at, the limit as it ends up.

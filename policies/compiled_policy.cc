@@ -84,6 +84,7 @@ struct CompiledPolicy::Patterns {
   std::set<std::string, std::less<>> taint_keys;
   std::set<std::string, std::less<>> label_keys;
   const PriorityClassDecl* global_default = nullptr;
+  std::map<std::string, DeviceClassMatch, std::less<>> device_classes;
 };
 
 std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(Policy policy) {
@@ -100,6 +101,9 @@ CompiledPolicy::CompiledPolicy(Policy policy)
     const GpuClass& c = policy_.classes[i];
     p.classes.emplace(c.name, i);  // the first of duplicate names wins
     for (const Taint& taint : c.taints) p.taint_keys.insert(taint.key);
+    for (const DeviceClassMapping& m : c.device_classes) {
+      p.device_classes.emplace(m.name, DeviceClassMatch{&c, &m});  // the first mapping wins
+    }
     for (const auto& [key, values] : c.node_selector) {
       if (!is_generic_node_label(key)) p.label_keys.insert(key);
     }
@@ -129,6 +133,12 @@ bool CompiledPolicy::is_exempt(std::string_view ns) const { return patterns_->ex
 const GpuClass* CompiledPolicy::find_class(std::string_view name) const {
   auto it = patterns_->classes.find(name);
   return it == patterns_->classes.end() ? nullptr : &policy_.classes[it->second];
+}
+
+CompiledPolicy::DeviceClassMatch CompiledPolicy::find_device_class(
+    std::string_view device_class) const {
+  auto it = patterns_->device_classes.find(device_class);
+  return it == patterns_->device_classes.end() ? DeviceClassMatch{} : it->second;
 }
 
 const PriorityClassDecl* CompiledPolicy::find_priority_class(std::string_view name) const {

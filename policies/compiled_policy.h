@@ -31,6 +31,13 @@ class CompiledPolicy {
   bool is_exempt(std::string_view ns) const;
 
   const GpuClass* find_class(std::string_view name) const;
+  // The class whose `deviceClasses` names a DRA DeviceClass, with that entry; {nullptr, nullptr}
+  // for a DeviceClass the policy does not map (not a GPU: NICs, FPGAs are left alone).
+  struct DeviceClassMatch {
+    const GpuClass* gpu_class = nullptr;
+    const DeviceClassMapping* mapping = nullptr;
+  };
+  DeviceClassMatch find_device_class(std::string_view device_class) const;
   const PriorityClassDecl* find_priority_class(std::string_view name) const;
   // The class marked globalDefault, if any.
   const PriorityClassDecl* global_default_priority_class() const;

@@ -592,8 +592,9 @@ class Loader {
   }
 
   void read_class(const YAML::Node& node, const std::string& path, GpuClass& c) {
-    auto m =
-        map(node, path, {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing"});
+    auto m = map(
+        node, path,
+        {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing", "deviceClasses"});
     if (!m) return;
     std::vector<std::pair<std::string, YAML::Node>> profile_nodes;  // for the product check
     with(*m, "nodeSelector", [&](const YAML::Node& n, const std::string& p) {
@@ -703,6 +704,8 @@ class Loader {
       });
       c.time_slicing = ts;
     });
+    with(*m, "deviceClasses",
+         [&](const YAML::Node& n, const std::string& p) { read_device_classes(n, p, c); });
     if (const Field* ts = m->get("timeSlicing"); ts && m->get("mig")) {
       add(ts->key_node, key_path(path, "timeSlicing"),
           "a class cannot have both mig and timeSlicing: describe a MIG-partitioned pool and a "
@@ -724,6 +727,107 @@ class Loader {
         }
       }
     }
+  }
+
+  // `deviceClasses: {gpu.nvidia.com: {}, mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7,
+  // migProfile: 1g.10gb}}` (docs/dra.md): the DRA DeviceClasses that hand out this class's
+  // devices. A DeviceClass names one pool: one mapped by two classes is reported in
+  // check_references, a migProfile the class does not offer in check_device_class_profiles.
+  void read_device_classes(const YAML::Node& node, const std::string& path, GpuClass& c) {
+    auto dm = free_map(node, path);
+    if (!dm) return;
+    for (const Field& f : dm->fields) {
+      const std::string dp = key_path(path, f.key);
+      if (!is_device_class_name(f.key)) {
+        add(f.key_node, dp,
+            "invalid DeviceClass name " + quote(f.key) +
+                ": must be a DNS subdomain (lower-case letters, digits, '-' and '.'), e.g. "
+                "gpu.nvidia.com");
+        continue;
+      }
+      DeviceClassMapping mapping;
+      mapping.name = f.key;
+      // `gpu.nvidia.com: {}` and `gpu.nvidia.com:` (null) both mean the defaults.
+      if (!f.value.IsNull()) {
+        auto om = map(f.value, dp, {"devicesPerGPU", "migProfile"});
+        if (!om) continue;
+        with(*om, "devicesPerGPU", [&](const YAML::Node& v, const std::string& vp) {
+          if (auto n = count(v, vp, 1)) mapping.devices_per_gpu = *n;
+        });
+        with(*om, "migProfile", [&](const YAML::Node& v, const std::string& vp) {
+          auto s = string(v, vp);
+          if (!s) return;
+          if (!is_mig_profile_syntax(*s)) {
+            add(v, vp, "invalid MIG profile " + quote(*s) + ": must be <n>g.<m>gb, optionally +me");
+            return;
+          }
+          mapping.mig_profile = *s;
+          device_class_profiles_.push_back(
+              DeviceClassProfile{Ref{vp, v.Mark(), *s}, policy_.classes.size()});
+        });
+      }
+      device_class_refs_.push_back(Ref{dp, f.key_node.Mark(), f.key});
+      c.device_classes.push_back(std::move(mapping));
+    }
+  }
+
+  // Kubernetes names DeviceClasses with DNS subdomains (validation.IsDNS1123Subdomain).
+  static bool is_device_class_name(std::string_view name) {
+    if (name.empty() || name.size() > 253) return false;
+    for (char ch : name) {
+      if (!(std::islower(static_cast<unsigned char>(ch)) ||
+            std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.')) {
+        return false;
+      }
+    }
+    return std::isalnum(static_cast<unsigned char>(name.front())) &&
+           std::isalnum(static_cast<unsigned char>(name.back()));
+  }
+
+  // `dra: {allocationModeAll: true, adminAccess: true}`: what the tenant may ask of DRA beyond
+  // device counts; both default to false (GPU020, GPU021).
+  void read_tenant_dra(const YAML::Node& node, const std::string& path, TenantDra& dra) {
+    auto m = map(node, path, {"allocationModeAll", "adminAccess"});
+    if (!m) return;
+    with(*m, "allocationModeAll", [&](const YAML::Node& n, const std::string& p) {
+      if (auto b = boolean(n, p)) dra.allocation_mode_all = *b;
+    });
+    with(*m, "adminAccess", [&](const YAML::Node& n, const std::string& p) {
+      if (auto b = boolean(n, p)) dra.admin_access = *b;
+    });
+  }
+
+  // A DeviceClass maps to one class; a mapping's migProfile must be one its class offers.
+  void check_device_classes() {
+    std::map<std::string, const Ref*, std::less<>> first;
+    for (const Ref& r : device_class_refs_) {
+      auto [it, inserted] = first.emplace(r.name, &r);
+      if (!inserted) {
+        add(r.mark, r.path,
+            "DeviceClass " + quote(r.name) + " is already mapped by " + it->second->path +
+                "; a DeviceClass hands out the devices of one class");
+      }
+    }
+    for (const DeviceClassProfile& d : device_class_profiles_) {
+      if (d.class_index >= policy_.classes.size()) continue;
+      const GpuClass& c = policy_.classes[d.class_index];
+      if (!c.mig) {
+        add(d.ref.mark, d.ref.path,
+            "migProfile " + quote(d.ref.name) + " on class " + quote(c.name) +
+                ", which has no mig: describe the class's MIG profiles under mig.profiles");
+      } else if (std::find(c.mig->profiles.begin(), c.mig->profiles.end(), d.ref.name) ==
+                 c.mig->profiles.end()) {
+        add(d.ref.mark, d.ref.path,
+            "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
+                join_strings(c.mig->profiles));
+      }
+    }
+  }
+
+  static std::string join_strings(const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+    return out;
   }
 
   void read_priority_classes(const YAML::Node& node, const std::string& path) {
@@ -806,7 +910,7 @@ class Loader {
       Tenant t;
       auto m = map((*items)[i], tp,
                    {"name", "namespaces", "defaultClass", "allowedClasses", "defaults", "limits",
-                    "quota", "priority", "queue"});
+                    "quota", "priority", "queue", "dra"});
       if (!m) continue;
       if (const Field* f = m->get("name")) {
         const std::string np = child(tp, "name");
@@ -900,6 +1004,8 @@ class Loader {
       });
       with(*m, "queue",
            [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
+      with(*m, "dra",
+           [&](const YAML::Node& n, const std::string& p) { read_tenant_dra(n, p, t.dra); });
       policy_.tenants.push_back(std::move(t));
     }
   }
@@ -1102,6 +1208,7 @@ class Loader {
     };
     check_members(class_members_, classes, "class");
     check_members(priority_members_, priorities, "priority class");
+    check_device_classes();
   }
 
   std::string file_;
@@ -1111,6 +1218,12 @@ class Loader {
   std::vector<Ref> priority_refs_;
   std::vector<MemberRef> class_members_;
   std::vector<MemberRef> priority_members_;
+  struct DeviceClassProfile {
+    Ref ref;             // the migProfile value
+    size_t class_index;  // index of its class in policy_.classes
+  };
+  std::vector<Ref> device_class_refs_;  // every deviceClasses key, in file order
+  std::vector<DeviceClassProfile> device_class_profiles_;
   std::map<int, YAML::Mark> null_value_keys_;  // null value position -> its key's position
   size_t visited_ = 0;
   bool budget_reported_ = false;

@@ -40,6 +40,16 @@ struct TimeSlicing {
 // matchExpressions gpuadmit writes).
 using LabelSelectorValues = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
+// A DRA DeviceClass that hands out this class's devices (docs/dra.md): `devicesPerGPU` devices
+// of it count as one GPU unit (7 for a class of 1g MIG slices, when a whole GPU is the unit);
+// `migProfile`, when the DeviceClass hands out only that MIG profile (an admin-made class such
+// as mig-1g-12gb.gpu.nvidia.com).
+struct DeviceClassMapping {
+  std::string name;
+  int64_t devices_per_gpu = 1;
+  std::string mig_profile;  // "" when the DeviceClass is not one profile's
+};
+
 struct GpuClass {
   std::string name;
   LabelSelectorValues node_selector;
@@ -48,6 +58,7 @@ struct GpuClass {
   std::optional<int64_t> nodes;
   std::optional<MigConfig> mig;
   std::optional<TimeSlicing> time_slicing;
+  std::vector<DeviceClassMapping> device_classes;  // DRA DeviceClasses of this pool
 };
 
 struct PriorityClassDecl {
@@ -84,6 +95,12 @@ struct TenantQueue {
   bool require = false;
 };
 
+// What a tenant may ask of DRA beyond plain device counts (docs/dra.md, GPU020/GPU021).
+struct TenantDra {
+  bool allocation_mode_all = false;  // allocationMode: All (every matching device of a node)
+  bool admin_access = false;         // adminAccess: true (devices in use by other claims)
+};
+
 struct Tenant {
   std::string name;
   std::vector<std::string> namespaces;  // RE2 full-match patterns
@@ -95,6 +112,7 @@ struct Tenant {
   std::optional<int64_t> quota_gpus;
   TenantPriority priority;
   std::optional<TenantQueue> queue;  // the tenant's Kueue LocalQueue (docs/mutations.md §10)
+  TenantDra dra;
 };
 
 struct Enforcement {

@@ -3,6 +3,12 @@
 #include "rules/allowed_classes.h"
 #include "rules/allowed_priority_class.h"
 #include "rules/class_placement.h"
+#include "rules/dra_admin_access.h"
+#include "rules/dra_allocation_mode_all.h"
+#include "rules/dra_count_limits.h"
+#include "rules/dra_device_class.h"
+#include "rules/dra_mig_profile.h"
+#include "rules/dra_unresolved_claim.h"
 #include "rules/fits_on_node.h"
 #include "rules/fragmentation.h"
 #include "rules/gpu_count_limits.h"
@@ -40,6 +46,13 @@ std::vector<std::unique_ptr<const Rule>> default_rules() {
   rules.push_back(make_gpu_quota_rule());                       // GPU013
   rules.push_back(make_fragmentation_rule());                   // GPU014
   rules.push_back(make_pod_level_gpu_resources_rule());         // GPU015
+  // GPU018–GPU022 check DRA claim objects (Rule::check_claim), GPU023 pods' claim references.
+  rules.push_back(make_dra_device_class_rule());         // GPU018
+  rules.push_back(make_dra_count_limits_rule());         // GPU019
+  rules.push_back(make_dra_allocation_mode_all_rule());  // GPU020
+  rules.push_back(make_dra_admin_access_rule());         // GPU021
+  rules.push_back(make_dra_mig_profile_rule());          // GPU022
+  rules.push_back(make_dra_unresolved_claim_rule());     // GPU023
   rules.push_back(make_gpu_visibility_rule());                  // GPU024
   rules.push_back(make_queue_required_rule());                  // GPU025
   return rules;

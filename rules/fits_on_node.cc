@@ -103,6 +103,19 @@ class FitsOnNodeRule final : public Rule {
                         ", or split the work across pods",
                     resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
     });
+    // DRA claims of whole-GPU DeviceClasses (devicesPerGPU 1): a container's claims must fit.
+    const std::vector<ContainerRef>& containers = pod.containers();
+    for (size_t i = 0; i < containers.size(); ++i) {
+      const int64_t n = claim_units(ctx, i);
+      if (n <= *c.gpus_per_node) continue;
+      container_too_big = true;
+      out.push_back(Violation{container_label(containers[i]) + ": DRA claims for " +
+                                  std::to_string(n) + " GPUs cannot fit on one node of class " +
+                                  c.name + " (" + std::to_string(*c.gpus_per_node) +
+                                  " GPUs); request at most " + std::to_string(*c.gpus_per_node) +
+                                  ", or split the work across pods",
+                              containers[i].path + ".resources.claims"});
+    }
     if (container_too_big) return;
     // The pod total over the resources whose per-node capacity is gpusPerNode itself (whole
     // GPUs): on a mixed MIG class nvidia.com/gpu still means whole GPUs, of which a node never
@@ -112,8 +125,8 @@ class FitsOnNodeRule final : public Rule {
       return gpu_kind(resource) == GpuKind::kWhole && capacity && !capacity->scaled;
     };
     const int64_t g = *c.gpus_per_node;
-    if (pod_gpu_total(pod, *gpu, whole) <= g) return;
-    const PodGpuCount count = pod_gpu_count(pod, *gpu, whole);
+    if (pod_gpu_total(pod, *gpu, whole) + pod_claim_units(ctx) <= g) return;
+    const PodGpuCount count = with_claims(pod_gpu_count(pod, *gpu, whole), ctx);
     out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
                                 count.breakdown + ") but a node of class " + c.name + " has " +
                                 std::to_string(g) + "; a pod runs on one node: request at most " +

@@ -49,9 +49,9 @@ class FragmentationRule final : public Rule {
     if (!c.gpus_per_node || c.mig || c.time_slicing) return;
     const int64_t g = *c.gpus_per_node;
     const GpuResources gpu(pod, ctx);
-    const int64_t n = pod_gpu_total(pod, *gpu);
+    const int64_t n = pod_gpu_total(pod, *gpu) + pod_claim_units(ctx);
     if (n <= 0 || n >= g || g % n == 0) return;
-    const PodGpuCount count = pod_gpu_count(pod, *gpu);
+    const PodGpuCount count = with_claims(pod_gpu_count(pod, *gpu), ctx);
     std::string message = "pod requests " + std::to_string(n) + " GPUs (" + count.breakdown +
                           "): " + std::to_string(n) + " on " + std::string(article(g)) + " " +
                           std::to_string(g) + "-GPU node of class " + c.name + " strands " +

@@ -34,19 +34,24 @@ class GpuCountLimitsRule final : public Rule {
       const std::vector<ContainerRef>& containers = pod.containers();
       for (size_t i = 0; i < containers.size(); ++i) {
         const ContainerRef& ref = containers[i];
-        const int64_t n = gpu->units(i);
+        const int64_t n = gpu->units(i) + claim_units(ctx, i);
         if (n <= max) continue;
-        out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" +
-                                    resources_text(gpu->of(i)) + ") exceed maxGPUsPerContainer " +
-                                    std::to_string(max) + " of tenant " + tenant +
-                                    "; request at most " + std::to_string(max) + " per container",
+        std::string what = resources_text(gpu->of(i));
+        if (claim_units(ctx, i) > 0) {
+          what += (what.empty() ? "" : ", ") + std::string("DRA claims ") +
+                  std::to_string(claim_units(ctx, i));
+        }
+        out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" + what +
+                                    ") exceed maxGPUsPerContainer " + std::to_string(max) +
+                                    " of tenant " + tenant + "; request at most " +
+                                    std::to_string(max) + " per container",
                                 ref.path + ".resources"});
       }
     }
     if (limits.max_gpus_per_pod) {
       const int64_t max = *limits.max_gpus_per_pod;
-      if (pod_gpu_total(pod, *gpu) > max) {
-        const PodGpuCount count = pod_gpu_count(pod, *gpu);
+      if (pod_gpu_total(pod, *gpu) + pod_claim_units(ctx) > max) {
+        const PodGpuCount count = with_claims(pod_gpu_count(pod, *gpu), ctx);
         out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
                                     count.breakdown + "), more than maxGPUsPerPod " +
                                     std::to_string(max) + " of tenant " + tenant +

@@ -27,8 +27,8 @@ class GpuQuotaRule final : public Rule {
     if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->quota_gpus) return;
     const int64_t quota = *ctx.tenant->quota_gpus;
     const GpuResources gpu(pod, ctx);
-    if (pod_gpu_total(pod, *gpu) <= quota) return;
-    const PodGpuCount count = pod_gpu_count(pod, *gpu);
+    if (pod_gpu_total(pod, *gpu) + pod_claim_units(ctx) <= quota) return;
+    const PodGpuCount count = with_claims(pod_gpu_count(pod, *gpu), ctx);
     out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
                                 count.breakdown + "), more than the GPU quota " +
                                 std::to_string(quota) + " of tenant " + ctx.tenant->name +

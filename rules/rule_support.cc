@@ -280,4 +280,25 @@ PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
   return count;
 }
 
+int64_t claim_units(const PodContext& ctx, size_t container) {
+  if (ctx.dra == nullptr || container >= ctx.dra->container_units.size()) return 0;
+  return ctx.dra->container_units[container];
+}
+
+int64_t pod_claim_units(const PodContext& ctx) {
+  return ctx.dra == nullptr ? 0 : ctx.dra->pod_units;
+}
+
+PodGpuCount with_claims(PodGpuCount count, const PodContext& ctx) {
+  if (ctx.dra == nullptr) return count;
+  for (const PodClaim& claim : ctx.dra->claims) {
+    if (claim.units <= 0) continue;
+    count.total = saturating_add(count.total, claim.units);
+    if (!count.breakdown.empty()) count.breakdown += ", ";
+    count.breakdown +=
+        "claim " + claim.name + " (" + claim.device_class + "): " + std::to_string(claim.units);
+  }
+  return count;
+}
+
 }  // namespace gpuadmit::rule_support

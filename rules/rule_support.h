@@ -122,4 +122,11 @@ PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
 int64_t pod_gpu_total(const PodView& pod, const PodGpuResources& gpu,
                       const std::function<bool(std::string_view)>& counts = nullptr);
 
+// GPU units a container gets through DRA claims (engine/dra.h); 0 without resolved claims.
+int64_t claim_units(const PodContext& ctx, size_t container);
+// The pod's DRA GPU units (each claim once).
+int64_t pod_claim_units(const PodContext& ctx);
+// `count` with the pod's DRA claims added: total and breakdown ("claim gpu (gpu.nvidia.com): 1").
+PodGpuCount with_claims(PodGpuCount count, const PodContext& ctx);
+
 }  // namespace gpuadmit::rule_support

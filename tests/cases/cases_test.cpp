@@ -3,6 +3,8 @@
 //   policy.yaml     the policy (optional: tests/cases/policy.yaml otherwise)
 //   expected.yaml   the object after the mutating webhook (optional: unchanged)
 //   findings.json   [{"rule","severity","path","message"}] (optional: none)
+//   claims.yaml     ResourceClaims / ResourceClaimTemplates the pod's DRA claims resolve to
+//                   (optional), as lint reads them beside the input (docs/dra.md)
 // Each case runs through the pipeline as the mutating webhook does; the JSON Patch must turn the
 // input into expected.yaml with nlohmann's RFC 6902 implementation and with kubectl's (Go
 // json-patch, the API server's), and running expected.yaml again must patch nothing.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "engine/pipeline.h"
+#include "lint/manifest_claims.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
@@ -36,6 +39,7 @@ struct GoldenCase {
   Json findings;
   PolicyPtr policy;
   std::string ns;
+  std::shared_ptr<lint::ManifestClaims> claims;  // claims.yaml and the input's own claim objects
 };
 
 PolicyPtr load_case_policy(const fs::path& path) {
@@ -82,6 +86,10 @@ std::vector<GoldenCase> load_cases() {
     if (c.input.contains("metadata") && c.input["metadata"].contains("namespace")) {
       c.ns = c.input["metadata"]["namespace"].get<std::string>();
     }
+    c.claims = std::make_shared<lint::ManifestClaims>("default");
+    c.claims->add(c.input);
+    if (fs::exists(dir / "claims.yaml"))
+      REQUIRE(c.claims->add_file((dir / "claims.yaml").string()));
     cases.push_back(std::move(c));
   }
   return cases;
@@ -90,6 +98,15 @@ std::vector<GoldenCase> load_cases() {
 const Pipeline& pipeline() {
   static const Pipeline p(default_mutators(), default_rules());
   return p;
+}
+
+EvaluateOptions options(const GoldenCase& c, bool mutate) {
+  EvaluateOptions o;
+  o.ns = c.ns;
+  o.operation = Operation::kCreate;
+  o.mutate = mutate;
+  o.claims = c.claims.get();
+  return o;
 }
 
 Json findings_json(const Evaluation& e) {
@@ -112,8 +129,7 @@ TEST_CASE("cases: every golden case mutates, reports and patches exactly as expe
   for (const GoldenCase& c : load_cases()) {
     {
       INFO(c.name);
-      const Evaluation e =
-          pipeline().evaluate(c.input, {c.ns, Operation::kCreate, true}, *c.policy);
+      const Evaluation e = pipeline().evaluate(c.input, options(c, true), *c.policy);
       const Json got_findings = findings_json(e);
       CHECK(got_findings.dump(2) == c.findings.dump(2));
       const Json result = e.allowed ? e.mutated : c.input;
@@ -121,14 +137,12 @@ TEST_CASE("cases: every golden case mutates, reports and patches exactly as expe
       // The patch reproduces the expected object (nlohmann's RFC 6902 implementation).
       CHECK(unordered(c.input.patch(e.patch)) == unordered(c.expected));
       // Idempotence: the mutated object goes through unchanged, with the same verdict.
-      const Evaluation again =
-          pipeline().evaluate(c.expected, {c.ns, Operation::kCreate, true}, *c.policy);
+      const Evaluation again = pipeline().evaluate(c.expected, options(c, true), *c.policy);
       CHECK(again.patch.empty());
       if (e.allowed) {
         CHECK(findings_json(again) == got_findings);
         // The validating webhook sees the mutated object and reaches the same findings.
-        const Evaluation validated =
-            pipeline().evaluate(c.expected, {c.ns, Operation::kCreate, false}, *c.policy);
+        const Evaluation validated = pipeline().evaluate(c.expected, options(c, false), *c.policy);
         CHECK(findings_json(validated) == got_findings);
         CHECK(validated.patch.empty());
       }
@@ -150,7 +164,7 @@ TEST_CASE(
   const fs::path tmp = dir_template;
   int patched = 0;
   for (const GoldenCase& c : load_cases()) {
-    const Evaluation e = pipeline().evaluate(c.input, {c.ns, Operation::kCreate, true}, *c.policy);
+    const Evaluation e = pipeline().evaluate(c.input, options(c, true), *c.policy);
     if (e.patch.empty()) continue;
     INFO(c.name);
     const fs::path input = tmp / (c.name + ".json");

@@ -247,6 +247,45 @@ TEST_CASE("review: malformed input exits 2 with a clear message") {
   auto usage = testing::run_command(kBinary + " review --endpoint both", "{}");
   CHECK(usage.exit_code == 2);
   CHECK(usage.err == "gpuadmit review: --endpoint must be mutate or validate, not \"both\"\n");
+  auto claims = testing::run_command(kBinary + " review --claims /nonexistent/claims.yaml", "{}");
+  CHECK(claims.exit_code == 2);
+  CHECK(claims.err ==
+        "gpuadmit review: --claims /nonexistent/claims.yaml: cannot open the file\n");
+}
+
+// --claims: the pod's DRA claim resolves to a template of the given manifests (docs/dra.md).
+TEST_CASE("review: --claims resolves a pod's claim template") {
+  const std::string dir = std::string(GPUADMIT_SOURCE_DIR) +
+                          "/tests/cases/099-dra-gpu005-claim-pod-exceeds-max-per-pod/";
+  const std::string policy = std::string(GPUADMIT_SOURCE_DIR) + "/tests/cases/policy.yaml";
+  const Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "l4-serve", "namespace": "web-shop"},
+      "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimName": "three-l4"}],
+               "containers": [{"name": "server", "resources": {"claims": [{"name": "gpus"}]}}]}})");
+  const Json review = {{"apiVersion", "admission.k8s.io/v1"},
+                       {"kind", "AdmissionReview"},
+                       {"request",
+                        {{"uid", "u"},
+                         {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+                         {"operation", "CREATE"},
+                         {"namespace", "web-shop"},
+                         {"object", pod}}}};
+  auto with = testing::run_command(
+      kBinary + " review --policy " + policy + " --claims " + dir + "claims.yaml", review.dump());
+  REQUIRE(with.exit_code == 0);
+  const Json denied = Json::parse(with.out)["response"];
+  CHECK_FALSE(denied["allowed"].get<bool>());
+  CHECK(denied["status"]["message"] ==
+        "gpuadmit denied Pod web-shop/l4-serve: GPU005: pod requests 3 GPUs (claim gpus "
+        "(l4.gpu.example.com): 3), more than maxGPUsPerPod 2 of tenant web; request at most 2 per "
+        "pod, or split the work across pods");
+  // Without it nothing resolves (the webhook without the API lookup): the pod asks nothing of a
+  // GPU pool and is left alone.
+  auto without = testing::run_command(kBinary + " review --policy " + policy, review.dump());
+  REQUIRE(without.exit_code == 0);
+  const Json admitted = Json::parse(without.out)["response"];
+  CHECK(admitted["allowed"].get<bool>());
+  CHECK_FALSE(admitted.contains("patch"));
 }
 
 }  // namespace

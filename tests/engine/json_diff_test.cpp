@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "engine/dra.h"
 #include "engine/json_diff.h"
 #include "engine/pipeline.h"
 #include "engine/resources.h"
@@ -270,6 +272,36 @@ TEST_CASE("pipeline: an object no mutator may change is evaluated without a copy
   CHECK(uncopied > 100);
 }
 
+// Resolves DRA claim references to the ResourceClaims / ResourceClaimTemplates among `docs`
+// (what lint does across its input), so that pods using claims are evaluated as GPU pods too.
+class DocumentClaims final : public ClaimResolver {
+ public:
+  explicit DocumentClaims(const std::vector<Json>& docs) {
+    for (const Json& doc : docs) {
+      const std::string_view kind = string_member(doc, "kind");
+      if (!is_claim_object(string_member(doc, "apiVersion"), kind)) continue;
+      const Json* spec = claim_spec_of(doc, kind, nullptr);
+      if (spec == nullptr) continue;
+      const std::string ns = namespace_of(doc);
+      by_key_.emplace(std::string(kind) + "/" + ns + "/" + object_name(doc), *spec);
+    }
+  }
+  ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override {
+    const std::string key =
+        std::string(kind == ClaimKind::kTemplate ? "ResourceClaimTemplate" : "ResourceClaim") +
+        "/" + std::string(ns) + "/" + std::string(name);
+    ResolvedClaim r;
+    auto it = by_key_.find(key);
+    r.status = it == by_key_.end() ? ClaimLookup::kNotFound : ClaimLookup::kFound;
+    if (it != by_key_.end()) r.spec = it->second;
+    return r;
+  }
+  size_t size() const { return by_key_.size(); }
+
+ private:
+  std::map<std::string, Json> by_key_;
+};
+
 // evaluate_in_place diffs against a skeleton of what mutators may write (engine/pod_view.h):
 // any mutator writing elsewhere would lose that edit from the patch, and this test would see it.
 TEST_CASE("pipeline: evaluating in place gives the evaluation and patch of evaluating a copy") {
@@ -277,13 +309,18 @@ TEST_CASE("pipeline: evaluating in place gives the evaluation and patch of evalu
   const std::vector<Json> docs = all_documents();
   const std::vector<PolicyPtr> policies = all_policies();
   REQUIRE(docs.size() > 100);
+  // The DRA documents (tests/cases/09x-dra-*, the corpus's DRA driver and Kueue samples) with
+  // their claims resolved: class mutations of claim pods stay within the skeleton's members.
+  const DocumentClaims claims(docs);
+  REQUIRE(claims.size() >= 10);
   int changed = 0;
   for (const PolicyPtr& policy : policies) {
     for (const Json& doc : docs) {
       const std::string ns = namespace_of(doc);
       for (const bool as_text : {false, true}) {
         for (const bool mutate : {true, false}) {
-          const EvaluateOptions options{.ns = ns, .mutate = mutate, .patch_as_text = as_text};
+          const EvaluateOptions options{
+              .ns = ns, .mutate = mutate, .patch_as_text = as_text, .claims = &claims};
           const Evaluation copy = pipeline.evaluate(doc, options, *policy);
           Json object = doc;
           Evaluation in_place = pipeline.evaluate_in_place(object, options, *policy);

@@ -371,7 +371,8 @@ TEST_CASE("lint --output junit has one testcase per workload and consistent coun
   CHECK(attribute(all_tag, "failures") == failures);
   CHECK(attribute(all_tag, "errors") == errors);
   CHECK(errors == 1);  // the upstream-invalid corpus file
-  CHECK(failures >= 10);
+  // (NVIDIA's DRA samples gpu-test-mps and gpu-test4 are GPU pods, no longer GPU009 failures.)
+  CHECK(failures >= 8);
 }
 
 TEST_CASE("lint --output sarif: absolute paths under the working directory become relative URIs",

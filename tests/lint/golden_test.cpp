@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/dra.h"
 #include "engine/pipeline.h"
 #include "engine/workload.h"
+#include "lint/manifest_claims.h"
 #include "lint/yaml_reader.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
@@ -97,6 +99,9 @@ void check_case(const fs::path& dir) {
   const Pipeline pipeline(default_mutators(), default_rules());
   std::vector<Json> expected_fixed;
   Json expected_findings = Json::array();
+  // DRA claim references resolve across the whole input, as lint's pre-pass does (docs/dra.md).
+  ManifestClaims claims("default");
+  for (const fs::path& file : input_files(dir / "input")) claims.add_file(file.string());
   for (const fs::path& file : input_files(dir / "input")) {
     SourceDocument source;
     std::string text = testing::slurp(file.string());
@@ -112,14 +117,17 @@ void check_case(const fs::path& dir) {
         objects.push_back(&fixed_doc);
       }
       for (Json* object : objects) {
-        if (!is_workload_kind(string_member(*object, "apiVersion"), string_member(*object, "kind"),
-                              *loaded.policy)) {
+        const std::string_view api_version = string_member(*object, "apiVersion");
+        const std::string_view kind = string_member(*object, "kind");
+        if (!is_workload_kind(api_version, kind, *loaded.policy) &&
+            !is_claim_object(api_version, kind)) {
           continue;
         }
         std::string ns;
         if (const Json* m = find_member(*object, "metadata")) ns = string_member(*m, "namespace");
         EvaluateOptions options;
         options.ns = ns.empty() ? "default" : ns;
+        options.claims = &claims;
         Evaluation e = pipeline.evaluate(*object, options, *loaded.policy);
         for (const Finding& f : e.findings) {
           expected_findings.push_back({{"rule", f.rule},

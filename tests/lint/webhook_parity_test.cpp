@@ -84,8 +84,10 @@ struct Verdict {
 using ObjectKey = std::tuple<std::string, std::string, std::string, std::string>;
 
 // The webhook's answer for one object: the patched object and its verdict.
-Json review(const Json& object, const std::string& ns, const std::string& policy,
-            Verdict& verdict) {
+// `claims`: " --claims FILE" for each file whose DRA claims the object may reference (lint
+// resolves them across all its input; docs/dra.md).
+Json review(const Json& object, const std::string& ns, const std::string& policy, Verdict& verdict,
+            const std::string& claims = "") {
   const std::string api_version(string_member(object, "apiVersion"));
   const size_t slash = api_version.find('/');
   Json request = {
@@ -100,7 +102,7 @@ Json review(const Json& object, const std::string& ns, const std::string& policy
   const Json body = {
       {"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
   const auto r =
-      testing::run_command(kBinary + " review --endpoint mutate --policy " + quote(policy),
+      testing::run_command(kBinary + " review --endpoint mutate --policy " + quote(policy) + claims,
                            body.dump(-1, ' ', false, Json::error_handler_t::replace));
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -159,6 +161,12 @@ size_t check_parity(const fs::path& cwd, const std::string& input, const std::st
   std::vector<Json> expected;
   std::map<ObjectKey, Verdict> reviewed;
   size_t patched = 0;
+  std::string claims;  // the files with DRA claim objects, which lint resolves references to
+  for (const std::string& file : manifest_files(cwd / input)) {
+    if (testing::slurp(file).find("ResourceClaim") != std::string::npos) {
+      claims += " --claims " + quote(file);
+    }
+  }
   for (const std::string& file : manifest_files(cwd / input)) {
     const std::string display = fs::relative(file, cwd).string();
     const bool json_file = fs::path(file).extension() == ".json";
@@ -180,7 +188,7 @@ size_t check_parity(const fs::path& cwd, const std::string& input, const std::st
           name = string_member(*m, "generateName");
         }
         Verdict v;
-        Json after = review(*object, ns, policy, v);
+        Json after = review(*object, ns, policy, v, claims);
         patched += after != *object;
         Verdict& merged = reviewed[{display, object->value("kind", ""), ns, name}];
         merged.deny.insert(merged.deny.end(), v.deny.begin(), v.deny.end());
@@ -255,6 +263,60 @@ TEST_CASE(
     patched += check_parity(dir, "input.yaml", policy.string());
   }
   CHECK(patched >= 50);
+}
+
+// The DRA golden cases (tests/cases/*-dra-*): `gpuadmit review --claims claims.yaml` (the
+// webhook's codec), lint over input.yaml and claims.yaml, and the case's findings.json (which the
+// pipeline is held to by tests/cases) agree, finding for finding.
+TEST_CASE("DRA golden cases: review, lint and the expected findings agree", "[lint][parity][dra]") {
+  const fs::path cases = fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "cases";
+  size_t checked = 0;
+  for (const auto& e : fs::directory_iterator(cases)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.find("-dra-") == std::string::npos) continue;
+    INFO("case " << name);
+    const fs::path dir = e.path();
+    const std::string policy =
+        (fs::exists(dir / "policy.yaml") ? dir / "policy.yaml" : cases / "policy.yaml").string();
+    std::string claims = " --claims " + quote((dir / "input.yaml").string());
+    std::string lint_inputs = quote((dir / "input.yaml").string());
+    if (fs::exists(dir / "claims.yaml")) {
+      claims += " --claims " + quote((dir / "claims.yaml").string());
+      lint_inputs += " " + quote((dir / "claims.yaml").string());
+    }
+    const Json input = documents_of(testing::slurp((dir / "input.yaml").string()), false).at(0);
+    std::string ns = "default";
+    if (const Json* m = find_member(input, "metadata")) {
+      if (!string_member(*m, "namespace").empty()) ns = string_member(*m, "namespace");
+    }
+    Verdict reviewed;
+    review(input, ns, policy, reviewed, claims);
+
+    const auto linted = testing::run_command(kBinary + " lint --policy " + quote(policy) +
+                                             " --output json " + lint_inputs);
+    const Json report = Json::parse(linted.out);
+    Verdict from_lint;
+    for (const Json& f : report["findings"]) {
+      if (f["file"] != (dir / "input.yaml").string()) continue;
+      const std::string line =
+          f["rule"].get<std::string>() + ": " + f["message"].get<std::string>();
+      (f["severity"] == "warn" ? from_lint.warn : from_lint.deny).push_back(line);
+    }
+    Verdict expected;
+    if (fs::exists(dir / "findings.json")) {
+      for (const Json& f : Json::parse(testing::slurp((dir / "findings.json").string()))) {
+        const std::string line =
+            f["rule"].get<std::string>() + ": " + f["message"].get<std::string>();
+        (f["severity"] == "warn" ? expected.warn : expected.deny).push_back(line);
+      }
+    }
+    CHECK(join(reviewed.deny) == join(expected.deny));
+    CHECK(reviewed.warn == expected.warn);
+    CHECK(join(from_lint.deny) == join(expected.deny));
+    CHECK(from_lint.warn == expected.warn);
+    ++checked;
+  }
+  CHECK(checked >= 13);
 }
 
 TEST_CASE("lint --fix equals applying gpuadmit review's patch, and verdicts agree, on the corpus",

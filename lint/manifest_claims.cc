@@ -1,0 +1,90 @@
+#include "lint/manifest_claims.h"
+
+#include "engine/dra.h"
+#include "lint/yaml_reader.h"
+
+namespace gpuadmit::lint {
+
+ManifestClaims::ManifestClaims(std::string default_namespace)
+    : default_namespace_(default_namespace.empty() ? "default" : std::move(default_namespace)) {}
+
+std::string ManifestClaims::key(ClaimKind kind, std::string_view ns, std::string_view name) {
+  std::string k(kind == ClaimKind::kTemplate ? "T/" : "C/");
+  k += ns;
+  k += '/';
+  k += name;
+  return k;
+}
+
+void ManifestClaims::add(const Json& object) {
+  if (!object.is_object()) return;
+  const std::string_view kind = string_member(object, "kind");
+  if (kind.size() >= 4 && kind.substr(kind.size() - 4) == "List") {  // List, PodList, ...
+    if (const Json* items = find_member(object, "items"); items != nullptr && items->is_array()) {
+      for (const Json& item : *items) add(item);
+    }
+    return;
+  }
+  const std::string_view api_version = string_member(object, "apiVersion");
+  if (!is_claim_object(api_version, kind)) return;
+  const Json* spec = claim_spec_of(object, kind, nullptr);
+  if (spec == nullptr) return;
+  std::string ns;
+  std::string name;
+  if (const Json* metadata = find_member(object, "metadata")) {
+    ns = std::string(string_member(*metadata, "namespace"));
+    name = std::string(string_member(*metadata, "name"));
+  }
+  if (name.empty()) return;  // generateName: nothing can reference it
+  if (ns.empty()) ns = default_namespace_;
+  const ClaimKind k = kind == "ResourceClaimTemplate" ? ClaimKind::kTemplate : ClaimKind::kClaim;
+  entries_.emplace(key(k, ns, name), Entry{*spec, std::string(api_version)});
+}
+
+template <typename Stream>
+void ManifestClaims::add_documents(Stream& stream, bool json_file) {
+  SourceDocument source;
+  while (stream.next(source)) {
+    if (source.text.find("ResourceClaim") == std::string::npos) continue;
+    ParsedDocument doc = parse_document(source, json_file);
+    if (doc.empty || doc.error) continue;
+    add(doc.value);
+  }
+}
+
+void ManifestClaims::add_stream(std::FILE* file, bool json_file) {
+  DocumentStream stream(file);
+  add_documents(stream, json_file);
+}
+
+void ManifestClaims::add_text(std::string_view text, bool json_file) {
+  DocumentStream stream(text);
+  add_documents(stream, json_file);
+}
+
+bool ManifestClaims::add_file(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  const bool json_file = path.size() >= 5 && (path.substr(path.size() - 5) == ".json" ||
+                                              path.substr(path.size() - 5) == ".JSON");
+  add_stream(file, json_file);
+  std::fclose(file);
+  return true;
+}
+
+ResolvedClaim ManifestClaims::resolve(ClaimKind kind, std::string_view ns,
+                                      std::string_view name) const {
+  ResolvedClaim r;
+  auto it = entries_.find(key(kind, ns, name));
+  if (it == entries_.end()) {
+    r.status = ClaimLookup::kNotFound;
+    r.error = "not among the manifests read";
+    return r;
+  }
+  r.status = ClaimLookup::kFound;
+  r.spec = it->second.spec;
+  r.api_version = it->second.api_version;
+  return r;
+}
+
+}  // namespace gpuadmit::lint

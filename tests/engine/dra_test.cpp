@@ -1,0 +1,292 @@
+// engine/dra.h: the request shapes of every served resource.k8s.io version, GPU units, a pod's
+// claims resolved and counted per container and per pod, and the pipeline's treatment of pods
+// whose claims are GPU claims, other devices, or cannot be resolved (docs/dra.md).
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/dra.h"
+#include "engine/pipeline.h"
+#include "mutators/all_mutators.h"
+#include "rules/all_rules.h"
+#include "tests/support/fixtures.h"
+
+namespace gpuadmit {
+namespace {
+
+using testing::policy_from_yaml;
+
+constexpr std::string_view kPolicy = R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: dra}
+spec:
+  classes:
+    a100:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-SXM4-80GB]}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+      gpusPerNode: 8
+      mig: {strategy: mixed, profiles: [1g.10gb, 3g.40gb]}
+      deviceClasses:
+        gpu.nvidia.com: {}
+        mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7, migProfile: 1g.10gb}
+    l4:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-L4]}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+      gpusPerNode: 4
+      deviceClasses: {l4.example.com: {}}
+  tenants:
+    - name: ml
+      namespaces: [ml]
+      defaultClass: l4
+      defaults: {perGPU: {cpu: "8"}}
+)YAML";
+
+// A resolver over a fixed set of claim objects; names it lacks are kNotFound, or kUnavailable
+// for names starting with "down-" (an API error).
+class FakeClaims final : public ClaimResolver {
+ public:
+  void add(ClaimKind kind, std::string name, std::string_view spec_json) {
+    specs_[{kind, std::move(name)}] = Json::parse(spec_json);
+  }
+  ResolvedClaim resolve(ClaimKind kind, std::string_view, std::string_view name) const override {
+    ResolvedClaim r;
+    auto it = specs_.find({kind, std::string(name)});
+    if (it != specs_.end()) {
+      r.status = ClaimLookup::kFound;
+      r.spec = it->second;
+    } else if (name.rfind("down-", 0) == 0) {
+      r.status = ClaimLookup::kUnavailable;
+      r.error = "API server timed out";
+    } else {
+      r.status = ClaimLookup::kNotFound;
+      r.error = "404";
+    }
+    return r;
+  }
+
+ private:
+  std::map<std::pair<ClaimKind, std::string>, Json> specs_;
+};
+
+TEST_CASE("dra: claim_requests reads v1/v1beta2 exactly, firstAvailable and v1beta1", "[dra]") {
+  const Json v1 = Json::parse(R"({"devices": {"requests": [
+      {"name": "a", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2,
+                                "allocationMode": "ExactCount"}},
+      {"name": "b", "firstAvailable": [
+          {"name": "x", "deviceClassName": "gpu.nvidia.com", "count": 4},
+          {"name": "y", "deviceClassName": "l4.example.com", "allocationMode": "All"}]},
+      {"name": "c", "exactly": {"deviceClassName": "gpu.nvidia.com", "adminAccess": true,
+          "selectors": [{"cel": {"expression":
+              "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]}},
+      {"name": "no-class", "exactly": {}}, 7]}})");
+  const std::vector<DraRequest> r = claim_requests(v1, "spec");
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].name == "a");
+  CHECK(r[0].path == "spec.devices.requests[0].exactly");
+  CHECK(r[0].count == 2);
+  CHECK_FALSE(r[0].all);
+  CHECK(r[1].name == "b/x");
+  CHECK(r[1].request == "b");
+  CHECK(r[1].alternative);
+  CHECK(r[1].path == "spec.devices.requests[1].firstAvailable[0]");
+  CHECK(r[2].all);
+  CHECK(r[2].count == 1);
+  CHECK(r[3].admin_access);
+  REQUIRE(r[3].mig_profiles.size() == 1);
+  CHECK(r[3].mig_profiles[0].first == "1g.10gb");
+  CHECK(r[3].mig_profiles[0].second == "spec.devices.requests[2].exactly.selectors[0].cel");
+
+  // v1beta1: the fields on the request itself; count defaults to 1.
+  const Json beta1 = Json::parse(R"({"devices": {"requests": [
+      {"name": "g", "deviceClassName": "gpu.nvidia.com", "count": 3, "adminAccess": true},
+      {"name": "h", "deviceClassName": "gpu.nvidia.com"}]}})");
+  const std::vector<DraRequest> b = claim_requests(beta1, "spec.spec");
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].path == "spec.spec.devices.requests[0]");
+  CHECK(b[0].count == 3);
+  CHECK(b[0].admin_access);
+  CHECK(b[1].count == 1);
+}
+
+TEST_CASE("dra: GPU units per request and claim", "[dra]") {
+  const PolicyPtr policy = policy_from_yaml(kPolicy);
+  const Json spec = Json::parse(R"({"devices": {"requests": [
+      {"name": "a", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}},
+      {"name": "b", "firstAvailable": [
+          {"name": "x", "deviceClassName": "gpu.nvidia.com", "count": 3},
+          {"name": "y", "deviceClassName": "l4.example.com", "allocationMode": "All"}]},
+      {"name": "m", "exactly": {"deviceClassName": "mig-1g.10gb.gpu.nvidia.com", "count": 8}},
+      {"name": "nic", "exactly": {"deviceClassName": "sriov.nic.example.com", "count": 5}}]}})");
+  const std::vector<DraRequest> r = claim_requests(spec, "spec");
+  REQUIRE(r.size() == 5);
+  CHECK(request_gpu_units(r[0], *policy) == 2);
+  CHECK(request_gpu_units(r[1], *policy) == 3);
+  CHECK(request_gpu_units(r[2], *policy) == 4);  // All: the class's gpusPerNode
+  CHECK(request_gpu_units(r[3], *policy) == 2);  // ceil(8 / 7)
+  CHECK(request_gpu_units(r[4], *policy) == 0);  // not a GPU
+  // 2 + max(3, 4) + 2: the firstAvailable alternatives count as the largest.
+  CHECK(claim_gpu_units(r, *policy) == 8);
+}
+
+Json pod_with_claims(std::string_view claims, std::string_view containers,
+                     std::string_view extra = "") {
+  return Json::parse(std::string(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p", "namespace": "ml"},
+      "spec": {"resourceClaims": )") +
+                     std::string(claims) + R"(, "containers": )" + std::string(containers) +
+                     std::string(extra) + "}}");
+}
+
+TEST_CASE("dra: a pod's claims per container and per pod, shared claims counted once", "[dra]") {
+  const PolicyPtr policy = policy_from_yaml(kPolicy);
+  FakeClaims claims;
+  claims.add(ClaimKind::kTemplate, "two",
+             R"({"devices": {"requests": [
+                 {"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}},
+                 {"name": "n", "exactly": {"deviceClassName": "sriov.nic.example.com"}}]}})");
+  claims.add(ClaimKind::kClaim, "one-l4",
+             R"({"devices": {"requests": [{"name": "g",
+                 "exactly": {"deviceClassName": "l4.example.com"}}]}})");
+  Json pod = pod_with_claims(
+      R"([{"name": "shared", "resourceClaimTemplateName": "two"},
+          {"name": "solo", "resourceClaimName": "one-l4"},
+          {"name": "gone", "resourceClaimTemplateName": "missing"},
+          {"name": "odd"}])",
+      R"([{"name": "a", "resources": {"claims": [{"name": "shared"}, {"name": "solo"}]}},
+          {"name": "b", "resources": {"claims": [{"name": "shared", "request": "g"},
+                                                  {"name": "shared", "request": "g"}]}},
+          {"name": "c", "resources": {"claims": [{"name": "shared", "request": "n"}]}},
+          {"name": "d"}])");
+  const auto locations = find_pod_specs(pod, *policy);
+  auto view = std::get<PodView>(PodView::make(pod, locations[0]));
+  const PodDra dra = resolve_pod_claims(view, *policy, &claims, "ml");
+  REQUIRE(dra.claims.size() == 3);  // "odd" names nothing: skipped
+  CHECK(dra.claims[0].units == 2);
+  CHECK(dra.claims[0].gpu_class->name == "a100");
+  CHECK(dra.claims[0].device_class == "gpu.nvidia.com");
+  CHECK(dra.claims[0].path == "spec.resourceClaims[0]");
+  CHECK(dra.claims[1].gpu_class->name == "l4");
+  CHECK(dra.claims[2].status == ClaimLookup::kNotFound);
+  CHECK(dra.any_gpu);
+  CHECK(dra.any_unresolved);
+  CHECK(dra.container_units == std::vector<int64_t>{3, 2, 0, 0});
+  CHECK(dra.pod_units == 3);  // 2 + 1: the shared claim once
+  CHECK(dra.first_gpu_claim() == &dra.claims[0]);
+
+  const PodDra none = resolve_pod_claims(view, *policy, nullptr, "ml");
+  CHECK(none.claims.size() == 3);
+  CHECK_FALSE(none.any_gpu);
+  CHECK(none.any_unresolved);
+  CHECK(none.pod_units == 0);
+  CHECK(none.container_units == std::vector<int64_t>{0, 0, 0, 0});
+}
+
+struct Outcome {
+  bool allowed;
+  std::vector<std::string> findings;  // "GPU009 spec.tolerations[0]"
+  std::string class_annotation;
+};
+
+Outcome run(const Json& pod, const ClaimResolver* claims) {
+  static const PolicyPtr policy = policy_from_yaml(kPolicy);
+  static const Pipeline pipeline(default_mutators(), default_rules());
+  EvaluateOptions options;
+  options.ns = "ml";
+  options.claims = claims;
+  const Evaluation e = pipeline.evaluate(pod, options, *policy);
+  Outcome o{e.allowed, {}, ""};
+  for (const Finding& f : e.findings) o.findings.push_back(f.rule + " " + f.path);
+  const Json* metadata = find_member(e.mutated, "metadata");
+  if (const Json* a = metadata != nullptr ? find_member(*metadata, "annotations") : nullptr) {
+    o.class_annotation = std::string(string_member(*a, "gpuadmit.io/class"));
+  }
+  return o;
+}
+
+TEST_CASE("dra: pipeline: GPU, possibly-GPU and non-GPU claim pods", "[dra][pipeline]") {
+  FakeClaims claims;
+  claims.add(ClaimKind::kTemplate, "gpu",
+             R"({"devices": {"requests": [{"name": "g",
+                 "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}})");
+  claims.add(ClaimKind::kTemplate, "nic",
+             R"({"devices": {"requests": [{"name": "n",
+                 "exactly": {"deviceClassName": "sriov.nic.example.com"}}]}})");
+  const std::string containers = R"([{"name": "c", "resources": {"claims": [{"name": "x"}]}}])";
+  const std::string tolerates =
+      R"(, "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}])";
+  auto pod = [&](std::string_view tmpl, std::string_view extra) {
+    return pod_with_claims(std::string(R"([{"name": "x", "resourceClaimTemplateName": ")") +
+                               std::string(tmpl) + R"("}])",
+                           containers, extra);
+  };
+
+  // Resolved GPU claim: class from the DeviceClass (a100, not the tenant default l4).
+  Outcome o = run(pod("gpu", tolerates), &claims);
+  CHECK(o.allowed);
+  CHECK(o.findings.empty());
+  CHECK(o.class_annotation == "a100");
+
+  // The webhook without a lookup (null resolver): tolerating the GPU taint, it is a GPU pod of
+  // the tenant default, never GPU009.
+  o = run(pod("gpu", tolerates), nullptr);
+  CHECK(o.allowed);
+  CHECK(o.findings.empty());
+  CHECK(o.class_annotation == "l4");
+
+  // Unavailable lookup, no GPU intent: left alone (not mutated, not denied).
+  o = run(pod("down-x", ""), &claims);
+  CHECK(o.allowed);
+  CHECK(o.findings.empty());
+  CHECK(o.class_annotation.empty());
+
+  // Not found: GPU023 warns; with a GPU toleration it is still a GPU pod.
+  o = run(pod("missing", tolerates), &claims);
+  CHECK(o.allowed);
+  CHECK(o.findings ==
+        std::vector<std::string>{"GPU023 spec.resourceClaims[0].resourceClaimTemplateName"});
+  CHECK(o.class_annotation == "l4");
+
+  // A resolved NIC claim is no GPU claim: tolerating the GPU taint is GPU009.
+  o = run(pod("nic", tolerates), &claims);
+  CHECK_FALSE(o.allowed);
+  CHECK(o.findings == std::vector<std::string>{"GPU009 spec.tolerations[0]"});
+  o = run(pod("nic", ""), &claims);
+  CHECK(o.allowed);
+  CHECK(o.class_annotation.empty());
+}
+
+TEST_CASE("dra: targets_gpu_pool is what GPU009 would report", "[dra]") {
+  const PolicyPtr policy = policy_from_yaml(kPolicy);
+  auto targets = [&](std::string_view spec) {
+    return targets_gpu_pool(Json::parse(spec), *policy);
+  };
+  CHECK(targets(R"({"tolerations": [{"operator": "Exists"}]})"));
+  CHECK(targets(R"({"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"}})"));
+  CHECK_FALSE(targets(R"({"nodeSelector": {"nvidia.com/gpu.product": "Tesla-T4"}})"));
+  CHECK(targets(R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [
+          {"key": "nvidia.com/gpu.product", "operator": "Exists"}]}]}}}})"));
+  CHECK_FALSE(targets(R"({"tolerations": [{"key": "other", "operator": "Exists"}]})"));
+  CHECK_FALSE(targets(R"({})"));
+}
+
+TEST_CASE("dra: claim objects: only resource.k8s.io claims, template spec at spec.spec", "[dra]") {
+  CHECK(is_claim_object("resource.k8s.io/v1", "ResourceClaim"));
+  CHECK(is_claim_object("resource.k8s.io/v1beta1", "ResourceClaimTemplate"));
+  CHECK_FALSE(is_claim_object("example.com/v1", "ResourceClaim"));
+  CHECK_FALSE(is_claim_object("resource.k8s.io/v1", "DeviceClass"));
+  std::string path;
+  const Json t = Json::parse(R"({"spec": {"spec": {"devices": {}}}})");
+  CHECK(claim_spec_of(t, "ResourceClaimTemplate", &path) == &t["spec"]["spec"]);
+  CHECK(path == "spec.spec");
+  CHECK(claim_spec_of(t, "ResourceClaim", &path) == &t["spec"]);
+  CHECK(path == "spec");
+  CHECK(claim_spec_of(Json::parse(R"({"spec": 3})"), "ResourceClaim", &path) == nullptr);
+}
+
+}  // namespace
+}  // namespace gpuadmit

@@ -1,0 +1,227 @@
+// GPU018–GPU023 (docs/rules.md): each claim rule on claim objects of every request shape, with
+// its exact messages and paths, and GPU023 on a pod's unresolved reference.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "engine/dra.h"
+#include "rules/dra_admin_access.h"
+#include "rules/dra_allocation_mode_all.h"
+#include "rules/dra_count_limits.h"
+#include "rules/dra_device_class.h"
+#include "rules/dra_mig_profile.h"
+#include "rules/dra_unresolved_claim.h"
+#include "tests/support/fixtures.h"
+
+namespace gpuadmit {
+namespace {
+
+using testing::policy_from_yaml;
+
+const PolicyPtr& policy() {
+  static const PolicyPtr p = policy_from_yaml(R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: dra}
+spec:
+  classes:
+    a100:
+      gpusPerNode: 8
+      mig: {strategy: mixed, profiles: [1g.10gb, 3g.40gb]}
+      deviceClasses:
+        gpu.nvidia.com: {}
+        mig.nvidia.com: {}
+        mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7, migProfile: 1g.10gb}
+    l4:
+      gpusPerNode: 4
+      deviceClasses: {l4.example.com: {}}
+  tenants:
+    - name: web
+      namespaces: [web]
+      allowedClasses: [l4]
+      limits: {maxGPUsPerContainer: 1, maxGPUsPerPod: 2}
+    - name: nogpu
+      namespaces: [sandbox]
+      allowedClasses: []
+    - name: admins
+      namespaces: [admin]
+      dra: {adminAccess: true, allocationModeAll: true}
+)YAML");
+  return p;
+}
+
+// "path: message" of each violation of `rule` on the claim object (in namespace `ns`).
+std::vector<std::string> check(const Rule& rule, std::string_view object_json,
+                               std::string_view ns) {
+  const Json object = Json::parse(object_json);
+  const std::string_view kind = string_member(object, "kind");
+  std::string spec_path;
+  const Json* spec = claim_spec_of(object, kind, &spec_path);
+  REQUIRE(spec != nullptr);
+  const std::vector<DraRequest> requests = claim_requests(*spec, spec_path);
+  ClaimContext ctx;
+  ctx.policy = policy().get();
+  ctx.tenant = policy()->tenant_for(ns);
+  ctx.ns = ns;
+  ctx.kind = kind;
+  ctx.requests = &requests;
+  ctx.spec_path = spec_path;
+  std::vector<Violation> out;
+  rule.check_claim(object, ctx, out);
+  std::vector<std::string> lines;
+  for (const Violation& v : out) lines.push_back(v.path + ": " + v.message);
+  return lines;
+}
+
+std::string claim(std::string_view requests) {
+  return std::string(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+      "metadata": {"name": "c"}, "spec": {"devices": {"requests": )") +
+         std::string(requests) + "}}}";
+}
+
+using Lines = std::vector<std::string>;
+
+TEST_CASE("GPU018: a GPU DeviceClass of a class the tenant may not use", "[rules][dra]") {
+  const auto rule = make_dra_device_class_rule();
+  const std::string requests = claim(R"([
+      {"name": "ok", "exactly": {"deviceClassName": "l4.example.com"}},
+      {"name": "big", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+      {"name": "nic", "exactly": {"deviceClassName": "sriov.nic.example.com"}}])");
+  CHECK(check(*rule, requests, "web") ==
+        Lines{"spec.devices.requests[1].exactly.deviceClassName: ResourceClaim request big "
+              "(DeviceClass gpu.nvidia.com) hands out GPUs of class a100, which tenant web may "
+              "not use; use a DeviceClass of an allowed class (l4)"});
+  CHECK(check(*rule, claim(R"([{"name": "g", "exactly": {"deviceClassName": "l4.example.com"}}])"),
+              "sandbox") ==
+        Lines{"spec.devices.requests[0].exactly.deviceClassName: ResourceClaim request g "
+              "(DeviceClass l4.example.com) hands out GPUs of class l4, which tenant nogpu may "
+              "not use (the tenant may use no GPUs)"});
+  CHECK(check(*rule, requests, "admin").empty());      // allowedClasses unset: every class
+  CHECK(check(*rule, requests, "elsewhere").empty());  // no tenant
+}
+
+TEST_CASE("GPU019: claim and request counts against the tenant's limits", "[rules][dra]") {
+  const auto rule = make_dra_count_limits_rule();
+  CHECK(check(*rule, claim(R"([
+      {"name": "a", "exactly": {"deviceClassName": "l4.example.com", "count": 2}},
+      {"name": "b", "exactly": {"deviceClassName": "l4.example.com"}},
+      {"name": "nic", "exactly": {"deviceClassName": "sriov.nic.example.com", "count": 9}}])"),
+              "web") ==
+        Lines{"spec.devices.requests[0].exactly.count: ResourceClaim request a (DeviceClass "
+              "l4.example.com) asks for 2 GPUs (count 2), more than maxGPUsPerContainer 1 of "
+              "tenant web; lower the count to at most 1",
+              "spec: ResourceClaim asks for 3 GPUs, more than maxGPUsPerPod 2 of tenant web; a "
+              "pod using it could never be admitted: ask for at most 2"});
+  // A template's spec is spec.spec; v1beta1 fields on the request; 7 slices = 1 unit.
+  CHECK(check(*rule, R"({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaimTemplate",
+      "spec": {"spec": {"devices": {"requests": [
+          {"name": "m", "deviceClassName": "mig-1g.10gb.gpu.nvidia.com", "count": 7}]}}}})",
+              "web")
+            .empty());
+  CHECK(check(*rule, R"({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaimTemplate",
+      "spec": {"spec": {"devices": {"requests": [
+          {"name": "m", "deviceClassName": "l4.example.com", "count": 3}]}}}})",
+              "web") ==
+        Lines{"spec.spec.devices.requests[0].count: ResourceClaimTemplate request m (DeviceClass "
+              "l4.example.com) asks for 3 GPUs (count 3), more than maxGPUsPerContainer 1 of "
+              "tenant web; lower the count to at most 1",
+              "spec.spec: ResourceClaimTemplate asks for 3 GPUs, more than maxGPUsPerPod 2 of "
+              "tenant web; a pod using it could never be admitted: ask for at most 2"});
+}
+
+TEST_CASE("GPU020: allocationMode All needs the tenant's switch", "[rules][dra]") {
+  const auto rule = make_dra_allocation_mode_all_rule();
+  const std::string all = claim(R"([
+      {"name": "g", "exactly": {"deviceClassName": "l4.example.com", "allocationMode": "All"}},
+      {"name": "n", "exactly": {"deviceClassName": "nic.example.com", "allocationMode": "All"}}])");
+  CHECK(check(*rule, all, "web") ==
+        Lines{"spec.devices.requests[0].exactly.allocationMode: ResourceClaim request g "
+              "(DeviceClass l4.example.com) has allocationMode All: every matching GPU of a node "
+              "of class l4, which tenant web may not ask for; use allocationMode ExactCount with "
+              "a count, or allow it with the tenant's dra.allocationModeAll"});
+  CHECK(check(*rule, all, "elsewhere") ==
+        Lines{"spec.devices.requests[0].exactly.allocationMode: ResourceClaim request g "
+              "(DeviceClass l4.example.com) has allocationMode All: every matching GPU of a node "
+              "of class l4, which namespace elsewhere (no tenant) may not ask for; use "
+              "allocationMode ExactCount with a count, or allow it with the tenant's "
+              "dra.allocationModeAll"});
+  CHECK(check(*rule, all, "admin").empty());
+}
+
+TEST_CASE("GPU021: adminAccess needs the tenant's explicit permission", "[rules][dra]") {
+  const auto rule = make_dra_admin_access_rule();
+  const std::string admin = R"({"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim",
+      "spec": {"devices": {"requests": [
+          {"name": "g", "deviceClassName": "gpu.nvidia.com", "adminAccess": true},
+          {"name": "h", "deviceClassName": "gpu.nvidia.com", "adminAccess": false}]}}})";
+  CHECK(check(*rule, admin, "web") ==
+        Lines{"spec.devices.requests[0].adminAccess: ResourceClaim request g (DeviceClass "
+              "gpu.nvidia.com) has adminAccess: it would reach GPUs of class a100 that other pods "
+              "are using, which tenant web is not allowed to; remove adminAccess, or allow it "
+              "explicitly with the tenant's dra.adminAccess"});
+  CHECK(check(*rule, admin, "elsewhere").size() == 1);
+  CHECK(check(*rule, admin, "admin").empty());
+}
+
+TEST_CASE("GPU022: literal MIG profiles against the class and the DeviceClass", "[rules][dra]") {
+  const auto rule = make_dra_mig_profile_rule();
+  const auto sel = [](std::string_view profile) {
+    return R"("selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == ')" +
+           std::string(profile) + R"('"}}])";
+  };
+  CHECK(check(*rule,
+              claim(R"([{"name": "a", "exactly": {"deviceClassName": "mig.nvidia.com", )" +
+                    sel("3g.40gb") + R"(}},
+                 {"name": "b", "exactly": {"deviceClassName": "mig.nvidia.com", )" +
+                    sel("2g.20gb") + R"(}},
+                 {"name": "c", "exactly": {"deviceClassName": "mig-1g.10gb.gpu.nvidia.com", )" +
+                    sel("3g.40gb") + R"(}},
+                 {"name": "d", "exactly": {"deviceClassName": "l4.example.com", )" +
+                    sel("2g.20gb") + "}}]"),
+              "web") ==
+        Lines{"spec.devices.requests[1].exactly.selectors[0].cel: ResourceClaim request b "
+              "(DeviceClass mig.nvidia.com) selects MIG profile 2g.20gb, which class a100 does "
+              "not offer (1g.10gb, 3g.40gb); the claim could never be allocated: select one of "
+              "them",
+              "spec.devices.requests[2].exactly.selectors[0].cel: ResourceClaim request c "
+              "(DeviceClass mig-1g.10gb.gpu.nvidia.com) selects MIG profile 3g.40gb but the "
+              "DeviceClass hands out only 1g.10gb; no device can match: select 1g.10gb or use the "
+              "DeviceClass of 3g.40gb"});
+}
+
+TEST_CASE("GPU023: a pod's claim reference that names nothing", "[rules][dra]") {
+  const auto rule = make_dra_unresolved_claim_rule();
+  testing::PodFixture pod(policy(), R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p"},
+      "spec": {"resourceClaims": [{"name": "a", "resourceClaimName": "gone"},
+                                  {"name": "b", "resourceClaimTemplateName": "down"}],
+               "containers": [{"name": "c"}]}})",
+                          "web");
+  PodDra dra;
+  PodClaim gone;
+  gone.name = "a";
+  gone.kind = ClaimKind::kClaim;
+  gone.reference = "gone";
+  gone.path = "spec.resourceClaims[0]";
+  gone.status = ClaimLookup::kNotFound;
+  gone.error = "HTTP 404";
+  PodClaim down = gone;
+  down.name = "b";
+  down.kind = ClaimKind::kTemplate;
+  down.status = ClaimLookup::kUnavailable;  // not the pod's fault: not reported
+  dra.claims = {gone, down};
+  pod.ctx.dra = &dra;
+  std::vector<Violation> out;
+  rule->check(pod.view(), pod.ctx, out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].path == "spec.resourceClaims[0].resourceClaimName");
+  CHECK(out[0].message ==
+        "claim a names ResourceClaim gone, which was not found in namespace web (HTTP 404); its "
+        "GPUs are not counted: create it in the pod's namespace (lint: pass its manifest too)");
+  CHECK(rule->default_action() == Action::kWarn);
+}
+
+}  // namespace
+}  // namespace gpuadmit
