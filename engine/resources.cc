@@ -133,6 +133,14 @@ bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
   return false;
 }
 
+bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
+                            const CompiledPolicy& policy) {
+  if (container_requests_gpu(pod, ref, policy)) return true;
+  const Json* resources = find_member(pod.container(ref), "resources");
+  const Json* claims = resources != nullptr ? find_member(*resources, "claims") : nullptr;
+  return claims != nullptr && claims->is_array() && !claims->empty();
+}
+
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
   return std::any_of(
       pod.containers().begin(), pod.containers().end(),

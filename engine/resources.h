@@ -91,6 +91,13 @@ int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy)
 bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
                             const CompiledPolicy& policy);
 
+// True when the container may get GPUs: it requests them (container_requests_gpu) or it uses
+// any of the pod's DRA claims (`resources.claims` not empty). At admission a claim's content may
+// be unknown (the webhook's lookup is off by default), so a claim-using container is never made
+// blind to GPUs nor denied for reaching them: the gpu-visibility mutation and GPU024 ask this.
+bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
+                            const CompiledPolicy& policy);
+
 // True when a container, init container or ephemeral container requests or limits a positive
 // quantity of a GPU resource (SPEC §2: "0" is not a GPU request).
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy);

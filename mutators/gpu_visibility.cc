@@ -36,7 +36,7 @@ class GpuVisibilityMutator final : public Mutator {
       if (!may_change(ctx)) return false;
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
-        if (container_requests_gpu(pod, ref, *ctx.policy)) continue;
+        if (container_may_get_gpus(pod, ref, *ctx.policy)) continue;
         changed |= hide_gpus(pod.container(ref));
       }
       return changed;

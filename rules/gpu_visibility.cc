@@ -67,7 +67,7 @@ class GpuVisibilityRule final : public Rule {
     std::vector<const ContainerRef*> without_gpu;
     std::string with_gpu;  // the first container that requests GPUs, for the message
     for (const ContainerRef& ref : pod.containers()) {
-      if (!container_requests_gpu(pod, ref, policy)) {
+      if (!container_may_get_gpus(pod, ref, policy)) {
         without_gpu.push_back(&ref);
       } else if (with_gpu.empty()) {
         with_gpu = container_label(ref);
