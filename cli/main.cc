@@ -17,6 +17,7 @@ commands:
           [--client-ca CA] [--threads N] [--max-body BYTES] [--log-level L]
   lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]] PATH...
   review  [--policy P] [--endpoint mutate|validate] < review.json
+  test    [-v] [--output text|junit] PATH...   (policy test suites, *.test.yaml)
   policy  check P
   certs   --service S --namespace NS --out DIR [--san NAME]...
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     if (command == "serve") return serve_command(args);
     if (command == "certs") return certs_command(args);
     if (command == "lint") return lint_command(args);
+    if (command == "test") return test_command(args);
   } catch (const std::exception& e) {
     std::cerr << "gpuadmit " << command << ": internal error: " << e.what() << "\n";
     return 2;

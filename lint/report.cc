@@ -468,4 +468,6 @@ std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out,
   return nullptr;
 }
 
+std::string xml_text(std::string_view s) { return xml(s); }
+
 }  // namespace gpuadmit::lint
