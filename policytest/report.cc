@@ -54,7 +54,8 @@ std::string summary_text(const std::vector<SuiteOutcome>& outcomes) {
            plural(cases, "case", "cases") + "\n";
   }
   std::string out = "FAIL\t";
-  if (failed > 0) out += std::to_string(failed) + " of " + plural(cases, "case", "cases") + " failed";
+  if (failed > 0)
+    out += std::to_string(failed) + " of " + plural(cases, "case", "cases") + " failed";
   if (bad > 0) out += std::string(failed > 0 ? ", " : "") + plural(bad, "bad suite", "bad suites");
   return out + "\n";
 }
@@ -71,9 +72,10 @@ std::string junit_xml(const std::vector<SuiteOutcome>& outcomes) {
       for (const SuiteError& e : o.errors) text += e.to_string() + "\n";
       body += "  <testsuite name=\"" + name + "\" file=\"" + file +
               "\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
-              "    <testcase classname=\"" + name + "\" name=\"(suite)\" file=\"" + file +
-              "\">\n      <error message=\"" + xml_text(o.errors.front().to_string()) + "\">" +
-              xml_text(text) + "</error>\n    </testcase>\n  </testsuite>\n";
+              "    <testcase classname=\"" +
+              name + "\" name=\"(suite)\" file=\"" + file + "\">\n      <error message=\"" +
+              xml_text(o.errors.front().to_string()) + "\">" + xml_text(text) +
+              "</error>\n    </testcase>\n  </testsuite>\n";
       continue;
     }
     tests += o.cases.size();

@@ -110,7 +110,8 @@ void check_fields(const Expectation& e, const Answer& a, std::vector<std::string
     const Json* got = find_path(a.patched, field.path);
     const bool absent = got == nullptr || got->is_null();
     if (field.value.is_null()) {
-      if (!absent) failures.push_back("fields: " + field.path + ": got " + got->dump() + ", want absent");
+      if (!absent)
+        failures.push_back("fields: " + field.path + ": got " + got->dump() + ", want absent");
     } else if (absent) {
       failures.push_back("fields: " + field.path + ": absent, want " + field.value.dump());
     } else if (!same_value(*got, field.value)) {
@@ -180,8 +181,8 @@ std::optional<std::string> base64_decode(std::string_view text) {
       }
       if (pad > 0 || (v[k] = base64_value(c)) < 0) return std::nullopt;
     }
-    const uint32_t n = (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) |
-                       uint32_t(v[3]);
+    const uint32_t n =
+        (uint32_t(v[0]) << 18) | (uint32_t(v[1]) << 12) | (uint32_t(v[2]) << 6) | uint32_t(v[3]);
     out += char((n >> 16) & 0xFF);
     if (pad < 2) out += char((n >> 8) & 0xFF);
     if (pad < 1) out += char(n & 0xFF);

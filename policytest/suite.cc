@@ -153,6 +153,12 @@ class Loader {
       if (required) error(at, "is required");
       return std::nullopt;
     }
+    if (v->is_boolean()) {
+      error(at,
+            "must be a string (YAML reads an unquoted yes, no, on, off, true, false as a "
+            "boolean: quote it)");
+      return std::nullopt;
+    }
     if (!v->is_string()) {
       error(at, "must be a string");
       return std::nullopt;
@@ -276,7 +282,8 @@ class Loader {
     const std::optional<std::string> operation = string_at(value, path, "operation", false);
     if (operation && *operation != "CREATE" && *operation != "UPDATE" && *operation != "DELETE" &&
         *operation != "CONNECT") {
-      error(path + ".operation", "must be CREATE, UPDATE, DELETE or CONNECT, got " + in_quotes(*operation));
+      error(path + ".operation",
+            "must be CREATE, UPDATE, DELETE or CONNECT, got " + in_quotes(*operation));
     }
     if (auto endpoint = string_at(value, path, "endpoint", false)) {
       if (*endpoint == "validate") {
@@ -295,13 +302,17 @@ class Loader {
     }
     std::optional<Json> object, review;
     if (const Json* o = find_member(value, "object")) {
-      if (o->is_object()) object = *o;
-      else error(path + ".object", "must be a mapping (a Kubernetes object)");
+      if (o->is_object())
+        object = *o;
+      else
+        error(path + ".object", "must be a mapping (a Kubernetes object)");
     } else if (auto file = string_at(value, path, "objectFile", false)) {
       object = read_input_file(*file, path + ".objectFile");
     } else if (const Json* r = find_member(value, "review")) {
-      if (r->is_object()) review = *r;
-      else error(path + ".review", "must be a mapping (an AdmissionReview)");
+      if (r->is_object())
+        review = *r;
+      else
+        error(path + ".review", "must be a mapping (an AdmissionReview)");
     } else if (auto file = string_at(value, path, "reviewFile", false)) {
       review = read_input_file(*file, path + ".reviewFile");
     }
@@ -313,8 +324,9 @@ class Loader {
 
     const Json* expect = find_member(value, "expect");
     if (expect == nullptr) {
-      error(path, "the case asserts nothing: add expect (allowed, rules, warnings, mutations, "
-                  "unchanged, fields, messageContains, auditAnnotations)");
+      error(path,
+            "the case asserts nothing: add expect (allowed, rules, warnings, mutations, "
+            "unchanged, fields, messageContains, auditAnnotations)");
     } else {
       read_expect(*expect, path + ".expect", c.expect);
     }
@@ -381,8 +393,9 @@ class Loader {
       }
     }
     if (e.empty() && value.empty()) {
-      error(path, "the case asserts nothing: give at least one of allowed, rules, warnings, "
-                  "mutations, unchanged, fields, messageContains, auditAnnotations");
+      error(path,
+            "the case asserts nothing: give at least one of allowed, rules, warnings, "
+            "mutations, unchanged, fields, messageContains, auditAnnotations");
     }
   }
 
@@ -414,7 +427,8 @@ SuiteLoadResult load_suite(std::string_view text, const std::string& file_name) 
     return Loader(file_name).load(text);
   } catch (const std::exception& e) {
     SuiteLoadResult r;
-    r.errors.push_back(SuiteError{file_name, 0, "", std::string("cannot read the suite: ") + e.what()});
+    r.errors.push_back(
+        SuiteError{file_name, 0, "", std::string("cannot read the suite: ") + e.what()});
     return r;
   }
 }

@@ -39,8 +39,8 @@ struct Expectation {
 
 struct TestCase {
   std::string name;
-  int line = 0;        // of the case in the suite file
-  Json review;         // the AdmissionReview sent (built from `object` or given)
+  int line = 0;  // of the case in the suite file
+  Json review;   // the AdmissionReview sent (built from `object` or given)
   Endpoint endpoint = Endpoint::kMutate;
   Expectation expect;
 };
