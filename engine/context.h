@@ -46,6 +46,9 @@ struct PodContext {
 
   // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
   std::vector<std::string> mutations;
+  // Policy fields the running mutator applied (`--explain`), appended by mutators through
+  // mutator_support::because; the pipeline turns them into Evaluation::mutation_records.
+  std::vector<std::string> policy_paths;
 };
 
 // Fills the class, MIG profile and workload type of a pod spec (SPEC §4.2): the

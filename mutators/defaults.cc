@@ -7,6 +7,7 @@
 
 #include "engine/resources.h"
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -64,7 +65,8 @@ class DefaultsMutator final : public Mutator {
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
         if (ref.kind == ContainerKind::kEphemeral) continue;  // may not declare resources
-        changed |= default_container(pod.container(ref), defaults, resources, *ctx.policy);
+        changed |= default_container(pod.container(ref), defaults, resources, *ctx.policy,
+                                     policy_path::tenant(*ctx.tenant) + ".defaults", ctx);
       }
       return changed;
     });
@@ -73,7 +75,8 @@ class DefaultsMutator final : public Mutator {
  private:
   static bool default_container(Json& container, const TenantDefaults& defaults,
                                 const std::vector<std::string>& resources,
-                                const CompiledPolicy& policy) {
+                                const CompiledPolicy& policy, const std::string& defaults_path,
+                                PodContext& ctx) {
     if (!container.is_object()) return false;
     const int64_t gpus = container_gpu_units(container, policy);
     bool changed = false;
@@ -88,6 +91,7 @@ class DefaultsMutator final : public Mutator {
       }
       if (Json* limits = section(container, "limits")) {
         (*limits)[resource] = quantity.to_string();
+        because(ctx, policy_path::key(defaults_path + ".limit", resource));
         changed = true;
       }
     }
@@ -98,12 +102,15 @@ class DefaultsMutator final : public Mutator {
       const Json* limit = section_value(container, "limits", resource);
       std::optional<Json> value;
       std::optional<Quantity> wanted;
+      std::string source = policy_path::key(defaults_path + ".limit", resource);
       const Quantity* per_gpu = lookup(defaults.per_gpu, resource);
       if (per_gpu != nullptr && gpus > 0) {
         wanted = per_gpu->times(gpus);
         if (!wanted) continue;  // overflow: no sensible default
+        source = policy_path::key(defaults_path + ".perGPU", resource);
       } else if (const Quantity* request = lookup(defaults.request, resource)) {
         wanted = *request;
+        source = policy_path::key(defaults_path + ".request", resource);
       }
       if (wanted) {
         value = wanted->to_string();
@@ -119,6 +126,7 @@ class DefaultsMutator final : public Mutator {
       if (!value) continue;
       if (Json* requests = section(container, "requests")) {
         (*requests)[resource] = std::move(*value);
+        because(ctx, std::move(source));
         changed = true;
       }
     }

@@ -77,6 +77,15 @@ struct TenantPriority {
   std::optional<std::vector<std::string>> allowed;                // unset: any class allowed
 };
 
+// A tenant's staged rollout (docs/rollout.md): per-rule actions that override the policy's, and
+// audit mode, in which no finding of the tenant denies (each deny becomes a warning and an
+// audit annotation; errors still deny).
+struct TenantEnforcement {
+  bool audit = false;  // mode: audit (default: enforce)
+  bool mutate = true;  // false: the tenant's pod specs are not mutated
+  std::vector<std::pair<std::string, Action>> rules;  // rule id -> deny | warn | off
+};
+
 struct Tenant {
   std::string name;
   std::vector<std::string> namespaces;  // RE2 full-match patterns
@@ -87,6 +96,7 @@ struct Tenant {
   TenantLimits limits;
   std::optional<int64_t> quota_gpus;
   TenantPriority priority;
+  TenantEnforcement enforcement;
 };
 
 struct Enforcement {

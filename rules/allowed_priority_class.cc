@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rules/rule_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -37,7 +38,8 @@ class AllowedPriorityClassRule final : public Rule {
     std::string message = "priorityClassName " + std::string(name) + " is not allowed for tenant " +
                           ctx.tenant->name + "; ";
     message += allowed.empty() ? "remove priorityClassName" : "use one of: " + join(allowed);
-    out.push_back(Violation{std::move(message), pod.location().path + ".priorityClassName"});
+    out.push_back(Violation{std::move(message), pod.location().path + ".priorityClassName",
+                            policy_path::tenant(*ctx.tenant) + ".priority.allowed"});
   }
 };
 

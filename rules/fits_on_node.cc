@@ -4,6 +4,7 @@
 
 #include "engine/resources.h"
 #include "rules/rule_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -100,7 +101,8 @@ class FitsOnNodeRule final : public Rule {
                         " cannot fit on one node of class " + c.name + " (" + capacity->text +
                         "); request at most " + std::to_string(capacity->units) +
                         ", or split the work across pods",
-                    resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
+                    resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource),
+                    policy_path::cls(c.name) + (capacity->scaled ? "" : ".gpusPerNode")});
     });
     if (container_too_big) return;
     // The pod total over the resources whose per-node capacity is gpusPerNode itself (whole
@@ -117,7 +119,7 @@ class FitsOnNodeRule final : public Rule {
                                 count.breakdown + ") but a node of class " + c.name + " has " +
                                 std::to_string(g) + "; a pod runs on one node: request at most " +
                                 std::to_string(g) + " per pod, or split the work across pods",
-                            pod.location().path});
+                            pod.location().path, policy_path::cls(c.name) + ".gpusPerNode"});
   }
 };
 

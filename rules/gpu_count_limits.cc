@@ -2,6 +2,7 @@
 
 #include "engine/resources.h"
 #include "rules/rule_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -39,7 +40,8 @@ class GpuCountLimitsRule final : public Rule {
                                     resources_text(gpu->of(i)) + ") exceed maxGPUsPerContainer " +
                                     std::to_string(max) + " of tenant " + tenant +
                                     "; request at most " + std::to_string(max) + " per container",
-                                ref.path + ".resources"});
+                                ref.path + ".resources",
+                                policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerContainer"});
       }
     }
     if (limits.max_gpus_per_pod) {
@@ -51,7 +53,8 @@ class GpuCountLimitsRule final : public Rule {
                                     std::to_string(max) + " of tenant " + tenant +
                                     "; request at most " + std::to_string(max) +
                                     " per pod, or split the work across pods",
-                                pod.location().path});
+                                pod.location().path,
+                                policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerPod"});
       }
     }
   }

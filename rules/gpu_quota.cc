@@ -1,6 +1,7 @@
 #include "rules/gpu_quota.h"
 
 #include "rules/rule_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -33,7 +34,7 @@ class GpuQuotaRule final : public Rule {
                                 std::to_string(quota) + " of tenant " + ctx.tenant->name +
                                 "; it could never start: request at most " + std::to_string(quota) +
                                 " GPUs, or ask for a larger quota",
-                            pod.location().path});
+                            pod.location().path, policy_path::tenant(*ctx.tenant) + ".quota.gpus"});
   }
 };
 
