@@ -15,8 +15,9 @@ constexpr const char* kUsage = R"(usage: gpuadmit <command> [flags]
 commands:
   serve   --policy P --tls-cert C --tls-key K [--listen ADDR] [--metrics-listen ADDR]
           [--client-ca CA] [--threads N] [--max-body BYTES] [--log-level L]
-  lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]] PATH...
-  review  [--policy P] [--endpoint mutate|validate] < review.json
+  lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]]
+          [--explain] PATH...
+  review  [--policy P] [--endpoint mutate|validate] [--explain] < review.json
   test    [-v] [--output text|junit] PATH...   (policy test suites, *.test.yaml)
   policy  check P
   certs   --service S --namespace NS --out DIR [--san NAME]...

@@ -299,6 +299,7 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
       lf.severity = f.severity;
       lf.message = std::move(f.message);
       lf.path = std::move(f.path);
+      lf.policy_path = std::move(f.policy_path);
       tally(lf);
       if (!lf.path.empty()) {
         paths.push_back(prefix + lf.path);

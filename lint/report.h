@@ -26,6 +26,9 @@ struct ReportOptions {
   std::vector<RuleInfo> rules;  // SARIF's rule table
   bool color = false;           // text: ANSI colours
   std::string version;          // the tool version SARIF names
+  // --explain: the policy document (lint/explain.h); text adds a "because:" line under each
+  // finding, JSON a "policyPath" member. Null: no explanation.
+  std::optional<Json> explain_policy;
 };
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out, ReportOptions options);
