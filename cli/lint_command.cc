@@ -13,8 +13,8 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "lint/explain.h"
 #include "engine/pipeline.h"
+#include "lint/explain.h"
 #include "lint/fix_writer.h"
 #include "lint/linter.h"
 #include "lint/report.h"

@@ -42,7 +42,8 @@ bool owned_by_daemonset(const Json& object) {
 std::string enforcement_path(const CompiledPolicy& policy, const Tenant* tenant,
                              std::string_view rule_id) {
   const auto names = [&](const std::vector<std::pair<std::string, Action>>& rules) {
-    return std::any_of(rules.begin(), rules.end(), [&](const auto& r) { return r.first == rule_id; });
+    return std::any_of(rules.begin(), rules.end(),
+                       [&](const auto& r) { return r.first == rule_id; });
   };
   if (tenant != nullptr && names(tenant->enforcement.rules)) {
     return "spec.tenants[" + tenant->name + "].enforcement.rules." + std::string(rule_id);
@@ -73,7 +74,8 @@ std::string_view severity_name(Severity s) {
 std::vector<std::string> Evaluation::warnings() const {
   std::vector<std::string> out;
   for (const Finding& f : findings) {
-    if (f.severity == Severity::kWarn) out.push_back(f.rule + (f.audit ? " (audit): " : ": ") + f.message);
+    if (f.severity == Severity::kWarn)
+      out.push_back(f.rule + (f.audit ? " (audit): " : ": ") + f.message);
   }
   return out;
 }
@@ -182,7 +184,7 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     ctx.gpu_pod = gpu->any_positive();
     resolve_pod_context(pod, ctx);
     if (mutate && std::any_of(mutators_.begin(), mutators_.end(),
-                                      [&](const auto& m) { return m->may_change(ctx); })) {
+                              [&](const auto& m) { return m->may_change(ctx); })) {
       if (!copied) {
         copy();
         if (in_place == nullptr) pod.retarget(e.mutated);
@@ -193,7 +195,8 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
         add_unique(ctx.mutations, mutator->name());
         if (ctx.policy_paths.empty()) ctx.policy_paths.emplace_back();
         for (std::string& path : ctx.policy_paths) {
-          e.mutation_records.push_back(MutationRecord{std::string(mutator->name()), std::move(path)});
+          e.mutation_records.push_back(
+              MutationRecord{std::string(mutator->name()), std::move(path)});
         }
       }
       for (const std::string& m : ctx.mutations) add_unique(e.mutations, m);
@@ -209,13 +212,11 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
       // Audit mode: what would deny warns instead, marked as audited.
       const bool audit = tenant != nullptr && tenant->enforcement.audit && action != Action::kWarn;
       for (Violation& v : violations) {
-        std::string because = v.policy_path.empty()
-                                  ? enforcement_path(policy, tenant, rule->id())
-                                  : std::move(v.policy_path);
-        e.findings.push_back(Finding{std::string(rule->id()),
-                                     audit ? Severity::kWarn : severity_for(action),
-                                     std::move(v.message), std::move(v.path), std::move(because),
-                                     audit});
+        std::string because = v.policy_path.empty() ? enforcement_path(policy, tenant, rule->id())
+                                                    : std::move(v.policy_path);
+        e.findings.push_back(
+            Finding{std::string(rule->id()), audit ? Severity::kWarn : severity_for(action),
+                    std::move(v.message), std::move(v.path), std::move(because), audit});
       }
     }
   }

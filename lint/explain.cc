@@ -59,7 +59,8 @@ std::string explain_text(const Json& document, std::string_view policy_path) {
   if (policy_path.empty()) return "no policy field (the rule's built-in default)";
   const Json* value = policy_value(document, policy_path);
   if (value == nullptr) return std::string(policy_path);
-  return std::string(policy_path) + " = " + value->dump(-1, ' ', false, Json::error_handler_t::replace);
+  return std::string(policy_path) + " = " +
+         value->dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace gpuadmit::lint

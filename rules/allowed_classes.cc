@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "rules/rule_support.h"
 #include "policies/policy_path.h"
+#include "rules/rule_support.h"
 
 namespace gpuadmit {
 namespace {
@@ -36,11 +36,11 @@ class AllowedClassesRule final : public Rule {
     }
     if (ctx.class_name.empty()) {
       // No class resolved: the pod would not be steered to any pool the tenant may use.
-      out.push_back(
-          Violation{"no GPU class resolved for this pod; set gpuadmit.io/class to one "
-                    "of the classes tenant " +
-                        tenant + " may use: " + join(allowed),
-                    setting_path(pod, kClassKey), policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
+      out.push_back(Violation{
+          "no GPU class resolved for this pod; set gpuadmit.io/class to one "
+          "of the classes tenant " +
+              tenant + " may use: " + join(allowed),
+          setting_path(pod, kClassKey), policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
       return;
     }
     if (ctx.gpu_class == nullptr) return;  // unknown class: GPU004

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "rules/rule_support.h"
 #include "policies/policy_path.h"
+#include "rules/rule_support.h"
 
 namespace gpuadmit {
 namespace {

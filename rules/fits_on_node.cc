@@ -3,8 +3,8 @@
 #include <limits>
 
 #include "engine/resources.h"
-#include "rules/rule_support.h"
 #include "policies/policy_path.h"
+#include "rules/rule_support.h"
 
 namespace gpuadmit {
 namespace {

@@ -1,8 +1,8 @@
 #include "rules/gpu_count_limits.h"
 
 #include "engine/resources.h"
-#include "rules/rule_support.h"
 #include "policies/policy_path.h"
+#include "rules/rule_support.h"
 
 namespace gpuadmit {
 namespace {
@@ -48,13 +48,12 @@ class GpuCountLimitsRule final : public Rule {
       const int64_t max = *limits.max_gpus_per_pod;
       if (pod_gpu_total(pod, *gpu) > max) {
         const PodGpuCount count = pod_gpu_count(pod, *gpu);
-        out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
-                                    count.breakdown + "), more than maxGPUsPerPod " +
-                                    std::to_string(max) + " of tenant " + tenant +
-                                    "; request at most " + std::to_string(max) +
-                                    " per pod, or split the work across pods",
-                                pod.location().path,
-                                policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerPod"});
+        out.push_back(Violation{
+            "pod requests " + std::to_string(count.total) + " GPUs (" + count.breakdown +
+                "), more than maxGPUsPerPod " + std::to_string(max) + " of tenant " + tenant +
+                "; request at most " + std::to_string(max) +
+                " per pod, or split the work across pods",
+            pod.location().path, policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerPod"});
       }
     }
   }

@@ -1,7 +1,7 @@
 #include "rules/known_class.h"
 
-#include "rules/rule_support.h"
 #include "policies/policy_path.h"
+#include "rules/rule_support.h"
 
 namespace gpuadmit {
 namespace {

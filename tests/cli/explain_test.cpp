@@ -20,8 +20,9 @@ const std::string kRollout =
 std::string review(const std::string& ns, const std::string& gpus) {
   return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1",)"
          R"("kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","namespace":")" +
-         ns + R"(","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)"
-              R"({"containers":[{"name":"c","image":"i","resources":{"limits":{"nvidia.com/gpu":")" +
+         ns +
+         R"(","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)"
+         R"({"containers":[{"name":"c","image":"i","resources":{"limits":{"nvidia.com/gpu":")" +
          gpus + R"("}}}]}}}})";
 }
 
@@ -48,8 +49,9 @@ TEST_CASE("explain: review --explain names the policy field of each mutation and
 
   // Denied: no mutation is applied, so none is explained.
   explained = testing::run_command(command + " --explain", review("research-x", "9"));
-  CHECK(explained.err == "GPU005 deny: spec.tenants[research].limits.maxGPUsPerContainer = 8\n"
-                         "GPU006 deny: spec.classes.h100.gpusPerNode = 8\n");
+  CHECK(explained.err ==
+        "GPU005 deny: spec.tenants[research].limits.maxGPUsPerContainer = 8\n"
+        "GPU006 deny: spec.classes.h100.gpusPerNode = 8\n");
 
   // The rule's own field is named; a tenant's rule override when the rule names none; a finding
   // a tenant in audit mode turned into a warning reads "audit".
@@ -69,8 +71,8 @@ TEST_CASE("explain: lint --explain adds a because: line, and policyPath to JSON"
   std::ofstream(file) << "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: research-x}\n"
                          "spec:\n  containers:\n    - {name: c, image: i, resources: {limits: "
                          "{nvidia.com/gpu: \"9\"}}}\n";
-  auto r = testing::run_command(kBinary + " lint --no-color --explain --policy " + kOnprem + " " +
-                                file);
+  auto r =
+      testing::run_command(kBinary + " lint --no-color --explain --policy " + kOnprem + " " + file);
   CHECK(r.exit_code == 1);
   CHECK(r.out == file +
                      "\n  6:  deny   GPU005  Pod research-x/p: container c: 9 GPUs (nvidia.com/gpu "
@@ -90,8 +92,10 @@ TEST_CASE("explain: lint --explain adds a because: line, and policyPath to JSON"
   CHECK(r.out.find("policyPath") == std::string::npos);
   r = testing::run_command(kBinary + " lint --output json --explain --policy " + kOnprem + " " +
                            file);
-  CHECK(r.out.find(R"("documentLine":1,"policyPath":"spec.tenants[research].limits.maxGPUsPerContainer"})") !=
-        std::string::npos);
+  CHECK(
+      r.out.find(
+          R"("documentLine":1,"policyPath":"spec.tenants[research].limits.maxGPUsPerContainer"})") !=
+      std::string::npos);
   CHECK(r.out.find(R"("documentLine":1,"policyPath":"spec.classes.h100.gpusPerNode"})") !=
         std::string::npos);
   std::remove(file.c_str());

@@ -488,14 +488,15 @@ TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
       "  classes: {a: {nodeSelector: {gpu: [a]}}}\n  tenants:\n    - name: t\n"
       "      namespaces: [t]\n";
   PolicyLoadResult r = load_policy(
-      head + "      enforcement: {mode: audit, mutate: false, rules: {GPU005: deny, GPU014: off}}\n",
+      head +
+          "      enforcement: {mode: audit, mutate: false, rules: {GPU005: deny, GPU014: off}}\n",
       "p.yaml");
   REQUIRE(r.ok());
   const TenantEnforcement& e = r.policy->tenants[0].enforcement;
   CHECK(e.audit);
   CHECK_FALSE(e.mutate);
   CHECK(e.rules == std::vector<std::pair<std::string, Action>>{{"GPU005", Action::kDeny},
-                                                                 {"GPU014", Action::kOff}});
+                                                               {"GPU014", Action::kOff}});
   r = load_policy(head, "p.yaml");
   REQUIRE(r.ok());
   CHECK_FALSE(r.policy->tenants[0].enforcement.audit);
@@ -513,8 +514,8 @@ TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
             "spec.tenants[0].enforcement.rules.GPU003: invalid value \"fix\": must be one of deny, "
             "warn, off (policy.yaml:9:80)"});
   // The tenant's rule action comes first; other rules keep the policy's.
-  const PolicyPtr compiled = CompiledPolicy::compile(*load_policy(
-      head + "      enforcement: {rules: {GPU014: deny}}\n", "p.yaml").policy);
+  const PolicyPtr compiled = CompiledPolicy::compile(
+      *load_policy(head + "      enforcement: {rules: {GPU014: deny}}\n", "p.yaml").policy);
   const Tenant* t = compiled->tenant_for("t");
   CHECK(compiled->action_for(t, "GPU014", Action::kWarn) == Action::kDeny);
   CHECK(compiled->action_for(nullptr, "GPU014", Action::kWarn) == Action::kWarn);
