@@ -504,15 +504,15 @@ TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
   CHECK(errors_of(head + "      enforcement: {mode: dry-run, mutate: maybe, rules: {GPU099: "
                          "deny, GPU003: fix}, extra: 1}\n") ==
         std::vector<std::string>{
-            "spec.tenants[0].enforcement.extra: unknown field \"extra\" (policy.yaml:9:83)",
             "spec.tenants[0].enforcement.mode: must be enforce or audit, got \"dry-run\" "
             "(policy.yaml:9:27)",
             "spec.tenants[0].enforcement.mutate: must be true or false, got \"maybe\" "
             "(policy.yaml:9:44)",
             "spec.tenants[0].enforcement.rules.GPU099: unknown rule \"GPU099\": rule ids are "
-            "GPU001 to GPU017 (policy.yaml:9:60)",
+            "GPU001 to GPU017 (policy.yaml:9:59)",
             "spec.tenants[0].enforcement.rules.GPU003: invalid value \"fix\": must be one of deny, "
-            "warn, off (policy.yaml:9:80)"});
+            "warn, off (policy.yaml:9:81)",
+            "spec.tenants[0].enforcement.extra: unknown field \"extra\" (policy.yaml:9:87)"});
   // The tenant's rule action comes first; other rules keep the policy's.
   const PolicyPtr compiled = CompiledPolicy::compile(
       *load_policy(head + "      enforcement: {rules: {GPU014: deny}}\n", "p.yaml").policy);
