@@ -89,8 +89,11 @@ TEST_CASE("explain: an evaluation records the policy field of each mutation and 
                         {"GPU003", "spec.tenants[apps].allowedClasses"},
                         {"GPU005", "spec.tenants[apps].limits.maxGPUsPerContainer"},
                         {"GPU005", "spec.tenants[apps].limits.maxGPUsPerPod"},
-                        {"GPU006", "spec.classes.a100.gpusPerNode"},
-                        {"GPU010", "spec.tenants[apps].priority.allowed"}});
+                        {"GPU006", "spec.classes.a100.gpusPerNode"}});
+  const Evaluation p = pipeline.evaluate(big, {.ns = "ds-x"}, *loaded.policy);
+  REQUIRE(p.findings.size() == 4);
+  CHECK(p.findings[3].rule == "GPU010");
+  CHECK(p.findings[3].policy_path == "spec.tenants[data-science].priority.allowed");
   CHECK(e.tenant == "data-science");
   CHECK(pipeline.evaluate(big, {.ns = "nowhere"}, *loaded.policy).tenant.empty());
 }
