@@ -40,7 +40,7 @@ TEST_CASE("explain: review --explain names the policy field of each mutation and
         "{\"key\":\"nvidia.com/gpu\",\"effect\":\"NoSchedule\"}\n"
         "mutation tolerations: spec.classes.h100.taints[1] = "
         "{\"key\":\"gpu.example.com/pool\",\"value\":\"h100\",\"effect\":\"NoSchedule\"}\n"
-        "mutation node-affinity: spec.classes.h100.nodeSelector[\"nvidia.com/gpu.product\"] = "
+        "mutation node-affinity: spec.classes.h100.nodeSelector[nvidia.com/gpu.product] = "
         "[\"NVIDIA-H100-80GB-HBM3\"]\n"
         "mutation defaults: spec.tenants[research].defaults.perGPU.cpu = \"16\"\n"
         "mutation defaults: spec.tenants[research].defaults.perGPU.memory = \"200Gi\"\n"

@@ -25,9 +25,9 @@ TEST_CASE("explain: policy_path names tenants by name and brackets dotted keys")
   CHECK(policy_path::tenant(t) + ".limits.maxGPUsPerPod" ==
         "spec.tenants[ml-team].limits.maxGPUsPerPod");
   CHECK(policy_path::cls("h100") == "spec.classes.h100");
-  CHECK(policy_path::cls("a100.80") == "spec.classes[\"a100.80\"]");
+  CHECK(policy_path::cls("a100.80") == "spec.classes[a100.80]");
   CHECK(policy_path::key("spec.classes.a.nodeSelector", "nvidia.com/gpu.product") ==
-        "spec.classes.a.nodeSelector[\"nvidia.com/gpu.product\"]");
+        "spec.classes.a.nodeSelector[nvidia.com/gpu.product]");
   CHECK(policy_path::index("spec.classes.a.taints", 1) == "spec.classes.a.taints[1]");
 }
 
@@ -43,8 +43,8 @@ TEST_CASE("explain: values are read from the policy document") {
       {"spec.tenants[1].defaultClass", "spec.tenants[1].defaultClass = \"t4\""},
       {"spec.classes.t4.taints[0]",
        "spec.classes.t4.taints[0] = {\"key\":\"sku\",\"value\":\"gpu\",\"effect\":\"NoSchedule\"}"},
-      {"spec.classes.t4.nodeSelector[\"kubernetes.azure.com/agentpool\"]",
-       "spec.classes.t4.nodeSelector[\"kubernetes.azure.com/agentpool\"] = [\"gput4\"]"},
+      {"spec.classes.t4.nodeSelector[kubernetes.azure.com/agentpool]",
+       "spec.classes.t4.nodeSelector[kubernetes.azure.com/agentpool] = [\"gput4\"]"},
       {"spec.tenants[nobody].limits", "spec.tenants[nobody].limits"},
       {"spec.enforcement.rules.GPU006", "spec.enforcement.rules.GPU006"},
       {"", "no policy field (the rule's built-in default)"},
@@ -71,9 +71,9 @@ TEST_CASE("explain: an evaluation records the policy field of each mutation and 
             {"class", "spec.tenants[data-science].defaultClass"},
             {"tolerations", "spec.classes.a100-single.taints[0]"},
             {"node-affinity",
-             "spec.classes.a100-single.nodeSelector[\"kubernetes.azure.com/accelerator\"]"},
+             "spec.classes.a100-single.nodeSelector[kubernetes.azure.com/accelerator]"},
             {"node-affinity",
-             "spec.classes.a100-single.nodeSelector[\"kubernetes.azure.com/agentpool\"]"},
+             "spec.classes.a100-single.nodeSelector[kubernetes.azure.com/agentpool]"},
             {"defaults", "spec.tenants[data-science].defaults.perGPU.cpu"},
             {"priority", "spec.tenants[data-science].priority.byWorkload.training"}});
   CHECK(e.tenant == "data-science");
