@@ -14,6 +14,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "engine/pipeline.h"
+#include "lint/explain.h"
 #include "lint/fix_writer.h"
 #include "lint/linter.h"
 #include "lint/report.h"
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: gpuadmit lint [--policy P] [--namespace NS] [--output text|json|sarif|junit]\n"
-    "                     [--fix [--write DIR]] [--no-color] PATH...\n"
+    "                     [--fix [--write DIR]] [--no-color] [--explain] PATH...\n"
     "PATH: a file, a folder (recursive *.yaml, *.yml, *.json) or - for standard input\n";
 
 bool lintable_name(const fs::path& path) {
@@ -103,7 +104,7 @@ void collect_claims(const std::vector<std::string>& paths, lint::ManifestClaims&
 int lint_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(argv, {"policy", "namespace", "output", "write"},
-                               {"fix", "no-color"}, args)) {
+                               {"fix", "no-color", "explain"}, args)) {
     std::cerr << "gpuadmit lint: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -151,6 +152,11 @@ int lint_command(const std::vector<std::string>& argv) {
   report_options.color = !args.has("no-color") && (no_color == nullptr || *no_color == '\0') &&
                          isatty(fileno(report_out)) == 1;
   report_options.version = "0.1.0";
+  if (args.has("explain")) {
+    // --explain (docs/explain.md): text and JSON name the policy field behind each finding.
+    report_options.explain_policy = lint::policy_document(args.value_or("policy", ""));
+    if (!report_options.explain_policy) report_options.explain_policy = Json::object();
+  }
   auto made = lint::make_reporter(*format, report_out, report_options);
 
   std::unique_ptr<lint::FixWriter> fix_writer;

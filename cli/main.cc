@@ -16,8 +16,10 @@ constexpr const char* kUsage = R"(usage: gpuadmit <command> [flags]
 commands:
   serve   --policy P --tls-cert C --tls-key K [--listen ADDR] [--metrics-listen ADDR]
           [--client-ca CA] [--threads N] [--max-body BYTES] [--log-level L]
-  lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]] PATH...
-  review  [--policy P] [--endpoint mutate|validate] < review.json
+  lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]]
+          [--explain] PATH...
+  review  [--policy P] [--endpoint mutate|validate] [--explain] < review.json
+  test    [-v] [--output text|junit] PATH...   (policy test suites, *.test.yaml)
   policy  check P
   certs   --service S --namespace NS --out DIR [--san NAME]...
   render  [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME] [--failure-policy F]
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     if (command == "certs") return certs_command(args);
     if (command == "lint") return lint_command(args);
     if (command == "render") return render_command(args);
+    if (command == "test") return test_command(args);
   } catch (const std::exception& e) {
     std::cerr << "gpuadmit " << command << ": internal error: " << e.what() << "\n";
     return 2;

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "engine/admission.h"
 #include "lint/manifest_claims.h"
+#include "lint/explain.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
@@ -17,13 +18,31 @@ namespace gpuadmit::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] [--claims FILE]... < review.json\n";
+    "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] [--claims FILE]... "
+    "[--explain] < review.json\n";
+
+// --explain (docs/explain.md): on standard error, so the AdmissionReview on standard output is
+// unchanged; one line per mutation applied and per finding, with the policy field behind it.
+void explain(const AdmissionOutcome& outcome, const std::string& policy_file) {
+  const Json document = lint::policy_document(policy_file).value_or(Json::object());
+  const Evaluation& e = outcome.evaluation;
+  if (e.allowed && e.changed()) {
+    for (const MutationRecord& m : e.mutation_records) {
+      std::cerr << "mutation " << m.mutation << ": " << lint::explain_text(document, m.policy_path)
+                << "\n";
+    }
+  }
+  for (const Finding& f : e.findings) {
+    std::cerr << f.rule << " " << (f.audit ? "audit" : severity_name(f.severity)) << ": "
+              << lint::explain_text(document, f.policy_path) << "\n";
+  }
+}
 
 }  // namespace
 
 int review_command(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error = Args::parse(argv, {"policy", "endpoint", "claims"}, {}, args)) {
+  if (auto error = Args::parse(argv, {"policy", "endpoint", "claims"}, {"explain"}, args)) {
     std::cerr << "gpuadmit review: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -64,6 +83,7 @@ int review_command(const std::vector<std::string>& argv) {
     return 2;
   }
   std::cout << result.outcome->response.dump(2) << "\n";
+  if (args.has("explain")) explain(*result.outcome, args.value_or("policy", ""));
   return 0;
 }
 

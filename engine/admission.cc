@@ -172,10 +172,13 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   // bare. A denied object is not patched: its audit record names no mutations, which never
   // happened.
   const bool mutated = e.allowed && e.changed() && !e.mutations.empty();
-  if (endpoint == Endpoint::kMutate && (!e.classes.empty() || mutated)) {
+  // Audit mode (docs/rollout.md): the rules that would have denied, on either endpoint.
+  const std::vector<std::string> audited = e.audited_rules();
+  if ((endpoint == Endpoint::kMutate && (!e.classes.empty() || mutated)) || !audited.empty()) {
     Json audit = Json::object();
-    if (!e.classes.empty()) audit["class"] = join(e.classes);
-    if (mutated) audit["mutations"] = join(e.mutations);
+    if (endpoint == Endpoint::kMutate && !e.classes.empty()) audit["class"] = join(e.classes);
+    if (endpoint == Endpoint::kMutate && mutated) audit["mutations"] = join(e.mutations);
+    if (!audited.empty()) audit["audit"] = join(audited);
     response["auditAnnotations"] = std::move(audit);
   }
   AdmissionResult r;

@@ -51,6 +51,9 @@ struct PodContext {
 
   // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
   std::vector<std::string> mutations;
+  // Policy fields the running mutator applied (`--explain`), appended by mutators through
+  // mutator_support::because; the pipeline turns them into Evaluation::mutation_records.
+  std::vector<std::string> policy_paths;
 };
 
 // A DRA claim object under admission (ResourceClaim, ResourceClaimTemplate; docs/dra.md).

@@ -21,6 +21,10 @@ Severity severity_for(Action action);
 struct Violation {
   std::string message;
   std::string path;  // JSON path in the object, dotted: "spec.containers[0].resources.limits"
+  // The policy field that caused it (`--explain`): "spec.tenants[ml].limits.maxGPUsPerPod = 8".
+  // Optional: when empty, the pipeline names the enforcement field that set the rule's action,
+  // if the policy sets one (rules/rule_support.h policy_ref builds it).
+  std::string policy_path = {};
 };
 
 struct Finding {
@@ -28,6 +32,17 @@ struct Finding {
   Severity severity = Severity::kDeny;
   std::string message;
   std::string path;
+  // The policy field that caused it, "" when none (a built-in rule at its default action).
+  std::string policy_path = {};
+  // A deny turned into a warning because the tenant is in audit mode (docs/rollout.md).
+  bool audit = false;
+};
+
+// A mutation applied to a pod spec and the policy field that asked for it (`--explain`):
+// {"tolerations", "spec.classes.h100.taints[1]"}; policy_path "" when the mutator named none.
+struct MutationRecord {
+  std::string mutation;
+  std::string policy_path;
 };
 
 }  // namespace gpuadmit

@@ -44,6 +44,26 @@ bool counts_as_gpu_pod(const PodView& pod, const PodGpuResources& gpu, const Pod
   return pod.setting("gpuadmit.io/class").has_value() || targets_gpu_pool(pod.spec(), policy);
 }
 
+// The enforcement field that set a rule's action, "" when none does (the rule's default): the
+// tenant's rules, the policy's rules, then the rule-specific field (CompiledPolicy::action_for).
+std::string enforcement_path(const CompiledPolicy& policy, const Tenant* tenant,
+                             std::string_view rule_id) {
+  const auto names = [&](const std::vector<std::pair<std::string, Action>>& rules) {
+    return std::any_of(rules.begin(), rules.end(),
+                       [&](const auto& r) { return r.first == rule_id; });
+  };
+  if (tenant != nullptr && names(tenant->enforcement.rules)) {
+    return "spec.tenants[" + tenant->name + "].enforcement.rules." + std::string(rule_id);
+  }
+  if (names(policy.policy().enforcement.rules)) {
+    return "spec.enforcement.rules." + std::string(rule_id);
+  }
+  if (rule_id == "GPU001") return "spec.enforcement.requestsEqualLimits";
+  if (rule_id == "GPU009") return "spec.enforcement.nonGpuOnGpuPool";
+  if (rule_id == "GPU014") return "spec.enforcement.fragmentation";
+  return "";
+}
+
 }  // namespace
 
 Severity severity_for(Action action) {
@@ -65,7 +85,16 @@ std::string_view severity_name(Severity s) {
 std::vector<std::string> Evaluation::warnings() const {
   std::vector<std::string> out;
   for (const Finding& f : findings) {
-    if (f.severity == Severity::kWarn) out.push_back(f.rule + ": " + f.message);
+    if (f.severity == Severity::kWarn)
+      out.push_back(f.rule + (f.audit ? " (audit): " : ": ") + f.message);
+  }
+  return out;
+}
+
+std::vector<std::string> Evaluation::audited_rules() const {
+  std::vector<std::string> out;
+  for (const Finding& f : findings) {
+    if (f.audit) add_unique(out, f.rule);
   }
   return out;
 }
@@ -146,6 +175,9 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
   request.operation = options.operation;
   request.daemonset_owned = owned_by_daemonset(object);
   const Tenant* tenant = policy.tenant_for(options.ns);
+  if (tenant != nullptr) e.tenant = tenant->name;
+  // Staged rollout (docs/rollout.md): a tenant may keep its pod specs unmutated.
+  const bool mutate = options.mutate && (tenant == nullptr || tenant->enforcement.mutate);
 
   std::vector<Violation> violations;
   for (const PodSpecLocation& location : locations) {
@@ -169,14 +201,21 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     ctx.dra = &dra;
     ctx.gpu_pod = counts_as_gpu_pod(pod, *gpu, dra, policy);
     resolve_pod_context(pod, ctx);
-    if (options.mutate && std::any_of(mutators_.begin(), mutators_.end(),
-                                      [&](const auto& m) { return m->may_change(ctx); })) {
+    if (mutate && std::any_of(mutators_.begin(), mutators_.end(),
+                              [&](const auto& m) { return m->may_change(ctx); })) {
       if (!copied) {
         copy();
         if (in_place == nullptr) pod.retarget(e.mutated);
       }
       for (const auto& mutator : mutators_) {
-        if (mutator->mutate(pod, ctx)) add_unique(ctx.mutations, mutator->name());
+        ctx.policy_paths.clear();
+        if (!mutator->mutate(pod, ctx)) continue;
+        add_unique(ctx.mutations, mutator->name());
+        if (ctx.policy_paths.empty()) ctx.policy_paths.emplace_back();
+        for (std::string& path : ctx.policy_paths) {
+          e.mutation_records.push_back(
+              MutationRecord{std::string(mutator->name()), std::move(path)});
+        }
       }
       for (const std::string& m : ctx.mutations) add_unique(e.mutations, m);
       gpu.emplace(pod, policy);  // the mutators may have moved or changed what it points to
@@ -184,13 +223,18 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     ctx.gpu_resources = &*gpu;
     if (ctx.gpu_pod && !ctx.class_name.empty()) add_unique(e.classes, ctx.class_name);
     for (const auto& rule : rules_) {
-      const Action action = policy.action_for(rule->id(), rule->default_action());
+      const Action action = policy.action_for(tenant, rule->id(), rule->default_action());
       if (action == Action::kOff) continue;
       violations.clear();
       rule->check(pod, ctx, violations);
+      // Audit mode: what would deny warns instead, marked as audited.
+      const bool audit = tenant != nullptr && tenant->enforcement.audit && action != Action::kWarn;
       for (Violation& v : violations) {
-        e.findings.push_back(Finding{std::string(rule->id()), severity_for(action),
-                                     std::move(v.message), std::move(v.path)});
+        std::string because = v.policy_path.empty() ? enforcement_path(policy, tenant, rule->id())
+                                                    : std::move(v.policy_path);
+        e.findings.push_back(
+            Finding{std::string(rule->id()), audit ? Severity::kWarn : severity_for(action),
+                    std::move(v.message), std::move(v.path), std::move(because), audit});
       }
     }
   }

@@ -50,13 +50,20 @@ struct Evaluation {
   std::vector<Finding> findings;       // in pod-spec order, then rule order
   std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order
   std::vector<std::string> classes;    // resolved class names, unique, in pod-spec order
+  std::string tenant;  // the namespace's tenant, "" when none (or exempt / not a workload)
+  // Why each mutation was applied (`--explain`): in application order, one per mutator and pod
+  // spec that changed something.
+  std::vector<MutationRecord> mutation_records;
 
   // True when the object is allowed and the mutators changed it: with EvaluateOptions::patch,
   // exactly when `patch` is not empty.
   bool changed() const { return has_changes; }
   bool has_changes = false;
-  // Warnings for AdmissionResponse.warnings: "GPU014: ..." for each warn finding.
+  // Warnings for AdmissionResponse.warnings: "GPU014: ..." for each warn finding; an audited
+  // finding reads "GPU003 (audit): ...".
   std::vector<std::string> warnings() const;
+  // Rule ids of the audited findings, unique, in order (the "audit" audit annotation).
+  std::vector<std::string> audited_rules() const;
   // The denial message: every deny/error finding, "; "-separated, each "GPU001: ...".
   std::string deny_message() const;
 };

@@ -302,6 +302,7 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
       lf.severity = f.severity;
       lf.message = std::move(f.message);
       lf.path = std::move(f.path);
+      lf.policy_path = std::move(f.policy_path);
       tally(lf);
       if (!lf.path.empty()) {
         paths.push_back(prefix + lf.path);
@@ -437,11 +438,12 @@ LintSummary Linter::finish() {
     result.quota = *usage.tenant->quota_gpus;
     result.total = usage.total;
     for (const auto& c : usage.contributors) result.contributors.push_back(c.second);
-    const Action action = policy_->action_for("GPU013", Action::kDeny);
+    const Action action = policy_->action_for(usage.tenant, "GPU013", Action::kDeny);
     if (usage.total > result.quota && usage.crossing && action != Action::kOff) {
       LintFinding f = *usage.crossing;
       f.rule = "GPU013";
-      f.severity = severity_for(action);
+      // A tenant in audit mode is warned (docs/rollout.md).
+      f.severity = usage.tenant->enforcement.audit ? Severity::kWarn : severity_for(action);
       std::string list;
       for (const std::string& c : result.contributors) {
         if (!list.empty()) list += "; ";

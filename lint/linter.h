@@ -37,6 +37,7 @@ struct LintFinding {
   Severity severity = Severity::kDeny;
   std::string message;
   std::string path;  // dotted JSON path in the object
+  std::string policy_path = {};  // the policy field that caused it (Finding::policy_path)
 };
 
 // One object lint looked at: a workload, a LimitRange/ResourceQuota, a DRA ResourceClaim or

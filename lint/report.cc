@@ -1,5 +1,7 @@
 #include "lint/report.h"
 
+#include "lint/explain.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -27,7 +29,8 @@ std::string object_label(const LintFinding& f) {
 
 class TextReporter final : public Reporter {
  public:
-  TextReporter(std::FILE* out, bool color) : out_(out), color_(color) {}
+  TextReporter(std::FILE* out, bool color, std::optional<Json> explain)
+      : out_(out), color_(color), explain_(std::move(explain)) {}
 
   void begin_file(const std::string& file) override {
     file_ = file;
@@ -83,10 +86,12 @@ class TextReporter final : public Reporter {
               (label.empty() ? std::string() : label + ": ") + f.message;
     if (!f.path.empty()) lines_ += " " + paint("2", "[" + f.path + "]");
     lines_ += "\n";
+    if (explain_) lines_ += "      because: " + explain_text(*explain_, f.policy_path) + "\n";
   }
 
   std::FILE* out_;
   bool color_;
+  std::optional<Json> explain_;
   std::string file_;
   std::string lines_;  // one file's findings
   std::string quota_lines_;
@@ -97,7 +102,9 @@ class TextReporter final : public Reporter {
 
 class JsonReporter final : public Reporter {
  public:
-  explicit JsonReporter(std::FILE* out) : out_(out) { put(out_, "{\"findings\": ["); }
+  JsonReporter(std::FILE* out, bool explain) : out_(out), explain_(explain) {
+    put(out_, "{\"findings\": [");
+  }
 
   void object(const ObjectResult& result) override {
     for (const LintFinding& f : result.findings) add(f);
@@ -114,10 +121,13 @@ class JsonReporter final : public Reporter {
 
  private:
   void add(const LintFinding& f) {
-    put(out_, std::string(first_ ? "\n" : ",\n") + dump(finding_json(f)));
+    Json json = finding_json(f);
+    if (explain_) json["policyPath"] = f.policy_path;
+    put(out_, std::string(first_ ? "\n" : ",\n") + dump(json));
     first_ = false;
   }
   std::FILE* out_;
+  bool explain_;
   bool first_ = true;
 };
 
@@ -461,9 +471,9 @@ std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out,
                                         ReportOptions options) {
   switch (format) {
     case OutputFormat::kText:
-      return std::make_unique<TextReporter>(out, options.color);
+      return std::make_unique<TextReporter>(out, options.color, std::move(options.explain_policy));
     case OutputFormat::kJson:
-      return std::make_unique<JsonReporter>(out);
+      return std::make_unique<JsonReporter>(out, options.explain_policy.has_value());
     case OutputFormat::kSarif:
       return std::make_unique<SarifReporter>(out, options);
     case OutputFormat::kJunit:
@@ -471,5 +481,7 @@ std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out,
   }
   return nullptr;
 }
+
+std::string xml_text(std::string_view s) { return xml(s); }
 
 }  // namespace gpuadmit::lint

@@ -26,6 +26,9 @@ struct ReportOptions {
   std::vector<RuleInfo> rules;  // SARIF's rule table
   bool color = false;           // text: ANSI colours
   std::string version;          // the tool version SARIF names
+  // --explain: the policy document (lint/explain.h); text adds a "because:" line under each
+  // finding, JSON a "policyPath" member. Null: no explanation.
+  std::optional<Json> explain_policy;
 };
 
 std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out, ReportOptions options);
@@ -38,5 +41,9 @@ Json finding_json(const LintFinding& f);
 // repository root in CI) become relative to it, as GitHub code scanning requires; other
 // absolute ones become file:// URIs.
 std::string sarif_uri(std::string_view path, std::string_view base_dir = {});
+
+// XML 1.0 text or attribute value: markup escaped, control characters XML cannot carry dropped,
+// bytes that are not UTF-8 replaced by U+FFFD (JUnit writers: lint's and `gpuadmit test`'s).
+std::string xml_text(std::string_view s);
 
 }  // namespace gpuadmit::lint

@@ -1,6 +1,7 @@
 #include "mutators/class_annotation.h"
 
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -27,6 +28,12 @@ class ClassAnnotationMutator final : public Mutator {
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
+      // Where the class came from: the tenant's defaultClass, else the class itself (the pod
+      // named it, or its nodeSelector matched the class's).
+      const bool from_tenant = !ctx.class_from_annotation && ctx.tenant != nullptr &&
+                               ctx.tenant->default_class == ctx.gpu_class->name;
+      because(ctx, from_tenant ? policy_path::tenant(*ctx.tenant) + ".defaultClass"
+                               : policy_path::cls(ctx.gpu_class->name));
       return pod.set_annotation(kClassAnnotation, ctx.gpu_class->name);
     });
   }

@@ -7,6 +7,7 @@
 
 #include "engine/resources.h"
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -101,8 +102,9 @@ class DefaultsMutator final : public Mutator {
         const int64_t claim_gpus = ctx.dra != nullptr && i < ctx.dra->container_units.size()
                                        ? ctx.dra->container_units[i]
                                        : 0;
-        changed |=
-            default_container(pod.container(ref), defaults, resources, *ctx.policy, claim_gpus);
+        changed |= default_container(pod.container(ref), defaults, resources, *ctx.policy,
+                                     claim_gpus, policy_path::tenant(*ctx.tenant) + ".defaults",
+                                     ctx);
       }
       return changed;
     });
@@ -111,7 +113,8 @@ class DefaultsMutator final : public Mutator {
  private:
   static bool default_container(Json& container, const TenantDefaults& defaults,
                                 const std::vector<std::string>& resources,
-                                const CompiledPolicy& policy, int64_t claim_gpus) {
+                                const CompiledPolicy& policy, int64_t claim_gpus,
+                                const std::string& defaults_path, PodContext& ctx) {
     if (!container.is_object()) return false;
     const int64_t gpus = container_gpu_units(container, policy) + claim_gpus;
     bool changed = false;
@@ -127,6 +130,7 @@ class DefaultsMutator final : public Mutator {
       }
       if (Json* limits = section(container, "limits")) {
         (*limits)[resource] = quantity.to_string();
+        because(ctx, policy_path::key(defaults_path + ".limit", resource));
         changed = true;
       }
     }
@@ -137,12 +141,15 @@ class DefaultsMutator final : public Mutator {
       const Json* limit = section_value(container, "limits", resource);
       std::optional<Json> value;
       std::optional<Quantity> wanted;
+      std::string source = policy_path::key(defaults_path + ".limit", resource);
       const Quantity* per_gpu = lookup(defaults.per_gpu, resource);
       if (per_gpu != nullptr && gpus > 0) {
         wanted = per_gpu->times(gpus);
         if (!wanted) continue;  // overflow: no sensible default
+        source = policy_path::key(defaults_path + ".perGPU", resource);
       } else if (const Quantity* request = lookup(defaults.request, resource)) {
         wanted = *request;
+        source = policy_path::key(defaults_path + ".request", resource);
       }
       if (wanted) {
         value = wanted->to_string();
@@ -158,6 +165,7 @@ class DefaultsMutator final : public Mutator {
       if (!value) continue;
       if (Json* requests = section(container, "requests")) {
         (*requests)[resource] = std::move(*value);
+        because(ctx, std::move(source));
         changed = true;
       }
     }

@@ -39,4 +39,10 @@ std::string mig_resource_name(std::string_view profile) {
   return name;
 }
 
+void because(PodContext& ctx, std::string path) {
+  if (std::find(ctx.policy_paths.begin(), ctx.policy_paths.end(), path) == ctx.policy_paths.end()) {
+    ctx.policy_paths.push_back(std::move(path));
+  }
+}
+
 }  // namespace gpuadmit::mutator_support

@@ -6,6 +6,7 @@
 //   Json& requests = member_object(container_resources, "requests");   // created when absent
 
 #include <exception>
+#include <string>
 #include <string_view>
 
 #include "engine/context.h"
@@ -33,6 +34,10 @@ bool mig_profile_valid(const PodContext& ctx);
 // The resource name of a MIG profile under strategy mixed: nvidia.com/mig-<profile>, with the
 // "+me" suffix written ".me" (k8s-device-plugin nvml-mig-device.go GetName replaces "+" by ".").
 std::string mig_resource_name(std::string_view profile);
+
+// Records the policy field a mutation applies (`--explain`), e.g.
+// because(ctx, "spec.classes.h100.taints[1]"); each path once per mutator call.
+void because(PodContext& ctx, std::string path);
 
 // Runs a mutation body; an exception (which validated input should never raise) is swallowed so
 // that it cannot escape into the pipeline: whatever was edited so far stays (the diff at the end

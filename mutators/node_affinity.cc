@@ -6,6 +6,7 @@
 
 #include "engine/scheduling.h"
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -56,6 +57,15 @@ bool already_present(const Json& term, const std::string& key,
 // contradict the class (engine/scheduling.h class_conflict), nothing is added and GPU011 says
 // why. With MIG strategy single the product values are the MIG products GPU Feature Discovery
 // labels such nodes with (class_node_labels). Preferred affinity is not touched.
+// The class field a label comes from: its nodeSelector, else (MIG strategy single's product
+// label) its mig settings.
+std::string label_source(const GpuClass& c, std::string_view key) {
+  for (const auto& [label, values] : c.node_selector) {
+    if (label == key) return policy_path::key(policy_path::cls(c.name) + ".nodeSelector", key);
+  }
+  return policy_path::cls(c.name) + ".mig";
+}
+
 class NodeAffinityMutator final : public Mutator {
  public:
   std::string_view name() const override { return "node-affinity"; }
@@ -84,7 +94,10 @@ class NodeAffinityMutator final : public Mutator {
 
       if (terms->empty()) {
         Json expressions = Json::array();
-        for (const auto& [key, values] : labels) expressions.push_back(expression_for(key, values));
+        for (const auto& [key, values] : labels) {
+          expressions.push_back(expression_for(key, values));
+          because(ctx, label_source(*ctx.gpu_class, key));
+        }
         terms->push_back(Json{{"matchExpressions", std::move(expressions)}});
         return true;
       }
@@ -96,6 +109,7 @@ class NodeAffinityMutator final : public Mutator {
           Json* expressions = member_array(term, "matchExpressions");
           if (expressions == nullptr) break;
           expressions->push_back(expression_for(key, values));
+          because(ctx, label_source(*ctx.gpu_class, key));
           changed = true;
         }
       }

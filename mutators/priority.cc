@@ -3,6 +3,7 @@
 #include <string>
 
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -59,6 +60,11 @@ class PriorityMutator final : public Mutator {
       }
       const std::string* wanted = wanted_class(ctx.tenant->priority, ctx.workload_type);
       if (wanted == nullptr) return false;
+      const bool by_workload = wanted != &*ctx.tenant->priority.default_class;
+      because(ctx, by_workload
+                       ? policy_path::key(policy_path::tenant(*ctx.tenant) + ".priority.byWorkload",
+                                          ctx.workload_type)
+                       : policy_path::tenant(*ctx.tenant) + ".priority.default");
       const PriorityClassDecl* decl = policy.find_priority_class(*wanted);
       if (decl == nullptr) return false;  // the loader rejects this; never write half a setting
       bool changed = set_if_different(spec, "priorityClassName", decl->name);

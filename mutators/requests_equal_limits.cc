@@ -29,6 +29,7 @@ class RequestsEqualLimitsMutator final : public Mutator {
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
+      because(ctx, "spec.enforcement.requestsEqualLimits");
       const CompiledPolicy& policy = *ctx.policy;
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {

@@ -5,6 +5,7 @@
 
 #include "engine/resources.h"
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -49,8 +50,10 @@ class ResourceNamesMutator final : public Mutator {
       if (!ctx.mig_profile.empty()) {
         if (gpu_class.mig->strategy != MigConfig::Strategy::kMixed) return false;
         target = mig_resource_name(ctx.mig_profile);
+        because(ctx, policy_path::cls(gpu_class.name) + ".mig.strategy");
       } else if (gpu_class.time_slicing && gpu_class.time_slicing->rename_by_default) {
         target = std::string(kSharedGpuResource);
+        because(ctx, policy_path::cls(gpu_class.name) + ".timeSlicing.renameByDefault");
       } else {
         return false;
       }

@@ -105,6 +105,7 @@ class StripGpuPoolMutator final : public Mutator {
   bool mutate(PodView& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
+      because(ctx, "spec.enforcement.nonGpuOnGpuPool");
       const CompiledPolicy& policy = *ctx.policy;
       if (ctx.request != nullptr &&
           (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {

@@ -2,6 +2,7 @@
 
 #include "engine/scheduling.h"
 #include "mutators/mutator_support.h"
+#include "policies/policy_path.h"
 
 namespace gpuadmit {
 namespace {
@@ -45,11 +46,13 @@ class TolerationsMutator final : public Mutator {
       if (!may_change(ctx)) return false;
       Json& spec = pod.spec();
       bool changed = false;
-      for (const Taint& taint : ctx.gpu_class->taints) {
-        if (any_tolerates(find_member(spec, "tolerations"), taint)) continue;
+      const std::vector<Taint>& taints = ctx.gpu_class->taints;
+      for (size_t i = 0; i < taints.size(); ++i) {
+        if (any_tolerates(find_member(spec, "tolerations"), taints[i])) continue;
         Json* tolerations = member_array(spec, "tolerations");
         if (tolerations == nullptr) return changed;
-        tolerations->push_back(toleration_for(taint));
+        tolerations->push_back(toleration_for(taints[i]));
+        because(ctx, policy_path::index(policy_path::cls(ctx.gpu_class->name) + ".taints", i));
         changed = true;
       }
       return changed;

@@ -188,6 +188,16 @@ Action CompiledPolicy::action_for(std::string_view rule_id, Action default_actio
   return default_action;
 }
 
+Action CompiledPolicy::action_for(const Tenant* tenant, std::string_view rule_id,
+                                  Action default_action) const {
+  if (tenant != nullptr) {
+    for (const auto& [id, action] : tenant->enforcement.rules) {
+      if (id == rule_id) return action;
+    }
+  }
+  return action_for(rule_id, default_action);
+}
+
 bool CompiledPolicy::is_gpu_pool_taint_key(std::string_view key) const {
   return patterns_->taint_keys.find(key) != patterns_->taint_keys.end();
 }

@@ -54,6 +54,9 @@ class CompiledPolicy {
   // (GPU001 ← requestsEqualLimits, GPU009 ← nonGpuOnGpuPool, GPU014 ← fragmentation), else
   // `default_action`.
   Action action_for(std::string_view rule_id, Action default_action) const;
+  // The same for a pod spec of `tenant` (may be null): the tenant's `enforcement.rules[id]`
+  // first (docs/rollout.md). Audit mode is the caller's: it changes severity, not the action.
+  Action action_for(const Tenant* tenant, std::string_view rule_id, Action default_action) const;
 
   // Every class's taints and node-selector label keys: the "GPU pool" markers used by GPU009 and
   // the strip mutation.

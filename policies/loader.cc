@@ -910,7 +910,8 @@ class Loader {
       Tenant t;
       auto m = map((*items)[i], tp,
                    {"name", "namespaces", "defaultClass", "allowedClasses", "defaults", "limits",
-                    "quota", "priority", "queue", "dra"});
+                    "quota", "priority", "queue", "dra",
+                    "enforcement"});
       if (!m) continue;
       if (const Field* f = m->get("name")) {
         const std::string np = child(tp, "name");
@@ -1006,6 +1007,9 @@ class Loader {
            [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
       with(*m, "dra",
            [&](const YAML::Node& n, const std::string& p) { read_tenant_dra(n, p, t.dra); });
+      with(*m, "enforcement", [&](const YAML::Node& n, const std::string& p) {
+        read_tenant_enforcement(n, p, t.enforcement);
+      });
       policy_.tenants.push_back(std::move(t));
     }
   }
@@ -1069,6 +1073,37 @@ class Loader {
       if (!n.IsSequence()) return;
       for (const Ref& r : used) priority_members_.push_back(MemberRef{r, "allowed", p, allowed});
       tp.allowed = std::move(allowed);
+    });
+  }
+
+  // A tenant's staged rollout (docs/rollout.md): mode, mutate, per-rule actions.
+  void read_tenant_enforcement(const YAML::Node& node, const std::string& path,
+                               TenantEnforcement& te) {
+    auto m = map(node, path, {"mode", "mutate", "rules"});
+    if (!m) return;
+    with(*m, "mode", [&](const YAML::Node& n, const std::string& p) {
+      if (auto s = nonempty_string(n, p)) {
+        if (*s == "audit" || *s == "enforce") {
+          te.audit = *s == "audit";
+        } else {
+          add(n, p, "must be enforce or audit, got " + quote(*s));
+        }
+      }
+    });
+    with(*m, "mutate", [&](const YAML::Node& n, const std::string& p) {
+      if (auto b = boolean(n, p)) te.mutate = *b;
+    });
+    with(*m, "rules", [&](const YAML::Node& n, const std::string& p) {
+      auto rm = free_map(n, p);
+      if (!rm) return;
+      for (const Field& f : rm->fields) {
+        const std::string rp = key_path(p, f.key);
+        if (!is_rule_id(f.key)) {
+          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU017");
+          continue;
+        }
+        if (auto a = action(f.value, rp, {"deny", "warn", "off"})) te.rules.emplace_back(f.key, *a);
+      }
     });
   }
 

@@ -101,6 +101,15 @@ struct TenantDra {
   bool admin_access = false;         // adminAccess: true (devices in use by other claims)
 };
 
+// A tenant's staged rollout (docs/rollout.md): per-rule actions that override the policy's, and
+// audit mode, in which no finding of the tenant denies (each deny becomes a warning and an
+// audit annotation; errors still deny).
+struct TenantEnforcement {
+  bool audit = false;  // mode: audit (default: enforce)
+  bool mutate = true;  // false: the tenant's pod specs are not mutated
+  std::vector<std::pair<std::string, Action>> rules;  // rule id -> deny | warn | off
+};
+
 struct Tenant {
   std::string name;
   std::vector<std::string> namespaces;  // RE2 full-match patterns
@@ -113,6 +122,7 @@ struct Tenant {
   TenantPriority priority;
   std::optional<TenantQueue> queue;  // the tenant's Kueue LocalQueue (docs/mutations.md §10)
   TenantDra dra;
+  TenantEnforcement enforcement;
 };
 
 struct Enforcement {

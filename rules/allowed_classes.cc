@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
@@ -30,23 +31,25 @@ class AllowedClassesRule final : public Rule {
       out.push_back(Violation{"tenant " + tenant +
                                   " may not use GPUs (its allowedClasses is empty); remove the "
                                   "GPU requests, or ask the platform team to allow a class",
-                              pod.location().path});
+                              pod.location().path,
+                              policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
       return;
     }
     if (ctx.class_name.empty()) {
       // No class resolved: the pod would not be steered to any pool the tenant may use.
-      out.push_back(
-          Violation{"no GPU class resolved for this pod; set gpuadmit.io/class to one "
-                    "of the classes tenant " +
-                        tenant + " may use: " + join(allowed),
-                    setting_path(pod, kClassKey)});
+      out.push_back(Violation{
+          "no GPU class resolved for this pod; set gpuadmit.io/class to one "
+          "of the classes tenant " +
+              tenant + " may use: " + join(allowed),
+          setting_path(pod, kClassKey), policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
       return;
     }
     if (ctx.gpu_class == nullptr) return;  // unknown class: GPU004
     if (std::find(allowed.begin(), allowed.end(), ctx.class_name) != allowed.end()) return;
     out.push_back(Violation{"class " + ctx.class_name + " is not allowed for tenant " + tenant +
                                 "; set gpuadmit.io/class to one of: " + join(allowed),
-                            setting_path(pod, kClassKey)});
+                            setting_path(pod, kClassKey),
+                            policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
@@ -38,7 +39,8 @@ class AllowedPriorityClassRule final : public Rule {
     std::string message = "priorityClassName " + std::string(name) + " is not allowed for tenant " +
                           ctx.tenant->name + "; ";
     message += allowed.empty() ? "remove priorityClassName" : "use one of: " + join(allowed);
-    out.push_back(Violation{std::move(message), pod.location().path + ".priorityClassName"});
+    out.push_back(Violation{std::move(message), pod.location().path + ".priorityClassName",
+                            policy_path::tenant(*ctx.tenant) + ".priority.allowed"});
   }
 };
 

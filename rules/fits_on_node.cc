@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "engine/resources.h"
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
@@ -101,7 +102,8 @@ class FitsOnNodeRule final : public Rule {
                         " cannot fit on one node of class " + c.name + " (" + capacity->text +
                         "); request at most " + std::to_string(capacity->units) +
                         ", or split the work across pods",
-                    resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource)});
+                    resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource),
+                    policy_path::cls(c.name) + (capacity->scaled ? "" : ".gpusPerNode")});
     });
     // DRA claims of whole-GPU DeviceClasses (devicesPerGPU 1): a container's claims must fit.
     const std::vector<ContainerRef>& containers = pod.containers();
@@ -131,7 +133,7 @@ class FitsOnNodeRule final : public Rule {
                                 count.breakdown + ") but a node of class " + c.name + " has " +
                                 std::to_string(g) + "; a pod runs on one node: request at most " +
                                 std::to_string(g) + " per pod, or split the work across pods",
-                            pod.location().path});
+                            pod.location().path, policy_path::cls(c.name) + ".gpusPerNode"});
   }
 };
 

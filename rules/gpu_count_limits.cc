@@ -1,6 +1,7 @@
 #include "rules/gpu_count_limits.h"
 
 #include "engine/resources.h"
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
@@ -45,7 +46,8 @@ class GpuCountLimitsRule final : public Rule {
                                     ") exceed maxGPUsPerContainer " + std::to_string(max) +
                                     " of tenant " + tenant + "; request at most " +
                                     std::to_string(max) + " per container",
-                                ref.path + ".resources"});
+                                ref.path + ".resources",
+                                policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerContainer"});
       }
     }
     if (limits.max_gpus_per_pod) {
@@ -57,7 +59,8 @@ class GpuCountLimitsRule final : public Rule {
                                     std::to_string(max) + " of tenant " + tenant +
                                     "; request at most " + std::to_string(max) +
                                     " per pod, or split the work across pods",
-                                pod.location().path});
+                                pod.location().path,
+                                policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerPod"});
       }
     }
   }

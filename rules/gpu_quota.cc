@@ -1,5 +1,6 @@
 #include "rules/gpu_quota.h"
 
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
@@ -34,7 +35,7 @@ class GpuQuotaRule final : public Rule {
                                 std::to_string(quota) + " of tenant " + ctx.tenant->name +
                                 "; it could never start: request at most " + std::to_string(quota) +
                                 " GPUs, or ask for a larger quota",
-                            pod.location().path});
+                            pod.location().path, policy_path::tenant(*ctx.tenant) + ".quota.gpus"});
   }
 };
 

@@ -1,5 +1,6 @@
 #include "rules/known_class.h"
 
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
@@ -28,7 +29,7 @@ class KnownClassRule final : public Rule {
         "gpuadmit.io/class " + json_text(Json(ctx.class_name)) + " names no class of the policy; ";
     message += names.empty() ? "the policy defines no GPU classes: remove the setting"
                              : "use one of: " + join(names);
-    out.push_back(Violation{std::move(message), setting_path(pod, kClassKey)});
+    out.push_back(Violation{std::move(message), setting_path(pod, kClassKey), "spec.classes"});
   }
 };
 

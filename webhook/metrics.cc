@@ -142,6 +142,7 @@ std::string Metrics::render() const {
   mutate_latency.render(out, kLatency, "mutate");
   validate_latency.render(out, kLatency, "validate");
   violations.render(out);
+  findings.render(out);
   mutations.render(out);
   rejected.render(out);
 

@@ -71,8 +71,15 @@ struct Metrics {
   LabeledCounter violations{"gpuadmit_violations_total",
                             "Findings by rule id and severity (deny, warn, error).",
                             {"rule", "severity"}};
-  LabeledCounter mutations{
-      "gpuadmit_mutations_total", "Mutations applied, by mutation name.", {"mutation"}};
+  // Staged rollout (docs/rollout.md): label values come from the policy only — rule ids, the
+  // tenant's name ("" outside every tenant), mutation names; never namespaces or pod names.
+  LabeledCounter findings{"gpuadmit_findings_total",
+                          "Findings by rule id, severity (deny, warn, error, audit: would deny, "
+                          "tenant in audit mode) and tenant.",
+                          {"rule", "severity", "tenant"}};
+  LabeledCounter mutations{"gpuadmit_mutations_total",
+                           "Mutations applied, by mutation name and tenant.",
+                           {"mutation", "tenant"}};
   LabeledCounter rejected{"gpuadmit_http_rejected_total",
                           "HTTP requests refused before the engine ran, by status code.",
                           {"code"}};

@@ -424,12 +424,14 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
 
   metrics.requests.add({endpoint_name, outcome.operation, outcome.kind,
                         allowed ? std::string_view("allowed") : std::string_view("denied")});
+  const std::string& tenant = outcome.evaluation.tenant;
   for (const Finding& f : outcome.evaluation.findings) {
     metrics.violations.add({f.rule, severity_name(f.severity)});
+    metrics.findings.add({f.rule, f.audit ? "audit" : severity_name(f.severity), tenant});
   }
   const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
   if (patched) {
-    for (const std::string& m : outcome.evaluation.mutations) metrics.mutations.add({m});
+    for (const std::string& m : outcome.evaluation.mutations) metrics.mutations.add({m, tenant});
   }
   if (logger.enabled(LogLevel::kInfo)) {
     // The decision line's members written directly: no Json object per review.

@@ -482,5 +482,45 @@ TEST_CASE("policy: the embedded default is policies/default.yaml", "[policy][loa
   CHECK(r.policy->find_class("gpu") != nullptr);
 }
 
+TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
+  const std::string head =
+      "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: p}\nspec:\n"
+      "  classes: {a: {nodeSelector: {gpu: [a]}}}\n  tenants:\n    - name: t\n"
+      "      namespaces: [t]\n";
+  PolicyLoadResult r = load_policy(
+      head +
+          "      enforcement: {mode: audit, mutate: false, rules: {GPU005: deny, GPU014: off}}\n",
+      "p.yaml");
+  REQUIRE(r.ok());
+  const TenantEnforcement& e = r.policy->tenants[0].enforcement;
+  CHECK(e.audit);
+  CHECK_FALSE(e.mutate);
+  CHECK(e.rules == std::vector<std::pair<std::string, Action>>{{"GPU005", Action::kDeny},
+                                                               {"GPU014", Action::kOff}});
+  r = load_policy(head, "p.yaml");
+  REQUIRE(r.ok());
+  CHECK_FALSE(r.policy->tenants[0].enforcement.audit);
+  CHECK(r.policy->tenants[0].enforcement.mutate);
+  CHECK(errors_of(head + "      enforcement: {mode: dry-run, mutate: maybe, rules: {GPU099: "
+                         "deny, GPU003: fix}, extra: 1}\n") ==
+        std::vector<std::string>{
+            "spec.tenants[0].enforcement.mode: must be enforce or audit, got \"dry-run\" "
+            "(policy.yaml:9:27)",
+            "spec.tenants[0].enforcement.mutate: must be true or false, got \"maybe\" "
+            "(policy.yaml:9:44)",
+            "spec.tenants[0].enforcement.rules.GPU099: unknown rule \"GPU099\": rule ids are "
+            "GPU001 to GPU017 (policy.yaml:9:59)",
+            "spec.tenants[0].enforcement.rules.GPU003: invalid value \"fix\": must be one of deny, "
+            "warn, off (policy.yaml:9:81)",
+            "spec.tenants[0].enforcement.extra: unknown field \"extra\" (policy.yaml:9:87)"});
+  // The tenant's rule action comes first; other rules keep the policy's.
+  const PolicyPtr compiled = CompiledPolicy::compile(
+      *load_policy(head + "      enforcement: {rules: {GPU014: deny}}\n", "p.yaml").policy);
+  const Tenant* t = compiled->tenant_for("t");
+  CHECK(compiled->action_for(t, "GPU014", Action::kWarn) == Action::kDeny);
+  CHECK(compiled->action_for(nullptr, "GPU014", Action::kWarn) == Action::kWarn);
+  CHECK(compiled->action_for(t, "GPU005", Action::kDeny) == Action::kDeny);
+}
+
 }  // namespace
 }  // namespace gpuadmit

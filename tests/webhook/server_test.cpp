@@ -504,6 +504,14 @@ TEST_CASE("webhook: metrics count requests, latency, and expose the certificate 
   const double expiry = metric_value(metrics, "gpuadmit_certificate_expiry_timestamp_seconds");
   CHECK(expiry > static_cast<double>(std::time(nullptr)) + 300 * 86400);
   CHECK(metric_value(metrics, "gpuadmit_policy_generation") == 1);
+  // Staged rollout metrics (docs/rollout.md): label values from the policy only — the tenant's
+  // name, never the namespace.
+  CHECK(metric_value(
+            metrics,
+            R"(gpuadmit_mutations_total{mutation="requests-equal-limits",tenant="everyone"})") >=
+        1);
+  CHECK(metrics.find("ml-team") == std::string::npos);
+  CHECK(metrics.find("# TYPE gpuadmit_findings_total counter") != std::string::npos);
   CHECK(metric_value(metrics, "gpuadmit_ready") == 1);
   CHECK(metric_value(metrics, R"(gpuadmit_http_rejected_total{code="413"})") >= 1);
   CHECK(metrics.find("# TYPE gpuadmit_request_duration_seconds histogram") != std::string::npos);
