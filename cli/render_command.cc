@@ -33,6 +33,7 @@ int render_command(const std::vector<std::string>& argv) {
           argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy"}, {}, args)) {
     return usage_error(*error);
   }
+  if (args.help()) return print_usage(kUsage);
   if (!args.positional().empty()) {
     return usage_error("unexpected argument \"" + args.positional().front() + "\"");
   }

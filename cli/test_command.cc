@@ -34,6 +34,7 @@ int test_command(const std::vector<std::string>& argv) {
     std::cerr << "gpuadmit test: " << *error << "\n" << kTestUsage;
     return 2;
   }
+  if (args.help()) return print_usage(kTestUsage);
   verbose = verbose || args.has("verbose");
   const std::string output = args.value_or("output", "text");
   if (output != "text" && output != "junit") {
