@@ -10,6 +10,7 @@
 
 #include "lint/fast_yaml.h"
 #include "lint/yaml_scalar.h"
+#include "policies/yaml_documents.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -343,6 +344,21 @@ void add_duplicate_warnings(const std::vector<DuplicateKey>& duplicates, int fir
   }
 }
 
+ParseIssue scan_issue(const YamlProblem& problem, int base) {
+  const int line = base + std::max(0, problem.mark.line);
+  switch (problem.kind) {
+    case YamlProblem::Kind::kTooManyDocuments:
+      return ParseIssue{line, 0, "more than 16 YAML documents where one was expected"};
+    case YamlProblem::Kind::kTooManyNodes:
+      return ParseIssue{line, 0,
+                        "more than " + std::to_string(kMaxExpandedNodes) +
+                            " YAML nodes; no Kubernetes object is that large"};
+    case YamlProblem::Kind::kSyntax:
+      break;
+  }
+  return ParseIssue{line, problem.mark.column + 1, problem.message};
+}
+
 void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
   doc.parser = Parser::kYamlCpp;
   const int base = source.first_line;
@@ -352,8 +368,23 @@ void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
         "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
     return;
   }
+  // Scanned before it is loaded: yaml-cpp 0.7 can stop making progress (policies/yaml_documents.h),
+  // and YAML::Load would then read an empty document where the text holds a syntax error.
+  const YamlScan scan = scan_yaml_documents(source.text, {16, kMaxExpandedNodes});
+  if (scan.problem) {
+    doc.value = nullptr;
+    doc.error = scan_issue(*scan.problem, base);
+    return;
+  }
+  if (scan.content_documents > 1) {
+    doc.value = nullptr;
+    doc.error = ParseIssue{base + std::max(0, scan.second_content.line),
+                           scan.second_content.column + 1,
+                           "a second document without a `---` line before it"};
+    return;
+  }
   try {
-    YAML::Node node = YAML::Load(source.text);
+    YAML::Node node = load_yaml_document(source.text, scan.first_content);
     if (!node.IsDefined() || node.IsNull()) {
       doc.value = nullptr;
       return;
