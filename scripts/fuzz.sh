@@ -20,7 +20,7 @@ fi
 
 start=$SECONDS
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DGPUADMIT_FUZZ=ON -DGPUADMIT_TESTS=OFF \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DGPUADMIT_FUZZ=ON -DGPUADMIT_TESTS=OFF \
   -DGPUADMIT_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target fuzz
 echo "fuzz.sh: build-fuzz/ configured and built in $((SECONDS - start)) s"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds gpuadmit twice and runs every test under CTest:
+# Installs what is missing, builds gpuadmit three ways and runs every test under CTest:
 #   1. build/       RelWithDebInfo with -Werror: the binary that ships;
-#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer.
+#   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. build-fuzz/  clang++ with libFuzzer: every fuzz target for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -20,4 +21,8 @@ if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
   echo "test.sh: build-asan/ configured and built in $((SECONDS - start)) s"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure -j"$jobs")
+fi
+
+if [ "${GPUADMIT_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh 60
 fi
