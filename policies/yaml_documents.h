@@ -14,8 +14,7 @@
 // Used by the policy loader (policies/loader.cc) and lint's yaml-cpp fallback
 // (lint/yaml_reader.cc).
 
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/node/node.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstddef>
 #include <optional>
