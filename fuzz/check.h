@@ -6,11 +6,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define FUZZ_CHECK(condition, what)                                                   \
-  do {                                                                                \
-    if (!(condition)) {                                                               \
-      std::fprintf(stderr, "FUZZ_CHECK failed: %s: %s (%s:%d)\n", #condition, what, \
-                   __FILE__, __LINE__);                                               \
-      std::abort();                                                                   \
-    }                                                                                 \
+#define FUZZ_CHECK(condition, what)                                                           \
+  do {                                                                                        \
+    if (!(condition)) {                                                                       \
+      std::fprintf(stderr, "FUZZ_CHECK failed: %s: %s (%s:%d)\n", #condition, what, __FILE__, \
+                   __LINE__);                                                                 \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)

@@ -25,9 +25,9 @@ int line_count(std::string_view text) {
 
 void check_issue(const ParseIssue& issue, const SourceDocument& source) {
   FUZZ_CHECK(!issue.message.empty(), "an error says what is wrong");
-  FUZZ_CHECK(issue.line >= source.first_line &&
-                 issue.line < source.first_line + line_count(source.text),
-             "an error's line is a line of its document");
+  FUZZ_CHECK(
+      issue.line >= source.first_line && issue.line < source.first_line + line_count(source.text),
+      "an error's line is a line of its document");
 }
 
 }  // namespace

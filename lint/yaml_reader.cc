@@ -378,8 +378,8 @@ void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
   }
   if (scan.content_documents > 1) {
     doc.value = nullptr;
-    doc.error = ParseIssue{base + std::max(0, scan.second_content.line),
-                           scan.second_content.column + 1,
+    const YAML::Mark& second = scan.second_content;
+    doc.error = ParseIssue{base + std::max(0, second.line), second.column + 1,
                            "a second document without a `---` line before it"};
     return;
   }

@@ -67,7 +67,8 @@ TEST_CASE("text yaml-cpp cannot read past is an error with its line, on both pat
 }
 
 TEST_CASE("lint: the 6-byte file `,a: 1` is PARSE at line 1, exit 2", "[lint][cli][issue11]") {
-  const auto r = testing::run_command("timeout 20 " + gpuadmit() + " lint --output json -", ",a: 1");
+  const auto r =
+      testing::run_command("timeout 20 " + gpuadmit() + " lint --output json -", ",a: 1");
   CHECK(r.exit_code == 2);
   const Json report = Json::parse(r.out);
   REQUIRE(report["findings"].size() == 1);
@@ -94,7 +95,8 @@ TEST_CASE("lint: comments and whitespace only are 0 documents with a note",
     const auto r = testing::run_command("timeout 20 " + gpuadmit() + " lint -", input);
     CHECK(r.exit_code == 0);
     CHECK(r.out == "0 deny, 0 warn, 0 errors in 0 documents (0 workloads) from 1 file\n");
-    CHECK(r.err == "gpuadmit lint: note: <stdin> holds no documents, only comments and whitespace\n");
+    CHECK(r.err ==
+          "gpuadmit lint: note: <stdin> holds no documents, only comments and whitespace\n");
   }
   // A file with a document gets no note.
   const auto r = testing::run_command("timeout 20 " + gpuadmit() + " lint -", "# c\n---\na: 1\n");
