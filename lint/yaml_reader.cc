@@ -579,6 +579,19 @@ ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
         return doc;
       }
       doc.value = nullptr;  // flow YAML that is not JSON: read as YAML below
+    } catch (const Json::out_of_range& e) {
+      // A number beyond a double (`1e999`; found by fuzz/lint_reader_fuzz.cc): Go's
+      // encoding/json refuses it as well. As YAML it is a string (go-yaml v2 resolves only what
+      // strconv.ParseFloat accepts).
+      if (json_file) {
+        std::string message = e.what();
+        const size_t colon = message.find("] ");
+        if (colon != std::string::npos) message = message.substr(colon + 2);
+        doc.error = ParseIssue{doc.line, 0, "invalid JSON: " + message};
+        doc.value = nullptr;
+        return doc;
+      }
+      doc.value = nullptr;  // read as YAML below
     }
   }
 

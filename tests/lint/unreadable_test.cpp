@@ -66,6 +66,21 @@ TEST_CASE("text yaml-cpp cannot read past is an error with its line, on both pat
   }
 }
 
+TEST_CASE("a JSON number beyond a double is a PARSE error in a .json file, a string in YAML",
+          "[lint][reader]") {
+  // Found by fuzz/lint_reader_fuzz.cc: nlohmann's out_of_range escaped and ended the lint run.
+  DocumentStream stream(std::string_view("[[1e738]]\n"));
+  SourceDocument source;
+  REQUIRE(stream.next(source));
+  const ParsedDocument json = parse_document(source, true);
+  REQUIRE(json.error);
+  CHECK(json.error->line == 1);
+  CHECK(json.error->message == "invalid JSON: number overflow parsing '1e738'");
+  const ParsedDocument yaml = parse_document(source, false);
+  REQUIRE_FALSE(yaml.error);
+  CHECK(yaml.value == Json::parse(R"([["1e738"]])"));
+}
+
 TEST_CASE("lint: the 6-byte file `,a: 1` is PARSE at line 1, exit 2", "[lint][cli][issue11]") {
   const auto r =
       testing::run_command("timeout 20 " + gpuadmit() + " lint --output json -", ",a: 1");
