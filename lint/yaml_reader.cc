@@ -254,7 +254,7 @@ class YamlCppConverter {
 
  private:
   Json scalar(const YAML::Node& node) {
-    const std::string& s = node.Scalar();
+    const std::string s = utf8_from_yaml_cpp(node.Scalar());
     bytes_ += s.size();
     if (bytes_ > kMaxDocumentBytes) {
       throw LimitExceeded{"expands to more than 64 MiB of text (aliases); refusing to expand it",
@@ -281,14 +281,14 @@ class YamlCppConverter {
     const std::string& tag = key.Tag();
     if (tag == "?" || tag.empty()) {
       std::string out;
-      if (!resolve_plain_key(key.Scalar(), out)) {
+      if (!resolve_plain_key(utf8_from_yaml_cpp(key.Scalar()), out)) {
         throw LimitExceeded{
             "mapping key \"" + key.Scalar() + "\" is not a string, number or boolean; quote it",
             key.Mark().line};
       }
       return out;
     }
-    return key.Scalar();
+    return utf8_from_yaml_cpp(key.Scalar());
   }
 
   void convert_map(const YAML::Node& node, Json& out, int depth) {

@@ -7,6 +7,7 @@
 #include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace gpuadmit {
@@ -120,6 +121,39 @@ YamlScan scan_yaml_documents(std::string_view text, const YamlLimits& limits) {
     scan.problem = YamlProblem{YamlProblem::Kind::kSyntax, e.mark, e.msg};
   }
   return scan;
+}
+
+std::string utf8_from_yaml_cpp(std::string scalar) {
+  const bool ascii = std::all_of(scalar.begin(), scalar.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (ascii) return scalar;
+  std::string out;
+  size_t i = 0;
+  while (i < scalar.size()) {
+    const auto c = static_cast<unsigned char>(scalar[i]);
+    const size_t length = c < 0x80         ? 1
+                          : (c >> 5) == 6  ? 2
+                          : (c >> 4) == 14 ? 3
+                          : (c >> 3) == 30 ? 4
+                                           : 0;
+    bool valid = length > 0 && i + length <= scalar.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(scalar[i + k]) & 0xC0) == 0x80;
+    }
+    if (valid) {
+      out.append(scalar, i, length);
+      i += length;
+      continue;
+    }
+    if (c == 0x85 || c == 0xA0) {  // yaml-cpp's \N and \_
+      out += static_cast<char>(0xC2);
+      out += static_cast<char>(c);
+    } else {
+      out += static_cast<char>(c);  // not from yaml-cpp's escapes: left alone
+    }
+    ++i;
+  }
+  return out;
 }
 
 YAML::Node load_yaml_document(std::string_view text, size_t index) {

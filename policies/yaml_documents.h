@@ -53,6 +53,12 @@ struct YamlScan {
 // input and bounded by the budgets; memory is yaml-cpp's scanner state only.
 YamlScan scan_yaml_documents(std::string_view text, const YamlLimits& limits);
 
+// yaml-cpp 0.7 writes the escapes `\N` and `\_` of a double-quoted scalar as the single bytes
+// 0x85 and 0xA0 (Latin-1), not as UTF-8 (U+0085, U+00A0), so a scalar read from valid UTF-8 can
+// come back invalid (found by fuzz/lint_reader_fuzz.cc: nlohmann's dump then throws). This
+// re-encodes such lone bytes; everything else is left as it is.
+std::string utf8_from_yaml_cpp(std::string scalar);
+
 // The document at `index` (0-based, empty documents counted) of a stream that
 // scan_yaml_documents read without a problem, as yaml-cpp's node tree.
 YAML::Node load_yaml_document(std::string_view text, size_t index);

@@ -81,6 +81,25 @@ TEST_CASE("a JSON number beyond a double is a PARSE error in a .json file, a str
   CHECK(yaml.value == Json::parse(R"([["1e738"]])"));
 }
 
+TEST_CASE("yaml-cpp's \\N and \\_ escapes come out as UTF-8, as the fast path reads them",
+          "[lint][reader]") {
+  // Found by fuzz/lint_reader_fuzz.cc: yaml-cpp 0.7 wrote them as the bytes 0x85 and 0xA0, and
+  // dumping the value threw nlohmann's invalid-UTF-8 type_error.
+  for (const char* text : {"a: &x \"\\_ \\N\"\n", "\"\\_{\"", "\"\\_\": \"\\_\"\n"}) {
+    INFO(text);
+    DocumentStream stream{std::string_view(text)};
+    SourceDocument source;
+    REQUIRE(stream.next(source));
+    const ParsedDocument fallback = parse_document_yaml_cpp(source);
+    REQUIRE_FALSE(fallback.error);
+    const std::string dumped = fallback.value.dump();
+    CHECK(dumped.find("\xC2\xA0") != std::string::npos);
+    const ParsedDocument doc = parse_document(source, false);
+    REQUIRE_FALSE(doc.error);
+    CHECK(doc.value.dump() == dumped);
+  }
+}
+
 TEST_CASE("lint: the 6-byte file `,a: 1` is PARSE at line 1, exit 2", "[lint][cli][issue11]") {
   const auto r =
       testing::run_command("timeout 20 " + gpuadmit() + " lint --output json -", ",a: 1");
