@@ -126,7 +126,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Map:
       return "a map";
     case YAML::NodeType::Scalar:
-      return (is_plain(node) ? "" : "string ") + quote(node.Scalar());
+      return (is_plain(node) ? "" : "string ") + quote(utf8_from_yaml_cpp(node.Scalar()));
     default:
       return "nothing";
   }
@@ -297,7 +297,7 @@ class Loader {
         add(it->first, path, "map keys must be strings, got " + describe(it->first));
         continue;
       }
-      const std::string key = it->first.Scalar();
+      const std::string key = utf8_from_yaml_cpp(it->first.Scalar());
       const std::string field_path = key_path(path, key);
       if (const Field* prev = view.get(key)) {
         add(it->first, field_path,
@@ -348,7 +348,7 @@ class Loader {
       add(node, path, "must be a string, got " + describe(node));
       return std::nullopt;
     }
-    return node.Scalar();
+    return utf8_from_yaml_cpp(node.Scalar());  // yaml-cpp 0.7 writes \_ and \N as Latin-1
   }
 
   std::optional<std::string> nonempty_string(const YAML::Node& node, const std::string& path) {

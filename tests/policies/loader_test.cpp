@@ -388,6 +388,19 @@ TEST_CASE("policy: a leading empty document and comments are not content", "[pol
   CHECK(r.policy->name == "x");
 }
 
+TEST_CASE("policy: yaml-cpp's \\_ and \\N escapes are read as UTF-8", "[policy][loader]") {
+  // yaml-cpp 0.7 writes them as the bytes 0xA0 and 0x85: a taint value "\_" made every GPU
+  // pod's patch throw nlohmann's invalid-UTF-8 error in the webhook.
+  const std::string yaml =
+      "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: x}\nspec:\n"
+      "  classes:\n    t4:\n      nodeSelector: {nvidia.com/gpu.product: Tesla-T4}\n"
+      "      taints: [{key: pool, value: \"a\\_b\\N\", effect: NoSchedule}]\n";
+  PolicyLoadResult r = load_policy(yaml, "p.yaml");
+  for (const PolicyError& e : r.errors) INFO(e.to_string());
+  REQUIRE(r.ok());
+  CHECK(r.policy->classes[0].taints[0].value == "a\xC2\xA0" "b\xC2\x85");
+}
+
 TEST_CASE("policy: PolicyError formats with and without a path and a line", "[policy][loader]") {
   CHECK(PolicyError{"spec.x", "bad", "f.yaml", 3, 9}.to_string() == "spec.x: bad (f.yaml:3:9)");
   CHECK(PolicyError{"", "bad", "f.yaml", 3, 9}.to_string() == "bad (f.yaml:3:9)");
