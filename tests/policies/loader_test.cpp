@@ -398,7 +398,8 @@ TEST_CASE("policy: yaml-cpp's \\_ and \\N escapes are read as UTF-8", "[policy][
   PolicyLoadResult r = load_policy(yaml, "p.yaml");
   for (const PolicyError& e : r.errors) INFO(e.to_string());
   REQUIRE(r.ok());
-  CHECK(r.policy->classes[0].taints[0].value == "a\xC2\xA0" "b\xC2\x85");
+  const std::string expected = std::string("a\xC2\xA0") + "b\xC2\x85";  // U+00A0, U+0085
+  CHECK(r.policy->classes[0].taints[0].value == expected);
 }
 
 TEST_CASE("policy: PolicyError formats with and without a path and a line", "[policy][loader]") {
