@@ -198,6 +198,10 @@ int lint_command(const std::vector<std::string>& argv) {
     linter.lint_file(path, path);
   }
   const lint::LintSummary summary = linter.finish();
+  for (const std::string& file : summary.empty_files) {
+    std::cerr << "gpuadmit lint: note: " << file
+              << " holds no documents, only comments and whitespace\n";
+  }
   int code = summary.exit_code();
   if (fix_writer) {
     for (const std::string& e : fix_writer->errors()) {

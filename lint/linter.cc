@@ -132,7 +132,11 @@ void Linter::lint_documents(DocumentStream& stream, const std::string& display, 
   reporter_.begin_file(display);
   if (fix_ != nullptr) fix_->begin_file(display, json_file);
   SourceDocument source;
+  const size_t documents_before = summary_.documents;
   while (stream.next(source)) lint_document(source, display, json_file);
+  if (!stream.read_error() && summary_.documents == documents_before) {
+    summary_.empty_files.push_back(display);
+  }
   if (stream.read_error()) {
     unreadable(display, std::string("reading the input failed: ") +
                             std::strerror(stream.read_errno()) + "; check the file");

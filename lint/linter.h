@@ -69,6 +69,9 @@ struct LintSummary {
   size_t deny = 0, warn = 0, errors = 0;
   size_t fixable = 0;        // objects the webhook would patch
   bool input_error = false;  // a PARSE error or an unreadable path
+  // Files read whole that held no document (only comments and whitespace, or nothing): lint
+  // passes them, and says so in a note (cli: on stderr), so an emptied manifest is not silent.
+  std::vector<std::string> empty_files;
   // 2: input errors; 1: deny- or error-level findings; 0 otherwise (docs/lint.md).
   int exit_code() const {
     if (input_error) return 2;

@@ -10,6 +10,7 @@
 
 #include "lint/fast_yaml.h"
 #include "lint/yaml_scalar.h"
+#include "policies/yaml_documents.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -253,7 +254,7 @@ class YamlCppConverter {
 
  private:
   Json scalar(const YAML::Node& node) {
-    const std::string& s = node.Scalar();
+    const std::string s = utf8_from_yaml_cpp(node.Scalar());
     bytes_ += s.size();
     if (bytes_ > kMaxDocumentBytes) {
       throw LimitExceeded{"expands to more than 64 MiB of text (aliases); refusing to expand it",
@@ -280,14 +281,14 @@ class YamlCppConverter {
     const std::string& tag = key.Tag();
     if (tag == "?" || tag.empty()) {
       std::string out;
-      if (!resolve_plain_key(key.Scalar(), out)) {
+      if (!resolve_plain_key(utf8_from_yaml_cpp(key.Scalar()), out)) {
         throw LimitExceeded{
             "mapping key \"" + key.Scalar() + "\" is not a string, number or boolean; quote it",
             key.Mark().line};
       }
       return out;
     }
-    return key.Scalar();
+    return utf8_from_yaml_cpp(key.Scalar());
   }
 
   void convert_map(const YAML::Node& node, Json& out, int depth) {
@@ -343,6 +344,21 @@ void add_duplicate_warnings(const std::vector<DuplicateKey>& duplicates, int fir
   }
 }
 
+ParseIssue scan_issue(const YamlProblem& problem, int base) {
+  const int line = base + std::max(0, problem.mark.line);
+  switch (problem.kind) {
+    case YamlProblem::Kind::kTooManyDocuments:
+      return ParseIssue{line, 0, "more than 16 YAML documents where one was expected"};
+    case YamlProblem::Kind::kTooManyNodes:
+      return ParseIssue{line, 0,
+                        "more than " + std::to_string(kMaxExpandedNodes) +
+                            " YAML nodes; no Kubernetes object is that large"};
+    case YamlProblem::Kind::kSyntax:
+      break;
+  }
+  return ParseIssue{line, problem.mark.column + 1, problem.message};
+}
+
 void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
   doc.parser = Parser::kYamlCpp;
   const int base = source.first_line;
@@ -352,8 +368,23 @@ void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
         "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
     return;
   }
+  // Scanned before it is loaded: yaml-cpp 0.7 can stop making progress (policies/yaml_documents.h),
+  // and YAML::Load would then read an empty document where the text holds a syntax error.
+  const YamlScan scan = scan_yaml_documents(source.text, {16, kMaxExpandedNodes});
+  if (scan.problem) {
+    doc.value = nullptr;
+    doc.error = scan_issue(*scan.problem, base);
+    return;
+  }
+  if (scan.content_documents > 1) {
+    doc.value = nullptr;
+    const YAML::Mark& second = scan.second_content;
+    doc.error = ParseIssue{base + std::max(0, second.line), second.column + 1,
+                           "a second document without a `---` line before it"};
+    return;
+  }
   try {
-    YAML::Node node = YAML::Load(source.text);
+    YAML::Node node = load_yaml_document(source.text, scan.first_content);
     if (!node.IsDefined() || node.IsNull()) {
       doc.value = nullptr;
       return;
@@ -548,6 +579,19 @@ ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
         return doc;
       }
       doc.value = nullptr;  // flow YAML that is not JSON: read as YAML below
+    } catch (const Json::out_of_range& e) {
+      // A number beyond a double (`1e999`; found by fuzz/lint_reader_fuzz.cc): Go's
+      // encoding/json refuses it as well. As YAML it is a string (go-yaml v2 resolves only what
+      // strconv.ParseFloat accepts).
+      if (json_file) {
+        std::string message = e.what();
+        const size_t colon = message.find("] ");
+        if (colon != std::string::npos) message = message.substr(colon + 2);
+        doc.error = ParseIssue{doc.line, 0, "invalid JSON: " + message};
+        doc.value = nullptr;
+        return doc;
+      }
+      doc.value = nullptr;  // read as YAML below
     }
   }
 

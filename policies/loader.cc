@@ -21,6 +21,7 @@
 #include <set>
 
 #include "policies/mig_profiles.h"
+#include "policies/yaml_documents.h"
 
 namespace gpuadmit {
 
@@ -44,6 +45,8 @@ constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 constexpr size_t kMaxInputBytes = 4 * 1024 * 1024;
 constexpr size_t kMaxNodes = 200000;
 constexpr size_t kMaxErrors = 200;
+// A policy file holds one document; this bounds the empty ones (`---` lines) around it.
+constexpr size_t kMaxDocuments = 1000;
 // Kubernetes reserves larger PriorityClass values for system classes
 // (HighestUserDefinablePriority).
 constexpr int64_t kMaxPriorityValue = 1000000000;
@@ -123,7 +126,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Map:
       return "a map";
     case YAML::NodeType::Scalar:
-      return (is_plain(node) ? "" : "string ") + quote(node.Scalar());
+      return (is_plain(node) ? "" : "string ") + quote(utf8_from_yaml_cpp(node.Scalar()));
     default:
       return "nothing";
   }
@@ -177,28 +180,31 @@ class Loader {
       result.errors = std::move(errors_);
       return result;
     }
-    std::vector<YAML::Node> docs;
-    try {
-      docs = YAML::LoadAll(std::string(text));
-    } catch (const YAML::Exception& e) {
-      add(e.mark, "", "invalid YAML: " + e.msg);
-      result.errors = std::move(errors_);
-      return result;
-    }
-    // Comments-only documents load as null: ignore them, as kubectl does.
-    docs.erase(
-        std::remove_if(docs.begin(), docs.end(), [](const YAML::Node& d) { return d.IsNull(); }),
-        docs.end());
-    if (docs.empty()) {
+    // Scanned before it is loaded: yaml-cpp 0.7's LoadAll never returns on some inputs
+    // (policies/yaml_documents.h).
+    const YamlScan scan = scan_yaml_documents(text, {kMaxDocuments, kMaxNodes});
+    if (scan.problem) {
+      add_scan_problem(*scan.problem);
+    } else if (scan.content_documents == 0) {
+      // Comments-only documents are empty: ignored, as kubectl does.
       add(YAML::Mark::null_mark(), "",
           "the policy is empty; expected a GPUPolicy document (apiVersion: " +
               std::string(kApiVersion) + ", kind: " + std::string(kKind) + ")");
-    } else if (docs.size() > 1) {
-      add(docs[1].Mark(), "",
-          "a policy file holds exactly one YAML document, found " + std::to_string(docs.size()));
+    } else if (scan.content_documents > 1) {
+      add(scan.second_content, "",
+          "a policy file holds exactly one YAML document, found " +
+              std::to_string(scan.content_documents));
     } else {
-      read_policy(docs[0]);
-      check_references();
+      YAML::Node doc;
+      try {
+        doc = load_yaml_document(text, scan.first_content);
+      } catch (const YAML::Exception& e) {
+        add(e.mark, "", "invalid YAML: " + e.msg);
+      }
+      if (errors_.empty()) {
+        read_policy(doc);
+        check_references();
+      }
     }
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const PolicyError& a, const PolicyError& b) {
@@ -243,6 +249,24 @@ class Loader {
     add(mark, std::move(path), std::move(message));
   }
 
+  void add_scan_problem(const YamlProblem& problem) {
+    switch (problem.kind) {
+      case YamlProblem::Kind::kSyntax:
+        add(problem.mark, "", "invalid YAML: " + problem.message);
+        return;
+      case YamlProblem::Kind::kTooManyDocuments:
+        add(problem.mark, "",
+            "a policy file holds exactly one YAML document; this one has more than " +
+                std::to_string(kMaxDocuments) + " (empty ones included)");
+        return;
+      case YamlProblem::Kind::kTooManyNodes:
+        add(problem.mark, "",
+            "the policy has more than " + std::to_string(kMaxNodes) +
+                " YAML nodes; it is too large to be a policy, check that this is the right file");
+        return;
+    }
+  }
+
   // Counts one visited node; false once the budget is spent (reported once).
   bool visit(const YAML::Node& node) {
     if (++visited_ <= kMaxNodes) return true;
@@ -273,7 +297,7 @@ class Loader {
         add(it->first, path, "map keys must be strings, got " + describe(it->first));
         continue;
       }
-      const std::string key = it->first.Scalar();
+      const std::string key = utf8_from_yaml_cpp(it->first.Scalar());
       const std::string field_path = key_path(path, key);
       if (const Field* prev = view.get(key)) {
         add(it->first, field_path,
@@ -324,7 +348,7 @@ class Loader {
       add(node, path, "must be a string, got " + describe(node));
       return std::nullopt;
     }
-    return node.Scalar();
+    return utf8_from_yaml_cpp(node.Scalar());  // yaml-cpp 0.7 writes \_ and \N as Latin-1
   }
 
   std::optional<std::string> nonempty_string(const YAML::Node& node, const std::string& path) {

@@ -10,6 +10,7 @@ packages+=(python3) # extracts helm from its zip (below)
 # The chart tests' Node tooling; a machine with another Node.js build (e.g. NodeSource's, which
 # bundles npm) keeps it.
 command -v npm >/dev/null || packages+=(nodejs npm)
+packages+=(clang libclang-rt-14-dev) # scripts/fuzz.sh: clang++ and libFuzzer (docs/fuzzing.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds gpuadmit twice and runs every test under CTest:
+# Installs what is missing, builds gpuadmit three ways and runs every test under CTest:
 #   1. build/       RelWithDebInfo with -Werror: the binary that ships;
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. build-tsan/  ThreadSanitizer, -O1: the binary and the webhook and certs tests (the
 #      threaded code: the connection pool, reloads, the logger), not the single-threaded rest.
+#   4. build-fuzz/  clang++ with libFuzzer: every fuzz target for 60 s (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -32,4 +33,8 @@ if [ "${GPUADMIT_SKIP_TSAN:-0}" != 1 ]; then
   echo "test.sh: build-tsan/ configured and built in $((SECONDS - start)) s"
   (cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/tsan.supp" \
     ctest --output-on-failure -j"$jobs" --no-tests=error -R '^(webhook|certs):')
+fi
+
+if [ "${GPUADMIT_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh 60
 fi

@@ -61,6 +61,12 @@ spec:
     - {apiVersion: example.com/v1, kind: Run, podSpecs: ["spec.workers[*].template.spec"]}
 )YAML";
 
+std::string repeat(std::string_view piece, size_t times) {
+  std::string out;
+  for (size_t i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
 std::string replace(std::string text, const std::string& from, const std::string& to) {
   auto pos = text.find(from);
   REQUIRE(pos != std::string::npos);
@@ -341,6 +347,22 @@ TEST_CASE("policy: document-level errors", "[policy][loader]") {
       {"a scalar", "hello\n",
        "a policy is a map with apiVersion, kind, metadata and spec; got \"hello\" (p.yaml:1:1)"},
       {"bad indentation", "a: b\n  c: d\n", "invalid YAML: illegal map value (p.yaml:2:4)"},
+      // yaml-cpp 0.7's LoadAll loops forever on these, appending empty documents (issue 11).
+      {"a stray comma (yaml-cpp #1040)", ",a: 1",
+       "invalid YAML: did not find expected node content (found \",\") (p.yaml:1:1)"},
+      {"a stray comma after a list", "- a\n, b\n",
+       "invalid YAML: did not find expected node content (found \",\") (p.yaml:2:1)"},
+      {"a stray comma after a document end", "...\n,\n",
+       "invalid YAML: did not find expected node content (found \",\") (p.yaml:2:1)"},
+      {"a stray closing bracket", "a: 1\n]\n", "invalid YAML: illegal flow end (p.yaml:2:1)"},
+      {"three documents", "a\n---\nb\n---\nc\n",
+       "a policy file holds exactly one YAML document, found 3 (p.yaml:3:1)"},
+      {"too many empty documents", repeat("---\n", 1001) + "kind: GPUPolicy\n",
+       "a policy file holds exactly one YAML document; this one has more than 1000 (empty ones "
+       "included) (p.yaml:1001:1)"},
+      {"too many nodes", "[" + repeat("a,", 200001) + "]",
+       "the policy has more than 200000 YAML nodes; it is too large to be a policy, check that "
+       "this is the right file (p.yaml:1:400000)"},
       {"too large", std::string(5 * 1024 * 1024, '#'),
        "the policy is larger than 4 MiB; a GPUPolicy is a few hundred lines, check that this is "
        "the right file (p.yaml)"},
@@ -353,6 +375,31 @@ TEST_CASE("policy: document-level errors", "[policy][loader]") {
       CHECK_FALSE(r.policy);
     }
   }
+}
+
+TEST_CASE("policy: a leading empty document and comments are not content", "[policy][loader]") {
+  // helm template output starts with `---` and a `# Source:` comment.
+  const std::string yaml =
+      "---\n# Source: gpuadmit/templates/policy.yaml\n---\napiVersion: gpuadmit.io/v1alpha1\n"
+      "kind: GPUPolicy\nmetadata: {name: x}\nspec: {}\n---\n# trailing\n";
+  PolicyLoadResult r = load_policy(yaml, "p.yaml");
+  for (const PolicyError& e : r.errors) INFO(e.to_string());
+  REQUIRE(r.ok());
+  CHECK(r.policy->name == "x");
+}
+
+TEST_CASE("policy: yaml-cpp's \\_ and \\N escapes are read as UTF-8", "[policy][loader]") {
+  // yaml-cpp 0.7 writes them as the bytes 0xA0 and 0x85: a taint value "\_" made every GPU
+  // pod's patch throw nlohmann's invalid-UTF-8 error in the webhook.
+  const std::string yaml =
+      "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: x}\nspec:\n"
+      "  classes:\n    t4:\n      nodeSelector: {nvidia.com/gpu.product: Tesla-T4}\n"
+      "      taints: [{key: pool, value: \"a\\_b\\N\", effect: NoSchedule}]\n";
+  PolicyLoadResult r = load_policy(yaml, "p.yaml");
+  for (const PolicyError& e : r.errors) INFO(e.to_string());
+  REQUIRE(r.ok());
+  const std::string expected = std::string("a\xC2\xA0") + "b\xC2\x85";  // U+00A0, U+0085
+  CHECK(r.policy->classes[0].taints[0].value == expected);
 }
 
 TEST_CASE("policy: PolicyError formats with and without a path and a line", "[policy][loader]") {
