@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds gpuadmit three ways and runs every test under CTest:
+# Installs what is missing, builds gpuadmit four ways and runs every test under CTest:
 #   1. build/       RelWithDebInfo with -Werror: the binary that ships;
 #   2. build-asan/  Debug with AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. build-tsan/  ThreadSanitizer, -O1: the binary and the webhook and certs tests (the
