@@ -105,7 +105,21 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   if (const Json* kind = find_member(*request, "kind"))
     outcome.kind = std::string(string_member(*kind, "kind"));
 
+  // What the API server always sends (k8s.io/api/admission/v1 AdmissionRequest): an operation,
+  // and for CREATE and UPDATE the object. A review without them is not one to allow blindly.
+  const std::optional<Operation> operation = parse_operation(outcome.operation);
+  if (!operation) {
+    return fail("request.operation must be CREATE, UPDATE, DELETE or CONNECT, got \"" +
+                outcome.operation.substr(0, 40) + "\"");
+  }
   const Json* object = find_member(*request, "object");
+  if (object != nullptr && !object->is_object() && !object->is_null()) {
+    return fail("request.object must be an object");
+  }
+  if ((*operation == Operation::kCreate || *operation == Operation::kUpdate) &&
+      (object == nullptr || !object->is_object())) {
+    return fail("request.object is missing (required for " + outcome.operation + ")");
+  }
   std::string ns(string_member(*request, "namespace"));
   if (ns.empty() && object != nullptr) {
     if (const Json* metadata = find_member(*object, "metadata"))
@@ -118,11 +132,10 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   // SPEC §7.1: CREATE is mutated and validated; UPDATE of a workload with templates is validated
   // (and its templates mutated); UPDATE of a Pod (its spec is immutable but for a few fields),
   // DELETE, CONNECT and subresources pass untouched.
-  const std::optional<Operation> operation = parse_operation(outcome.operation);
   const bool subresource = !string_member(*request, "subResource").empty();
   const bool is_pod = object != nullptr && string_member(*object, "kind") == "Pod";
   const bool evaluate =
-      operation && !subresource && object != nullptr && object->is_object() &&
+      !subresource && object != nullptr && object->is_object() &&
       (*operation == Operation::kCreate || (*operation == Operation::kUpdate && !is_pod));
   if (!evaluate) {
     outcome.response = response_envelope(uid, true);

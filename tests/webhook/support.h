@@ -341,7 +341,7 @@ class ServerProcess {
                                      "127.0.0.1:0",
                                      "--watch-interval-ms",
                                      "100",
-                                     "--shutdown-delay-ms",
+                                     "--shutdown-delay",
                                      "0"};
     for (auto& a : extra_args) args.push_back(std::move(a));
     start_ = std::chrono::steady_clock::now();
