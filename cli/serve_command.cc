@@ -1,5 +1,6 @@
 // gpuadmit serve: the admission webhook (SPEC §7). Flags → ServerConfig, the pipeline built
-// here (the only place that wires mutators and rules), signals handled on a thread of their own.
+// from the default mutators and rules (as `review` and `lint` build theirs), signals handled on
+// a thread of their own, and the shutdown deadline kept even if a drain would not end.
 
 #include <malloc.h>
 #include <signal.h>

@@ -86,12 +86,13 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
-    return fail("apiVersion must be \"admission.k8s.io/v1\", got \"" + std::string(api_version) +
+    return fail("apiVersion must be \"admission.k8s.io/v1\", got \"" +
+                std::string(api_version.substr(0, 100)) +
                 "\" (set admissionReviewVersions: [v1] in the webhook configuration)");
   }
   if (string_member(review, "kind") != "AdmissionReview") {
     return fail("kind must be \"AdmissionReview\", got \"" +
-                std::string(string_member(review, "kind")) + "\"");
+                std::string(string_member(review, "kind").substr(0, 100)) + "\"");
   }
   const Json* request = find_member(review, "request");
   if (request == nullptr || !request->is_object()) return fail("request is missing");
@@ -106,17 +107,16 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
     outcome.kind = std::string(string_member(*kind, "kind"));
 
   // What the API server always sends (k8s.io/api/admission/v1 AdmissionRequest): an operation,
-  // and for CREATE and UPDATE the object. A review without them is not one to allow blindly.
+  // and for CREATE and UPDATE the object. A review without them is not one to allow blindly. An
+  // operation this version does not know passes untouched, as DELETE does: a newer API server
+  // may send one.
+  if (outcome.operation.empty()) return fail("request.operation is missing");
   const std::optional<Operation> operation = parse_operation(outcome.operation);
-  if (!operation) {
-    return fail("request.operation must be CREATE, UPDATE, DELETE or CONNECT, got \"" +
-                outcome.operation.substr(0, 40) + "\"");
-  }
   const Json* object = find_member(*request, "object");
   if (object != nullptr && !object->is_object() && !object->is_null()) {
     return fail("request.object must be an object");
   }
-  if ((*operation == Operation::kCreate || *operation == Operation::kUpdate) &&
+  if (operation && (*operation == Operation::kCreate || *operation == Operation::kUpdate) &&
       (object == nullptr || !object->is_object())) {
     return fail("request.object is missing (required for " + outcome.operation + ")");
   }
@@ -135,7 +135,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   const bool subresource = !string_member(*request, "subResource").empty();
   const bool is_pod = object != nullptr && string_member(*object, "kind") == "Pod";
   const bool evaluate =
-      !subresource && object != nullptr && object->is_object() &&
+      operation && !subresource && object != nullptr && object->is_object() &&
       (*operation == Operation::kCreate || (*operation == Operation::kUpdate && !is_pod));
   if (!evaluate) {
     outcome.response = response_envelope(uid, true);

@@ -22,6 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kSweepInterval = std::chrono::milliseconds(100);
 constexpr int kStoppingPollMs = 10;
+constexpr auto kYouth = std::chrono::milliseconds(1000);
 
 // A connection's state word: its generation (bumped on every close), and two flags.
 constexpr std::uint32_t kOwned = 1;    // a thread is serving it; otherwise its socket is armed
@@ -71,14 +72,17 @@ struct ConnectionPool::Connection {
     deadline_ns.store(now_ns() + ns(from_now), std::memory_order_relaxed);
   }
   // Lower is less progress: a connection that has been answered ranks above every one that has
-  // not; then bytes received per second since it opened.
+  // not; one opened less than kYouth ago is assumed to be on its way (a good client between its
+  // handshake and its request has sent nothing yet); then bytes received per second since it
+  // opened.
   std::uint64_t progress(std::int64_t now) const {
-    const std::uint64_t age_ms =
-        static_cast<std::uint64_t>(std::max<std::int64_t>(now - opened_ns.load(), 0)) / 1000000 +
-        1;
+    const std::int64_t age_ns = now - opened_ns.load(std::memory_order_relaxed);
+    const bool answered = served.load(std::memory_order_relaxed) > 0;
+    if (!answered && age_ns < ns(kYouth)) return std::uint64_t{1} << 40;
+    const std::uint64_t age_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(age_ns, 0)) / 1000000 + 1;
     const std::uint64_t rate = std::min<std::uint64_t>(
         bytes_in.load(std::memory_order_relaxed) * 1000 / age_ms, std::uint64_t{1} << 40);
-    return (served.load(std::memory_order_relaxed) > 0 ? std::uint64_t{1} << 41 : 0) + rate + 1;
+    return (answered ? std::uint64_t{1} << 41 : 0) + rate + 1;
   }
 };
 
@@ -98,23 +102,12 @@ void ConnectionPool::add(int fd) {
   if (!stopping_.load() && open_.load() >= limits_.max_connections) evict_one();
   const int flags = ::fcntl(fd, F_GETFL);
   int yes = 1;
-  SSL* ssl = nullptr;
   if (epoll_fd_ < 0 || stopping_.load() || open_.load() >= limits_.max_connections || flags < 0 ||
       ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes) != 0 ||
-      (ssl = SSL_new(ctx_)) == nullptr || SSL_set_fd(ssl, fd) != 1) {
-    if (ssl != nullptr) SSL_free(ssl);
-    ERR_clear_error();
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes) != 0) {
     ::close(fd);
     return;
   }
-  // Whole records (and whatever follows) per recv; serve_open asks OpenSSL for bytes it holds
-  // before it relies on the socket's readiness. A response retried after WANT_WRITE may have
-  // been moved (its std::string reallocated by nothing else, but this costs nothing).
-  SSL_set_read_ahead(ssl, 1);
-  SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  SSL_set_accept_state(ssl);
-
   Connection* c = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -128,16 +121,15 @@ void ConnectionPool::add(int fd) {
     c->in_use = true;
   }
   open_.fetch_add(1);
+  c->fd = fd;
   if ((reinterpret_cast<std::uintptr_t>(c) & ~kAddressMask) != 0) {  // not on this platform
-    c->ssl = ssl;
-    c->fd = fd;
     close(*c, false);
     return;
   }
-  // Owned by this thread (state kOwned since construction or the last close) until armed.
-  c->fd = fd;
-  c->ssl = ssl;
-  c->stream.emplace(fd, ssl, limits_.io_timeout);
+  // Owned by this thread (state kOwned since construction or the last close) until armed. The
+  // TLS state and buffers are made by the pool thread that serves the first event: memory a
+  // thread allocates is what it gives back when it goes idle (webhook/memory_return.h), and
+  // this is cpp-httplib's accept thread.
   c->phase = Phase::kHandshake;
   c->armed = false;
   c->close_after_write = false;
@@ -149,6 +141,24 @@ void ConnectionPool::add(int fd) {
   c->starved.store(false, std::memory_order_relaxed);
   c->set_deadline(limits_.io_timeout);  // for the handshake
   if (park(*c, EPOLLIN) == Outcome::kParked && !release(*c)) run(*c);
+}
+
+bool ConnectionPool::start_tls(Connection& c) {
+  SSL* ssl = SSL_new(ctx_);
+  if (ssl == nullptr || SSL_set_fd(ssl, c.fd) != 1) {
+    if (ssl != nullptr) SSL_free(ssl);
+    ERR_clear_error();
+    return false;
+  }
+  // Whole records (and whatever follows) per recv; serve_open asks OpenSSL for bytes it holds
+  // before it relies on the socket's readiness. A response retried after WANT_WRITE may sit at
+  // another address by then.
+  SSL_set_read_ahead(ssl, 1);
+  SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_set_accept_state(ssl);
+  c.ssl = ssl;
+  c.stream.emplace(c.fd, ssl, limits_.io_timeout);
+  return true;
 }
 
 bool ConnectionPool::evict_one() {
@@ -196,7 +206,11 @@ void ConnectionPool::stop() {
 
 void ConnectionPool::work() {
   epoll_event event{};
+  // Memory a thread allocated and another thread freed goes back to the allocating thread's
+  // heap, which gives it to the OS only when that thread collects: every idle thread collects
+  // once after any connection has closed, not only after work of its own.
   bool busy_since_collect = false;
+  std::uint64_t closes_seen = closes_.load(std::memory_order_relaxed);
   while (true) {
     const bool stopping = stopping_.load();
     if (stopping) {
@@ -212,8 +226,10 @@ void ConnectionPool::work() {
     const int timeout_ms = stopping ? kStoppingPollMs : static_cast<int>(kSweepInterval.count());
     if (::epoll_wait(epoll_fd_, &event, 1, timeout_ms) <= 0) {
       // Idle for a sweep interval after work: what the work freed goes back to the OS.
-      if (busy_since_collect) return_free_memory();
+      const std::uint64_t closes = closes_.load(std::memory_order_relaxed);
+      if (busy_since_collect || closes != closes_seen) return_free_memory();
       busy_since_collect = false;
+      closes_seen = closes;
       continue;
     }
     busy_since_collect = true;
@@ -321,7 +337,7 @@ ConnectionPool::Outcome ConnectionPool::close(Connection& c, bool send_close_not
   if (send_close_notify && c.phase == Phase::kOpen) SSL_shutdown(c.ssl);  // not awaited
   release_budget_of(c);
   c.stream.reset();
-  SSL_free(c.ssl);
+  if (c.ssl != nullptr) SSL_free(c.ssl);
   ERR_clear_error();
   ::close(c.fd);  // also leaves the epoll set
   c.ssl = nullptr;
@@ -336,12 +352,14 @@ ConnectionPool::Outcome ConnectionPool::close(Connection& c, bool send_close_not
     free_.push_back(&c);
   }
   open_.fetch_sub(1);
+  closes_.fetch_add(1, std::memory_order_relaxed);
   return Outcome::kClosed;
 }
 
 ConnectionPool::Outcome ConnectionPool::serve(Connection& c) {
   switch (c.phase) {
     case Phase::kHandshake: {
+      if (c.ssl == nullptr && !start_tls(c)) return close(c, /*send_close_notify=*/false);
       const int rc = SSL_accept(c.ssl);
       if (rc == 1) {
         c.phase = Phase::kOpen;

@@ -54,8 +54,10 @@ struct ConnectionLimits {
   std::size_t max_requests = 1000000;                   // per connection
   std::size_t max_body = 3 * 1024 * 1024;               // the server's --max-body
   // Open connections; past it, the least progressed one makes room. Each costs ~40 KiB (TLS
-  // state, its first read buffer) and at most kConnectionAllowance more unbudgeted.
-  std::size_t max_connections = 1024;
+  // state, its first read buffer) and at most kConnectionAllowance more unbudgeted. Under 1024
+  // so that the process's descriptors stay below FD_SETSIZE: Debian's cpp-httplib is built
+  // without CPPHTTPLIB_USE_POLL, and the metrics listener's connections go through select().
+  std::size_t max_connections = 1000;
   // The memory budget (--memory-budget): request bytes buffered past each connection's
   // allowance, plus kParseFactor times the size of each request over the allowance while it is
   // being answered (the JSON tree of a review is ~10-16 times its text).
@@ -115,6 +117,8 @@ class ConnectionPool {
   static bool release(Connection& c);
   void run(Connection& c);
   Outcome serve(Connection& c);
+  // The connection's SSL and stream, on the thread that serves its first event.
+  bool start_tls(Connection& c);
   Outcome serve_open(Connection& c);
   // Re-arms the socket for `events`; the caller still owns the connection.
   Outcome park(Connection& c, std::uint32_t events);
@@ -151,6 +155,7 @@ class ConnectionPool {
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> next_sweep_ns_{0};
   std::atomic<std::size_t> open_{0};
+  std::atomic<std::uint64_t> closes_{0};
 
   // Connection objects are reused, never freed while the pool lives: an event dequeued by one
   // thread may name a connection another thread has just closed, and its generation tells.

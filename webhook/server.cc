@@ -42,6 +42,7 @@ constexpr const char* kTls13Suites =
 constexpr int kListenBacklog = 1024;  // cpp-httplib's compiled-in 5 drops SYNs under bursts
 constexpr const char* kJson = "application/json";
 constexpr std::size_t kKeepAliveMaxCount = 1000000;
+constexpr std::size_t kMaxLoggedValue = 512;
 
 // SO_REUSEADDR only. cpp-httplib's default sets SO_REUSEPORT on Linux, which lets a second
 // process bind the same port and silently take half of the connections.
@@ -451,11 +452,14 @@ void Server::Impl::log_decision(std::string_view endpoint_name, const AdmissionO
                                 bool allowed, bool patched, std::uint64_t micros) {
   thread_local std::string members;
   members.clear();
+  // A review's strings are client text: each is cut at kMaxLoggedValue bytes, so a 1 MB kind
+  // is not a 1 MB log line (Kubernetes names are at most 253 bytes).
   auto add_string = [](std::string_view key, std::string_view value) {
     members += members.empty() ? "\"" : ",\"";
     members += key;
     members += "\":";
-    append_json_string(members, value, Json::error_handler_t::replace);
+    append_json_string(members, value.substr(0, kMaxLoggedValue),
+                       Json::error_handler_t::replace);
   };
   auto add_list = [](std::string_view key, auto&& items, auto&& text) {
     members += ",\"";

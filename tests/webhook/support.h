@@ -405,6 +405,7 @@ class ServerProcess {
   std::string log() const { return slurp(log_path_); }
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
+  pid_t pid() const { return pid_; }
   std::string metrics() const { return plain_get(metrics_port_, "/metrics"); }
 
  private:
