@@ -429,9 +429,15 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
       continue;
     }
     if (!may_read && !stream.tls_pending()) return park(c, EPOLLIN);
-    if (!charge_buffer(c, stream.capacity_for_read(limit))) return wait_for_budget(c);
+    // Once the headers say how long the request is, its buffer is made that size at once.
+    const std::size_t read_limit = framing.size > 0 ? framing.size : limit;
+    if (framing.size > stream.capacity()) {
+      if (!charge_buffer(c, framing.size)) return wait_for_budget(c);
+      stream.reserve_total(framing.size);
+    }
+    if (!charge_buffer(c, stream.capacity_for_read(read_limit))) return wait_for_budget(c);
     const bool starting = buffered.empty();
-    switch (stream.read_some(limit)) {
+    switch (stream.read_some(read_limit)) {
       case TlsStream::Fill::kData:
         c.bytes_in.fetch_add(stream.buffered().size() - buffered.size(),
                              std::memory_order_relaxed);
@@ -460,15 +466,20 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
 }
 
 std::optional<ConnectionPool::Outcome> ConnectionPool::answer(Connection& c, std::size_t size) {
-  // A large review's JSON tree takes many times its text while it is answered.
+  // A large review's JSON tree takes many times its text while it is answered. It waits its
+  // turn, unless no other large review is being answered: then it goes, even over the budget,
+  // so that buffered requests filling the budget can never keep every one of them waiting.
   const std::size_t parse_charge = size > kConnectionAllowance ? size * kParseFactor : 0;
   if (parse_charge > 0 && !charge(parse_charge)) {
-    // Waits its turn; with nothing else in use, it goes alone, even over the budget.
-    if (counters_.budget_used.load() > c.charged) return wait_for_budget(c);
+    std::size_t none = 0;
+    if (!parsing_alone_.compare_exchange_strong(none, 1)) return wait_for_budget(c);
     counters_.budget_used.fetch_add(parse_charge);
+  } else if (parse_charge > 0) {
+    parsing_alone_.fetch_add(1);
   }
   bool connection_closed = false;
   const bool ok = process_(*c.stream, c.requests_left <= 1, connection_closed, c.ssl);
+  if (parse_charge > 0) parsing_alone_.fetch_sub(1);
   refund(parse_charge);
   c.served.fetch_add(1, std::memory_order_relaxed);
   if (!ok) {

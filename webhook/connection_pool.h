@@ -61,7 +61,7 @@ struct ConnectionLimits {
   // The memory budget (--memory-budget): request bytes buffered past each connection's
   // allowance, plus kParseFactor times the size of each request over the allowance while it is
   // being answered (the JSON tree of a review is ~10-16 times its text).
-  std::size_t memory_budget = 128u << 20;
+  std::size_t memory_budget = 96u << 20;
 };
 
 // Buffer bytes each connection may hold without drawing on the budget, and requests up to this
@@ -151,6 +151,7 @@ class ConnectionPool {
   std::atomic<std::int64_t> stop_deadline_ns_{INT64_MAX};
   std::atomic<bool> forced_{false};
   std::atomic<bool> starving_{false};  // some connection waits for the budget
+  std::atomic<std::size_t> parsing_alone_{0};  // large reviews being answered now
   int epoll_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> next_sweep_ns_{0};

@@ -112,7 +112,10 @@ RequestFraming frame_request(std::string_view buffered, std::size_t max_body) {
     return r;
   }
   const std::size_t size = header_size + static_cast<std::size_t>(content_length);
-  if (buffered.size() < size) return r;
+  if (buffered.size() < size) {
+    r.size = size;  // what the buffer will need
+    return r;
+  }
   r.action = Action::kReady;
   r.size = size;
   return r;

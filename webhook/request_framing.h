@@ -23,12 +23,14 @@ inline constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
 struct RequestFraming {
   enum class Action {
     kWait,      // not all of it is here yet
-    kReady,     // hand it on: `size` bytes make up the whole request
+    kReady,     // hand it on
     kHandOver,  // hand it on now, before its body: it is refused unread (size 0)
     kRefuse,    // answer `status` with `message` and close, without handing it on
     kContinue,  // "Expect: 100-continue" at `expect_at`: defuse it, answer 100, wait for the body
   };
   Action action = Action::kWait;
+  // kReady: the bytes of the whole request (headers and body). kWait: the same, when the headers
+  // are here and the body is not (0 while the headers are incomplete).
   std::size_t size = 0;
   int status = 0;
   std::string_view message;

@@ -221,6 +221,9 @@ bool Server::Impl::setup_tls(SSL_CTX& ctx) {
     return false;
   }
   SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384");
+  // OpenSSL's server session cache holds up to 20,480 sessions by default: bounded, so that a
+  // flood of handshakes cannot leave that many behind. The API server keeps its connections.
+  SSL_CTX_sess_set_cache_size(&ctx, 1024);
   static const unsigned char kSessionContext[] = "gpuadmit";
   SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof kSessionContext - 1);
   SSL_CTX_set_cert_cb(&ctx, &Impl::install_key_pair, this);

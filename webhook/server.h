@@ -40,7 +40,7 @@ struct ServerConfig {
   std::size_t max_body = 3u << 20;  // the API server's own request limit is 3 MiB
   // Request bytes buffered and large reviews being parsed, across connections
   // (webhook/connection_pool.h): when spent, connections that need more wait, unread.
-  std::size_t memory_budget = 128u << 20;
+  std::size_t memory_budget = 96u << 20;
   std::chrono::milliseconds watch_interval{1000};
   // Between SIGTERM and closing the listener: /readyz already fails and requests are still
   // served, so the endpoints controller and kube-proxy drop the pod before it stops accepting.

@@ -76,6 +76,15 @@ std::size_t TlsStream::capacity_for_read(std::size_t limit) const {
   return std::max(in_.size() * 2, end + bytes);
 }
 
+void TlsStream::reserve_total(std::size_t total) {
+  if (in_.size() - in_begin_ >= total) return;
+  std::vector<char> exact(std::max(total, in_end_ - in_begin_));
+  std::memcpy(exact.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+  in_end_ -= in_begin_;
+  in_begin_ = 0;
+  in_.swap(exact);
+}
+
 void TlsStream::defuse_header(std::size_t offset) {
   if (in_begin_ + offset < in_end_) in_[in_begin_ + offset] = 'X';
 }

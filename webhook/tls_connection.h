@@ -55,6 +55,9 @@ class TlsStream final {
   // before the read).
   std::size_t capacity_for_read(std::size_t limit) const;
   std::size_t capacity() const { return in_.size(); }
+  // Makes the buffer hold `total` bytes from the first unread one (a body of known length is
+  // read into a buffer of its size, not one doubled past it).
+  void reserve_total(std::size_t total);
   // Renames the buffered header whose name starts `offset` bytes into the buffered data
   // ("Expect" → "Xxpect"), once the pool has answered its "100 Continue" itself.
   void defuse_header(std::size_t offset);
