@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev
   libyaml-cpp-dev libre2-dev catch2 openssl curl)
 packages+=(libmimalloc-dev) # the allocator of gpuadmit and bench/ (cmake/allocator.cmake)
+packages+=(clang-14 libclang-rt-14-dev) # libFuzzer for fuzz/ (scripts/fuzz.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
