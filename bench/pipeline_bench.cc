@@ -137,8 +137,9 @@ std::string read_file(const std::string& path) {
 // 2,000 tenants "team-NNNN" (namespaces team-NNNN and team-NNNN-.*) then a catch-all, and
 // 60 classes of their own node label and taint: a large organisation's policy.
 std::string large_policy_yaml(int tenants, int classes) {
-  std::string y = "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: large}\n"
-                  "spec:\n  classes:\n";
+  std::string y =
+      "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\nmetadata: {name: large}\n"
+      "spec:\n  classes:\n";
   for (int c = 0; c < classes; ++c) {
     const std::string name = "class-" + std::to_string(c);
     y += "    " + name + ":\n      nodeSelector: {example.com/pool: [\"" + name +

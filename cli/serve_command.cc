@@ -57,12 +57,12 @@ std::optional<std::string> parse_seconds(const Args& args, const char* name, dou
 int serve_command(const std::vector<std::string>& argv) {
   const auto started = std::chrono::steady_clock::now();
   Args args;
-  if (auto error = Args::parse(
-          argv,
-          {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca", "threads",
-           "max-body", "log-level", "watch-interval-ms", "shutdown-delay", "shutdown-deadline",
-           "memory-budget", "request-timeout"},
-          {}, args)) {
+  if (auto error =
+          Args::parse(argv,
+                      {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca",
+                       "threads", "max-body", "log-level", "watch-interval-ms", "shutdown-delay",
+                       "shutdown-deadline", "memory-budget", "request-timeout"},
+                      {}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -91,10 +91,11 @@ int serve_command(const std::vector<std::string>& argv) {
   long long threads = config.threads, max_body = static_cast<long long>(config.max_body);
   long long watch_ms = config.watch_interval.count();
   long long memory_budget = static_cast<long long>(config.memory_budget);
-  for (const NumberFlag& flag : {NumberFlag{"threads", 1, 4096, &threads},
-                                 NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
-                                 NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
-                                 NumberFlag{"memory-budget", 1ll << 20, 1ll << 40, &memory_budget}}) {
+  for (const NumberFlag& flag :
+       {NumberFlag{"threads", 1, 4096, &threads},
+        NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
+        NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
+        NumberFlag{"memory-budget", 1ll << 20, 1ll << 40, &memory_budget}}) {
     if (auto text = args.value(flag.name)) {
       if (!parse_number(*text, *flag.out) || *flag.out < flag.min || *flag.out > flag.max) {
         std::cerr << "gpuadmit serve: --" << flag.name << " must be a whole number from "

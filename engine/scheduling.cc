@@ -163,8 +163,8 @@ class KeyConstraint {
       if (n && std::to_string(*n) == e && *n > low && *n < high) excluded_numbers.push_back(*n);
     }
     std::sort(excluded_numbers.begin(), excluded_numbers.end());
-    room -= std::unique(excluded_numbers.begin(), excluded_numbers.end()) -
-            excluded_numbers.begin();
+    room -=
+        std::unique(excluded_numbers.begin(), excluded_numbers.end()) - excluded_numbers.begin();
     return room > 0;
   }
 
@@ -203,8 +203,8 @@ std::optional<std::string> unsatisfiable_key(const Json* term, const Json* selec
     if (const Json* expressions = list_member(*term, "matchExpressions")) {
       for (const Json& requirement : *expressions) {
         if (!requirement.is_object()) continue;
-        keys[std::string(field(requirement, "key"))].add_requirement(
-            field(requirement, "operator"), string_values(requirement));
+        keys[std::string(field(requirement, "key"))].add_requirement(field(requirement, "operator"),
+                                                                     string_values(requirement));
       }
     }
   }

@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using Action = gpuadmit::webhook::RequestFraming::Action;
   for (const std::size_t max_body : {std::size_t{16}, std::size_t{3} << 20}) {
     const auto framing = gpuadmit::webhook::frame_request(bytes, max_body);
-    if (framing.action == Action::kReady && (framing.size == 0 || framing.size > size)) std::abort();
+    if (framing.action == Action::kReady && (framing.size == 0 || framing.size > size))
+      std::abort();
     if (framing.action == Action::kContinue && framing.expect_at >= size) std::abort();
     if (framing.action == Action::kRefuse && framing.status < 400) std::abort();
     const auto review = gpuadmit::webhook::plain_review(bytes, max_body);

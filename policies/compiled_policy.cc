@@ -58,7 +58,8 @@ class NamespaceMatcher {
 // Every tenant's namespace patterns matched at once: the first tenant (in policy order) with a
 // pattern that full-matches. Literal patterns by one map lookup, the rest by one RE2::Set pass
 // (one DFA over all of them), so the cost does not grow with the number of tenants: with 2,000
-// tenants tried one by one, evaluate's p99 was 16 times the default policy's (bench/pipeline_bench).
+// tenants tried one by one, evaluate's p99 was 16 times the default policy's
+// (bench/pipeline_bench).
 class TenantMatcher {
  public:
   explicit TenantMatcher(const std::vector<Tenant>& tenants)
@@ -109,7 +110,7 @@ class TenantMatcher {
  private:
   std::map<std::string, size_t, std::less<>> literals_;
   RE2::Set set_;
-  std::vector<size_t> set_tenant_;  // tenant of each pattern in set_
+  std::vector<size_t> set_tenant_;                // tenant of each pattern in set_
   std::vector<std::unique_ptr<RE2>> one_by_one_;  // the same patterns, for the fallback
   bool has_set_ = false;
 };

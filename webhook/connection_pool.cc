@@ -51,7 +51,7 @@ struct ConnectionPool::Connection {
   SSL* ssl = nullptr;
   std::optional<TlsStream> stream;
   Phase phase = Phase::kHandshake;
-  bool armed = false;  // registered in the epoll set
+  bool armed = false;              // registered in the epoll set
   bool close_after_write = false;  // kWriting: the response ends the connection
   std::size_t requests_left = 0;
   std::size_t charged = 0;  // budget bytes held for its buffer
@@ -62,7 +62,7 @@ struct ConnectionPool::Connection {
   std::atomic<std::uint64_t> bytes_in{0};  // request bytes received since it was opened
   std::atomic<std::uint32_t> served{0};    // responses sent
   std::atomic<bool> starved{false};        // parked until the budget has room
-  bool in_use = false;  // under mutex_
+  bool in_use = false;                     // under mutex_
 
   std::uint64_t token() const {
     const std::uint64_t generation = generation_of(state.load(std::memory_order_relaxed));
@@ -79,7 +79,8 @@ struct ConnectionPool::Connection {
     const std::int64_t age_ns = now - opened_ns.load(std::memory_order_relaxed);
     const bool answered = served.load(std::memory_order_relaxed) > 0;
     if (!answered && age_ns < ns(kYouth)) return std::uint64_t{1} << 40;
-    const std::uint64_t age_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(age_ns, 0)) / 1000000 + 1;
+    const std::uint64_t age_ms =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(age_ns, 0)) / 1000000 + 1;
     const std::uint64_t rate = std::min<std::uint64_t>(
         bytes_in.load(std::memory_order_relaxed) * 1000 / age_ms, std::uint64_t{1} << 40);
     return (answered ? std::uint64_t{1} << 41 : 0) + rate + 1;
@@ -439,8 +440,7 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
     const bool starting = buffered.empty();
     switch (stream.read_some(read_limit)) {
       case TlsStream::Fill::kData:
-        c.bytes_in.fetch_add(stream.buffered().size() - buffered.size(),
-                             std::memory_order_relaxed);
+        c.bytes_in.fetch_add(stream.buffered().size() - buffered.size(), std::memory_order_relaxed);
         // The whole request's deadline starts with its first byte, and is not extended.
         if (starting) c.set_deadline(limits_.request_timeout);
         may_read = true;

@@ -33,10 +33,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <string_view>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -75,18 +75,18 @@ using RefuseRequest = std::function<void(TlsStream& stream, int status, std::str
 
 // What the pool has seen, for the metrics and the attack tests.
 struct PoolCounters {
-  std::atomic<std::uint64_t> evicted{0};           // closed to make room for a new connection
-  std::atomic<std::uint64_t> deadline_closed{0};   // handshake or request deadline passed
-  std::atomic<std::uint64_t> budget_waits{0};      // a connection paused for the memory budget
-  std::atomic<std::uint64_t> refused_framing{0};   // refused by request_framing's limits
-  std::atomic<std::size_t> budget_used{0};         // bytes of the budget in use now
+  std::atomic<std::uint64_t> evicted{0};          // closed to make room for a new connection
+  std::atomic<std::uint64_t> deadline_closed{0};  // handshake or request deadline passed
+  std::atomic<std::uint64_t> budget_waits{0};     // a connection paused for the memory budget
+  std::atomic<std::uint64_t> refused_framing{0};  // refused by request_framing's limits
+  std::atomic<std::size_t> budget_used{0};        // bytes of the budget in use now
 };
 
 class ConnectionPool {
  public:
   // Starts `threads` threads. `ctx`, `process` and `refuse` must outlive the pool.
-  ConnectionPool(SSL_CTX* ctx, ConnectionLimits limits, std::size_t threads,
-                 ProcessRequest process, RefuseRequest refuse);
+  ConnectionPool(SSL_CTX* ctx, ConnectionLimits limits, std::size_t threads, ProcessRequest process,
+                 RefuseRequest refuse);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
@@ -150,7 +150,7 @@ class ConnectionPool {
   PoolCounters counters_;
   std::atomic<std::int64_t> stop_deadline_ns_{INT64_MAX};
   std::atomic<bool> forced_{false};
-  std::atomic<bool> starving_{false};  // some connection waits for the budget
+  std::atomic<bool> starving_{false};          // some connection waits for the budget
   std::atomic<std::size_t> parsing_alone_{0};  // large reviews being answered now
   int epoll_fd_ = -1;
   std::atomic<bool> stopping_{false};

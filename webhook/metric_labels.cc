@@ -26,11 +26,25 @@ std::string_view operation_label(std::string_view operation) {
 
 std::string_view kind_label(std::string_view kind) {
   // engine/workload.cc's builtin_kinds() and kKubeflowKinds.
-  static constexpr std::array<std::string_view, 19> kKinds = {
-      "Pod",         "ReplicationController", "Deployment", "ReplicaSet", "StatefulSet",
-      "DaemonSet",   "Job",                   "CronJob",    "JobSet",     "RayCluster",
-      "RayJob",      "RayService",            "LeaderWorkerSet", "TFJob", "PyTorchJob",
-      "MPIJob",      "XGBoostJob",            "PaddleJob",  "MXJob"};
+  static constexpr std::array<std::string_view, 19> kKinds = {"Pod",
+                                                              "ReplicationController",
+                                                              "Deployment",
+                                                              "ReplicaSet",
+                                                              "StatefulSet",
+                                                              "DaemonSet",
+                                                              "Job",
+                                                              "CronJob",
+                                                              "JobSet",
+                                                              "RayCluster",
+                                                              "RayJob",
+                                                              "RayService",
+                                                              "LeaderWorkerSet",
+                                                              "TFJob",
+                                                              "PyTorchJob",
+                                                              "MPIJob",
+                                                              "XGBoostJob",
+                                                              "PaddleJob",
+                                                              "MXJob"};
   return closed(kind, kKinds);
 }
 

@@ -35,7 +35,7 @@ struct RequestFraming {
   int status = 0;
   std::string_view message;
   std::size_t expect_at = 0;  // offset of the Expect header's name
-  bool interim = false;  // kContinue: send "100 Continue" (a body is due and none is here yet)
+  bool interim = false;       // kContinue: send "100 Continue" (a body is due and none is here yet)
 };
 
 // `buffered` starts at the first byte of a request. `max_body` is the server's body limit.

@@ -79,8 +79,9 @@ void render_pool_counters(const PoolCounters& counters, std::string& out) {
   counter("gpuadmit_requests_refused_framing_total",
           "Requests refused before parsing: request line, header line, count or size limits.",
           counters.refused_framing.load());
-  out += "# HELP gpuadmit_memory_budget_used_bytes Bytes of the memory budget in use.\n"
-         "# TYPE gpuadmit_memory_budget_used_bytes gauge\ngpuadmit_memory_budget_used_bytes ";
+  out +=
+      "# HELP gpuadmit_memory_budget_used_bytes Bytes of the memory budget in use.\n"
+      "# TYPE gpuadmit_memory_budget_used_bytes gauge\ngpuadmit_memory_budget_used_bytes ";
   out += std::to_string(counters.budget_used.load());
   out += '\n';
 }
@@ -177,8 +178,8 @@ struct Server::Impl {
   ReviewReply refuse_review(std::string_view endpoint_name, int status, std::string_view message,
                             std::string_view remote, std::int64_t micros);
   static bool response_allowed(const Json& review_response);
-  void count_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome,
-                      bool allowed, bool patched);
+  void count_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome, bool allowed,
+                      bool patched);
   void log_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome, bool allowed,
                     bool patched, std::uint64_t micros);
   std::optional<bool> serve_plain_review(TlsStream& stream, bool last, bool& connection_closed);
@@ -410,7 +411,8 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   const bool allowed = response_allowed(outcome.response);
   const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
   count_decision(endpoint_name, outcome, allowed, patched);
-  if (logger.enabled(LogLevel::kInfo)) log_decision(endpoint_name, outcome, allowed, patched, micros);
+  if (logger.enabled(LogLevel::kInfo))
+    log_decision(endpoint_name, outcome, allowed, patched, micros);
   return {200, dump_json(outcome.response, Json::error_handler_t::replace)};
 }
 
@@ -419,10 +421,8 @@ Server::Impl::ReviewReply Server::Impl::refuse_review(std::string_view endpoint_
                                                       std::string_view remote,
                                                       std::int64_t micros) {
   metrics.requests.add({endpoint_name, "", "", "error"});
-  Json fields = {{"endpoint", endpoint_name},
-                 {"status", status},
-                 {"error", message},
-                 {"remote", remote}};
+  Json fields = {
+      {"endpoint", endpoint_name}, {"status", status}, {"error", message}, {"remote", remote}};
   if (micros >= 0) fields["latency_us"] = micros;
   logger.warn("bad request", fields);
   return {status, json_error(message)};
@@ -461,8 +461,7 @@ void Server::Impl::log_decision(std::string_view endpoint_name, const AdmissionO
     members += members.empty() ? "\"" : ",\"";
     members += key;
     members += "\":";
-    append_json_string(members, value.substr(0, kMaxLoggedValue),
-                       Json::error_handler_t::replace);
+    append_json_string(members, value.substr(0, kMaxLoggedValue), Json::error_handler_t::replace);
   };
   auto add_list = [](std::string_view key, auto&& items, auto&& text) {
     members += ",\"";

@@ -48,9 +48,9 @@ struct ServerConfig {
   // From SIGTERM: what is still open then is closed and the shutdown logged as not clean. Under
   // the chart's 30 s terminationGracePeriodSeconds, so the kubelet never has to SIGKILL.
   std::chrono::milliseconds shutdown_deadline{20000};
-  std::chrono::seconds io_timeout{5};           // the handshake; a response not being read
+  std::chrono::seconds io_timeout{5};                // the handshake; a response not being read
   std::chrono::milliseconds request_timeout{10000};  // a whole request, first byte to last
-  std::chrono::seconds keep_alive_timeout{10};  // idle kept-alive connection → closed
+  std::chrono::seconds keep_alive_timeout{10};       // idle kept-alive connection → closed
 };
 
 // "HOST:PORT", ":PORT" (all IPv4 interfaces) or "[V6]:PORT"; port 0 picks a free port.

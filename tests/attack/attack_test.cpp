@@ -269,8 +269,8 @@ void report_and_check(const std::string& name, const Outcome& o, double p99_limi
                 "%-34s good %d/%d ok (%.1f%%), p99 %.1f ms, max %.1f ms | peak RSS %.0f MiB | "
                 "RSS after %.0f MiB in %.1f s\n",
                 name.c_str(), o.good.ok, o.good.sent,
-                o.good.sent ? 100.0 * o.good.ok / o.good.sent : 0.0, o.good.p99_ms,
-                o.good.max_ms, o.during.peak, o.idle_after_mib, o.idle_after_s);
+                o.good.sent ? 100.0 * o.good.ok / o.good.sent : 0.0, o.good.p99_ms, o.good.max_ms,
+                o.during.peak, o.idle_after_mib, o.idle_after_s);
   std::fputs(line, stdout);
   std::ofstream("attack-results.txt", std::ios::app) << line;
   INFO(line);
@@ -459,8 +459,8 @@ TEST_CASE("attack: concurrent legal 3 MB reviews", "[attack]") {
   });
   INFO("large reviews answered: " << answered.load());
   CHECK(answered.load() >= 8);
-  report_and_check("3 MB reviews (8 concurrent, " + std::to_string(answered.load()) + " done)",
-                   o, 100);
+  report_and_check("3 MB reviews (8 concurrent, " + std::to_string(answered.load()) + " done)", o,
+                   100);
 }
 
 TEST_CASE("attack: distinct 1 MB kinds and operations as metric labels", "[attack]") {
