@@ -119,7 +119,7 @@ cpu_ticks() {
 t0=$(now_ns)
 "$gpuadmit" serve --tls-cert "$tmp/certs/tls.crt" --tls-key "$tmp/certs/tls.key" \
   --listen "127.0.0.1:$gpuadmit_port" --metrics-listen "127.0.0.1:$metrics_port" \
-  --threads "$server_threads" --log-level "$log_level" --shutdown-delay-ms 0 \
+  --threads "$server_threads" --log-level "$log_level" --shutdown-delay 0 \
   >"$tmp/gpuadmit.log" 2>&1 &
 gpid=$!
 pids+=("$gpid")

@@ -1,6 +1,6 @@
 // gpuadmit serve: the admission webhook (SPEC §7). Flags → ServerConfig, the pipeline built
-// from default_mutators() and default_rules() (as review and lint build theirs), signals handled
-// on a thread of their own.
+// from the default mutators and rules (as `review` and `lint` build theirs), signals handled on
+// a thread of their own, and the shutdown deadline kept even if a drain would not end.
 
 #include <malloc.h>
 #include <signal.h>
@@ -8,8 +8,10 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <variant>
@@ -29,8 +31,9 @@ constexpr const char* kUsage =
     "usage: gpuadmit serve [--policy P] --tls-cert C --tls-key K [--listen ADDR]\n"
     "                      [--metrics-listen ADDR|off] [--client-ca CA] [--threads N]\n"
     "                      [--max-body BYTES] [--log-level debug|info|warn|error]\n"
-    "                      [--watch-interval-ms N] [--shutdown-delay-ms N]\n"
-    "                      [--dra-lookup [--dra-lookup-timeout MS]]\n";
+    "                      [--watch-interval-ms N] [--shutdown-delay SECONDS]\n"
+    "                      [--shutdown-deadline SECONDS] [--memory-budget BYTES]\n"
+    "                      [--request-timeout SECONDS] [--dra-lookup [--dra-lookup-timeout MS]]\n";
 
 template <typename T>
 bool parse_number(const std::string& text, T& out) {
@@ -38,16 +41,32 @@ bool parse_number(const std::string& text, T& out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// "--shutdown-delay 5", "--shutdown-delay 0.5": seconds, to the millisecond.
+std::optional<std::string> parse_seconds(const Args& args, const char* name, double max,
+                                         std::chrono::milliseconds& out) {
+  const auto text = args.value(name);
+  if (!text) return std::nullopt;
+  double seconds = -1;
+  if (!parse_number(*text, seconds) || !(seconds >= 0) || seconds > max) {
+    return std::string("--") + name + " must be a number of seconds from 0 to " +
+           std::to_string(static_cast<long>(max)) + ", not \"" + *text + "\"";
+  }
+  out = std::chrono::milliseconds(static_cast<long long>(seconds * 1000 + 0.5));
+  return std::nullopt;
+}
+
 }  // namespace
 
 int serve_command(const std::vector<std::string>& argv) {
   const auto started = std::chrono::steady_clock::now();
   Args args;
-  if (auto error = Args::parse(
-          argv,
-          {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca", "threads",
-           "max-body", "log-level", "watch-interval-ms", "shutdown-delay-ms", "dra-lookup-timeout"},
-          {"dra-lookup"}, args)) {
+  if (auto error =
+          Args::parse(argv,
+                      {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca",
+                       "threads", "max-body", "log-level", "watch-interval-ms", "shutdown-delay",
+                       "shutdown-deadline", "memory-budget", "request-timeout",
+                       "dra-lookup-timeout"},
+                      {"dra-lookup"}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -75,13 +94,15 @@ int serve_command(const std::vector<std::string>& argv) {
     long long* out;
   };
   long long threads = config.threads, max_body = static_cast<long long>(config.max_body);
-  long long watch_ms = config.watch_interval.count(), delay_ms = config.shutdown_delay.count();
+  long long watch_ms = config.watch_interval.count();
+  long long memory_budget = static_cast<long long>(config.memory_budget);
   long long dra_timeout_ms = kube::KubeClaimResolverConfig{}.timeout.count();
-  for (const NumberFlag& flag : {NumberFlag{"threads", 1, 4096, &threads},
-                                 NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
-                                 NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
-                                 NumberFlag{"shutdown-delay-ms", 0, 600000, &delay_ms},
-                                 NumberFlag{"dra-lookup-timeout", 10, 10000, &dra_timeout_ms}}) {
+  for (const NumberFlag& flag :
+       {NumberFlag{"threads", 1, 4096, &threads},
+        NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
+        NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
+        NumberFlag{"memory-budget", 1ll << 20, 1ll << 40, &memory_budget},
+        NumberFlag{"dra-lookup-timeout", 10, 10000, &dra_timeout_ms}}) {
     if (auto text = args.value(flag.name)) {
       if (!parse_number(*text, *flag.out) || *flag.out < flag.min || *flag.out > flag.max) {
         std::cerr << "gpuadmit serve: --" << flag.name << " must be a whole number from "
@@ -93,7 +114,17 @@ int serve_command(const std::vector<std::string>& argv) {
   config.threads = static_cast<int>(threads);
   config.max_body = static_cast<size_t>(max_body);
   config.watch_interval = std::chrono::milliseconds(watch_ms);
-  config.shutdown_delay = std::chrono::milliseconds(delay_ms);
+  config.memory_budget = static_cast<size_t>(memory_budget);
+  std::chrono::milliseconds request_timeout = config.request_timeout;
+  for (auto [name, out] : {std::pair{"shutdown-delay", &config.shutdown_delay},
+                           std::pair{"shutdown-deadline", &config.shutdown_deadline},
+                           std::pair{"request-timeout", &request_timeout}}) {
+    if (auto error = parse_seconds(args, name, 3600, *out)) {
+      std::cerr << "gpuadmit serve: " << *error << "\n";
+      return 2;
+    }
+  }
+  config.request_timeout = request_timeout;
   if (args.has("dra-lookup-timeout") && !args.has("dra-lookup")) {
     std::cerr << "gpuadmit serve: --dra-lookup-timeout needs --dra-lookup\n";
     return 2;
@@ -146,7 +177,18 @@ int serve_command(const std::vector<std::string>& argv) {
       const int sig = sigtimedwait(&signals, nullptr, &tick);
       if (sig == SIGTERM || sig == SIGINT) {
         logger.info("signal received", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        const auto deadline = std::chrono::steady_clock::now() + config.shutdown_deadline;
         server.shutdown();
+        // The pool closes what is left at the deadline; should anything still hold run() a
+        // second later, the process ends anyway, before the kubelet's SIGKILL.
+        while (!done.load()) {
+          if (std::chrono::steady_clock::now() > deadline + std::chrono::seconds(1)) {
+            logger.error("stopped", {{"clean", false}, {"reason", "shutdown deadline passed"}});
+            logger.flush();
+            std::_Exit(1);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
         return;
       }
     }
@@ -167,7 +209,11 @@ int serve_command(const std::vector<std::string>& argv) {
   const bool clean = server.run();
   done.store(true);
   signal_thread.join();
-  logger.info("stopped", {{"clean", clean}});
+  if (clean) {
+    logger.info("stopped", {{"clean", true}});
+  } else {
+    logger.error("stopped", {{"clean", false}, {"reason", "shutdown deadline passed"}});
+  }
   return clean ? 0 : 1;
 }
 

@@ -89,12 +89,13 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
-    return fail("apiVersion must be \"admission.k8s.io/v1\", got \"" + std::string(api_version) +
+    return fail("apiVersion must be \"admission.k8s.io/v1\", got \"" +
+                std::string(api_version.substr(0, 100)) +
                 "\" (set admissionReviewVersions: [v1] in the webhook configuration)");
   }
   if (string_member(review, "kind") != "AdmissionReview") {
     return fail("kind must be \"AdmissionReview\", got \"" +
-                std::string(string_member(review, "kind")) + "\"");
+                std::string(string_member(review, "kind").substr(0, 100)) + "\"");
   }
   const Json* request = find_member(review, "request");
   if (request == nullptr || !request->is_object()) return fail("request is missing");
@@ -108,7 +109,20 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   if (const Json* kind = find_member(*request, "kind"))
     outcome.kind = std::string(string_member(*kind, "kind"));
 
+  // What the API server always sends (k8s.io/api/admission/v1 AdmissionRequest): an operation,
+  // and for CREATE and UPDATE the object. A review without them is not one to allow blindly. An
+  // operation this version does not know passes untouched, as DELETE does: a newer API server
+  // may send one.
+  if (outcome.operation.empty()) return fail("request.operation is missing");
+  const std::optional<Operation> operation = parse_operation(outcome.operation);
   const Json* object = find_member(*request, "object");
+  if (object != nullptr && !object->is_object() && !object->is_null()) {
+    return fail("request.object must be an object");
+  }
+  if (operation && (*operation == Operation::kCreate || *operation == Operation::kUpdate) &&
+      (object == nullptr || !object->is_object())) {
+    return fail("request.object is missing (required for " + outcome.operation + ")");
+  }
   std::string ns(string_member(*request, "namespace"));
   if (ns.empty() && object != nullptr) {
     if (const Json* metadata = find_member(*object, "metadata"))
@@ -121,7 +135,6 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   // SPEC §7.1: CREATE is mutated and validated; UPDATE of a workload with templates is validated
   // (and its templates mutated); UPDATE of a Pod (its spec is immutable but for a few fields),
   // DELETE, CONNECT and subresources pass untouched.
-  const std::optional<Operation> operation = parse_operation(outcome.operation);
   const bool subresource = !string_member(*request, "subResource").empty();
   const bool is_pod = object != nullptr && string_member(*object, "kind") == "Pod";
   const bool evaluate =

@@ -1,8 +1,10 @@
 #include "engine/scheduling.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <limits>
+#include <map>
 
 namespace gpuadmit {
 namespace {
@@ -101,6 +103,143 @@ std::string requirements_text(const Json& term, std::string_view key) {
   return out;
 }
 
+// What a node's label `key` must be for a set of requirements to hold together, decided exactly
+// (k8s.io/apimachinery/pkg/labels Requirement.Matches): a node either lacks the label — which
+// NotIn and DoesNotExist accept and In, Exists, Gt and Lt refuse — or has one string value.
+class KeyConstraint {
+ public:
+  // A NodeSelectorRequirement on this key; one Kubernetes rejects as invalid makes its term match
+  // no node (component-helpers nodeaffinity: the term's selector fails to parse).
+  void add_requirement(std::string_view op, const std::vector<std::string_view>& values) {
+    if (op == "In" || op == "NotIn") {
+      if (values.empty()) invalid_ = true;
+      if (op == "In") {
+        present_ = true;
+        intersect(values);
+      } else {
+        excluded_.insert(excluded_.end(), values.begin(), values.end());
+      }
+    } else if (op == "Exists" || op == "DoesNotExist") {
+      if (!values.empty()) invalid_ = true;
+      (op == "Exists" ? present_ : absent_) = true;
+    } else if (op == "Gt" || op == "Lt") {
+      const std::optional<int64_t> bound =
+          values.size() == 1 ? parse_go_int64(values[0]) : std::nullopt;
+      if (!bound) {
+        invalid_ = true;
+        return;
+      }
+      present_ = true;
+      if (op == "Gt") {
+        gt_ = gt_ ? std::max(*gt_, *bound) : *bound;
+      } else {
+        lt_ = lt_ ? std::min(*lt_, *bound) : *bound;
+      }
+    } else {
+      invalid_ = true;
+    }
+  }
+  // The label must have one of `values` (a nodeSelector entry, a class's node selector).
+  void require_one_of(const std::vector<std::string_view>& values) {
+    present_ = true;
+    intersect(values);
+  }
+
+  bool satisfiable() const {
+    if (invalid_) return false;
+    if (absent_ || !present_) return !present_;  // the node without the label
+    if (candidates_) {
+      return std::any_of(candidates_->begin(), candidates_->end(),
+                         [&](std::string_view v) { return allowed_value(v); });
+    }
+    if (!gt_ && !lt_) return true;  // infinitely many strings, finitely many excluded
+    // Integers strictly between the bounds, more of them than excluded ones in the range.
+    const __int128 low = gt_ ? __int128{*gt_} : __int128{INT64_MIN} - 1;
+    const __int128 high = lt_ ? __int128{*lt_} : __int128{INT64_MAX} + 1;
+    __int128 room = high - low - 1;
+    std::vector<int64_t> excluded_numbers;
+    for (std::string_view e : excluded_) {
+      const std::optional<int64_t> n = parse_go_int64(e);
+      if (n && std::to_string(*n) == e && *n > low && *n < high) excluded_numbers.push_back(*n);
+    }
+    std::sort(excluded_numbers.begin(), excluded_numbers.end());
+    room -=
+        std::unique(excluded_numbers.begin(), excluded_numbers.end()) - excluded_numbers.begin();
+    return room > 0;
+  }
+
+ private:
+  void intersect(const std::vector<std::string_view>& values) {
+    if (!candidates_) {
+      candidates_ = values;
+      return;
+    }
+    std::vector<std::string_view> kept;
+    for (std::string_view v : *candidates_) {
+      if (contains(values, v)) kept.push_back(v);
+    }
+    candidates_ = std::move(kept);
+  }
+  bool allowed_value(std::string_view v) const {
+    if (contains(excluded_, v)) return false;
+    if (!gt_ && !lt_) return true;
+    const std::optional<int64_t> n = parse_go_int64(v);
+    return n && (!gt_ || *n > *gt_) && (!lt_ || *n < *lt_);
+  }
+
+  bool present_ = false, absent_ = false, invalid_ = false;
+  std::optional<std::vector<std::string_view>> candidates_;
+  std::vector<std::string_view> excluded_;
+  std::optional<int64_t> gt_, lt_;
+};
+
+// The first label key on which no node can satisfy the term's expressions AND the pod's
+// nodeSelector AND (when given) the class's labels; nullopt when some node can. matchFields
+// (metadata.name) cannot be judged and are taken as satisfiable.
+std::optional<std::string> unsatisfiable_key(const Json* term, const Json* selector,
+                                             const LabelSelectorValues* class_labels) {
+  std::map<std::string, KeyConstraint, std::less<>> keys;
+  if (term != nullptr) {
+    if (const Json* expressions = list_member(*term, "matchExpressions")) {
+      for (const Json& requirement : *expressions) {
+        if (!requirement.is_object()) continue;
+        keys[std::string(field(requirement, "key"))].add_requirement(field(requirement, "operator"),
+                                                                     string_values(requirement));
+      }
+    }
+  }
+  if (selector != nullptr && selector->is_object()) {
+    for (auto it = selector->begin(); it != selector->end(); ++it) {
+      if (!it.value().is_string()) continue;
+      keys[it.key()].require_one_of({it.value().get_ref<const std::string&>()});
+    }
+  }
+  if (class_labels != nullptr) {
+    for (const auto& [key, values] : *class_labels) {
+      keys[key].require_one_of(std::vector<std::string_view>(values.begin(), values.end()));
+    }
+  }
+  for (const auto& [key, constraint] : keys) {
+    if (!constraint.satisfiable()) return key;
+  }
+  return std::nullopt;
+}
+
+// Whether any node satisfies the pod's nodeSelector and one of its required terms (all of them
+// when there is no judged term), and the class's labels when given.
+bool placement_satisfiable(const Json* selector, const Json* terms,
+                           const LabelSelectorValues* class_labels) {
+  bool judged = false;
+  if (terms != nullptr) {
+    for (const Json& term : *terms) {
+      if (!term.is_object() || is_empty_node_selector_term(term)) continue;
+      judged = true;
+      if (!unsatisfiable_key(&term, selector, class_labels)) return true;
+    }
+  }
+  return !judged && !unsatisfiable_key(nullptr, selector, class_labels);
+}
+
 }  // namespace
 
 const Json* required_node_selector_terms(const Json& spec) {
@@ -191,11 +330,21 @@ LabelSelectorValues class_node_labels(const GpuClass& gpu_class, std::string_vie
 std::optional<std::string> class_conflict(const PodView& pod,
                                           const LabelSelectorValues& label_values) {
   const Json& spec = pod.spec();
+  const Json* selector = find_member(spec, "nodeSelector");
+  if (selector != nullptr && !selector->is_object()) selector = nullptr;
+  const Json* terms = required_node_selector_terms(spec);
+
+  // Decided exactly, per label key (the four operators intersect per key): a conflict is a pod
+  // that some node could run alone, and none once the class's labels are required too. A pod
+  // that no node could run anyway is not the class's doing.
+  if (placement_satisfiable(selector, terms, &label_values) ||
+      !placement_satisfiable(selector, terms, nullptr)) {
+    return std::nullopt;
+  }
 
   // nodeSelector is ANDed with the required affinity: one label with a value outside the
   // class's values makes every node of the class ineligible.
-  if (const Json* selector = find_member(spec, "nodeSelector");
-      selector != nullptr && selector->is_object()) {
+  if (selector != nullptr) {
     for (const auto& [key, values] : label_values) {
       const Json* v = find_member(*selector, key);
       if (v == nullptr || !v->is_string()) continue;
@@ -206,17 +355,15 @@ std::optional<std::string> class_conflict(const PodView& pod,
     }
   }
 
-  // nodeSelectorTerms are ORed: the pod conflicts only when no term can admit a class node,
-  // i.e. every (non-empty) term rules out all class values of some label. Empty terms match no
-  // node at all and say nothing about the class; matchFields (metadata.name) cannot be judged.
-  const Json* terms = required_node_selector_terms(spec);
-  if (terms == nullptr) return std::nullopt;
+  if (terms == nullptr) return std::nullopt;  // unreachable: only the nodeSelector can conflict
+  // nodeSelectorTerms are ORed: each (non-empty) term is named with why it admits no class
+  // node — a class label none of whose values it allows, or else the label on which it
+  // contradicts itself or the pod's nodeSelector once the class is required.
   std::string reasons;
-  size_t judged = 0;
   for (size_t i = 0; i < terms->size(); ++i) {
     const Json& term = (*terms)[i];
     if (!term.is_object() || is_empty_node_selector_term(term)) continue;
-    ++judged;
+    if (!reasons.empty()) reasons += "; ";
     const std::pair<std::string, std::vector<std::string>>* blocked = nullptr;
     for (const auto& label : label_values) {
       const bool any =
@@ -227,13 +374,18 @@ std::optional<std::string> class_conflict(const PodView& pod,
         break;
       }
     }
-    if (blocked == nullptr) return std::nullopt;  // this term can admit a class node
-    if (!reasons.empty()) reasons += "; ";
+    if (blocked != nullptr) {
+      reasons += "nodeSelectorTerms[" + std::to_string(i) + "] (" +
+                 requirements_text(term, blocked->first) + ") allows none of the class's " +
+                 blocked->first + " values [" + join(blocked->second) + "]";
+      continue;
+    }
+    const std::string key = unsatisfiable_key(&term, selector, &label_values).value_or("");
+    const std::string text = requirements_text(term, key);
     reasons += "nodeSelectorTerms[" + std::to_string(i) + "] (" +
-               requirements_text(term, blocked->first) + ") allows none of the class's " +
-               blocked->first + " values [" + join(blocked->second) + "]";
+               (text.empty() ? "no requirement on " + key : text) +
+               ") admits no node with the pod's nodeSelector and the class's labels on " + key;
   }
-  if (judged == 0) return std::nullopt;
   return "required node affinity " + reasons;
 }
 

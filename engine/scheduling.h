@@ -50,9 +50,10 @@ bool is_empty_node_selector_term(const Json& term);
 // replaced by "." as in internal/resource/nvml-mig-device.go GetName: 1g.10gb+me → 1g.10gb.me).
 LabelSelectorValues class_node_labels(const GpuClass& gpu_class, std::string_view mig_profile);
 
-// When the pod's own nodeSelector, or every one of its required node-affinity terms, allows no
-// value of some class label (SPEC §4.5, GPU011), a message naming the label, the pod's
-// constraint and the class's values; nullopt when compatible. `label_values` is the class's
+// When some node could run the pod as written but none once the class's labels are required
+// too (SPEC §4.5, GPU011: nodeSelector AND one required term AND the class, decided per label
+// key exactly), a message naming, for the nodeSelector or each term, the label that rules the
+// class out; nullopt otherwise. `label_values` is the class's
 // node selector (for MIG single: the MIG product values, see class_node_labels).
 std::optional<std::string> class_conflict(const PodView& pod,
                                           const LabelSelectorValues& label_values);

@@ -1,9 +1,11 @@
 #include "policies/compiled_policy.h"
 
 #include <re2/re2.h>
+#include <re2/set.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -53,6 +55,66 @@ class NamespaceMatcher {
   std::unique_ptr<RE2> regex_;
 };
 
+// Every tenant's namespace patterns matched at once: the first tenant (in policy order) with a
+// pattern that full-matches. Literal patterns by one map lookup, the rest by one RE2::Set pass
+// (one DFA over all of them), so the cost does not grow with the number of tenants: with 2,000
+// tenants tried one by one, evaluate's p99 was 16 times the default policy's
+// (bench/pipeline_bench).
+class TenantMatcher {
+ public:
+  explicit TenantMatcher(const std::vector<Tenant>& tenants)
+      : set_(set_options(), RE2::ANCHOR_BOTH) {
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      for (const std::string& p : tenants[t].namespaces) {
+        if (is_literal(p)) {
+          literals_.emplace(p, t);  // keeps the first tenant's index
+          continue;
+        }
+        // A pattern that does not compile on its own never matches (only possible for a Policy
+        // built by hand: the loader rejects it).
+        auto alone = std::make_unique<RE2>(p, RE2::Quiet);
+        if (!alone->ok() || set_.Add(p, nullptr) < 0) continue;
+        set_tenant_.push_back(t);
+        one_by_one_.push_back(std::move(alone));
+      }
+    }
+    has_set_ = !set_tenant_.empty() && set_.Compile();
+  }
+
+  static RE2::Options set_options() {
+    RE2::Options options(RE2::Quiet);
+    options.set_max_mem(64 << 20);  // thousands of patterns in one DFA; states are built lazily
+    return options;
+  }
+
+  // The tenant index, or SIZE_MAX.
+  size_t match(std::string_view ns) const {
+    size_t best = SIZE_MAX;
+    if (auto it = literals_.find(ns); it != literals_.end()) best = it->second;
+    if (set_tenant_.empty()) return best;
+    const re2::StringPiece text(ns.data(), ns.size());
+    thread_local std::vector<int> matched;
+    matched.clear();
+    RE2::Set::ErrorInfo error{RE2::Set::kNoError};
+    if (has_set_ && set_.Match(text, &matched, &error)) {
+      for (int i : matched) best = std::min(best, set_tenant_[static_cast<size_t>(i)]);
+    } else if (!has_set_ || error.kind != RE2::Set::kNoError) {
+      // The set did not compile or its DFA ran out of memory: one pattern at a time, in order.
+      for (size_t i = 0; i < one_by_one_.size() && set_tenant_[i] < best; ++i) {
+        if (RE2::FullMatch(text, *one_by_one_[i])) best = set_tenant_[i];
+      }
+    }
+    return best;
+  }
+
+ private:
+  std::map<std::string, size_t, std::less<>> literals_;
+  RE2::Set set_;
+  std::vector<size_t> set_tenant_;                // tenant of each pattern in set_
+  std::vector<std::unique_ptr<RE2>> one_by_one_;  // the same patterns, for the fallback
+  bool has_set_ = false;
+};
+
 // Node labels that every node has: selecting them says nothing about GPU pools, so a class that
 // also pins e.g. the architecture does not turn every arm64 pod into a GPU009 finding.
 bool is_generic_node_label(std::string_view key) {
@@ -75,7 +137,7 @@ constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
 }  // namespace
 
 struct CompiledPolicy::Patterns {
-  std::vector<NamespaceMatcher> tenants;  // parallel to policy_.tenants
+  std::unique_ptr<TenantMatcher> tenants;
   std::unique_ptr<NamespaceMatcher> exempt;
   std::map<std::string, size_t, std::less<>> classes;           // name -> index
   std::map<std::string, size_t, std::less<>> priority_classes;  // name -> index
@@ -94,8 +156,7 @@ std::shared_ptr<const CompiledPolicy> CompiledPolicy::compile(Policy policy) {
 CompiledPolicy::CompiledPolicy(Policy policy)
     : policy_(std::move(policy)), patterns_(std::make_unique<Patterns>()) {
   Patterns& p = *patterns_;
-  p.tenants.reserve(policy_.tenants.size());
-  for (const Tenant& t : policy_.tenants) p.tenants.emplace_back(t.namespaces);
+  p.tenants = std::make_unique<TenantMatcher>(policy_.tenants);
   p.exempt = std::make_unique<NamespaceMatcher>(policy_.enforcement.exempt_namespaces);
   for (size_t i = 0; i < policy_.classes.size(); ++i) {
     const GpuClass& c = policy_.classes[i];
@@ -122,10 +183,8 @@ CompiledPolicy::CompiledPolicy(Policy policy)
 CompiledPolicy::~CompiledPolicy() = default;
 
 const Tenant* CompiledPolicy::tenant_for(std::string_view ns) const {
-  for (size_t i = 0; i < patterns_->tenants.size(); ++i) {
-    if (patterns_->tenants[i].matches(ns)) return &policy_.tenants[i];
-  }
-  return nullptr;
+  const size_t t = patterns_->tenants->match(ns);
+  return t == SIZE_MAX ? nullptr : &policy_.tenants[t];
 }
 
 bool CompiledPolicy::is_exempt(std::string_view ns) const { return patterns_->exempt->matches(ns); }

@@ -14,7 +14,10 @@ start=$SECONDS
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUADMIT_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"
 echo "test.sh: build/ configured and built in $((SECONDS - start)) s"
+rm -f build/attack-results.txt
 (cd build && ctest --output-on-failure -j"$jobs")
+# The attack tests' numbers (tests/attack; scripts/attack.sh runs them longer).
+if [ -f build/attack-results.txt ]; then cat build/attack-results.txt; fi
 
 if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
   start=$SECONDS

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <utility>
 
+#include "webhook/memory_return.h"
 #include "webhook/request_framing.h"
 
 namespace gpuadmit::webhook {
@@ -20,6 +22,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr auto kSweepInterval = std::chrono::milliseconds(100);
 constexpr int kStoppingPollMs = 10;
+constexpr auto kYouth = std::chrono::milliseconds(1000);
 
 // A connection's state word: its generation (bumped on every close), and two flags.
 constexpr std::uint32_t kOwned = 1;    // a thread is serving it; otherwise its socket is armed
@@ -48,12 +51,18 @@ struct ConnectionPool::Connection {
   SSL* ssl = nullptr;
   std::optional<TlsStream> stream;
   Phase phase = Phase::kHandshake;
-  bool armed = false;  // registered in the epoll set
+  bool armed = false;              // registered in the epoll set
+  bool close_after_write = false;  // kWriting: the response ends the connection
   std::size_t requests_left = 0;
-  // Read by the sweep while another thread may own the connection, hence atomics.
+  std::size_t charged = 0;  // budget bytes held for its buffer
+  // Read by the sweep and by eviction while another thread may own the connection, hence atomics.
   std::atomic<std::uint32_t> state{kOwned};
   std::atomic<std::int64_t> deadline_ns{0};
-  bool in_use = false;  // under mutex_
+  std::atomic<std::int64_t> opened_ns{0};
+  std::atomic<std::uint64_t> bytes_in{0};  // request bytes received since it was opened
+  std::atomic<std::uint32_t> served{0};    // responses sent
+  std::atomic<bool> starved{false};        // parked until the budget has room
+  bool in_use = false;                     // under mutex_
 
   std::uint64_t token() const {
     const std::uint64_t generation = generation_of(state.load(std::memory_order_relaxed));
@@ -62,11 +71,25 @@ struct ConnectionPool::Connection {
   void set_deadline(std::chrono::milliseconds from_now) {
     deadline_ns.store(now_ns() + ns(from_now), std::memory_order_relaxed);
   }
+  // Lower is less progress: a connection that has been answered ranks above every one that has
+  // not; one opened less than kYouth ago is assumed to be on its way (a good client between its
+  // handshake and its request has sent nothing yet); then bytes received per second since it
+  // opened.
+  std::uint64_t progress(std::int64_t now) const {
+    const std::int64_t age_ns = now - opened_ns.load(std::memory_order_relaxed);
+    const bool answered = served.load(std::memory_order_relaxed) > 0;
+    if (!answered && age_ns < ns(kYouth)) return std::uint64_t{1} << 40;
+    const std::uint64_t age_ms =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(age_ns, 0)) / 1000000 + 1;
+    const std::uint64_t rate = std::min<std::uint64_t>(
+        bytes_in.load(std::memory_order_relaxed) * 1000 / age_ms, std::uint64_t{1} << 40);
+    return (answered ? std::uint64_t{1} << 41 : 0) + rate + 1;
+  }
 };
 
 ConnectionPool::ConnectionPool(SSL_CTX* ctx, ConnectionLimits limits, std::size_t threads,
-                               ProcessRequest process)
-    : ctx_(ctx), limits_(limits), process_(std::move(process)) {
+                               ProcessRequest process, RefuseRequest refuse)
+    : ctx_(ctx), limits_(limits), process_(std::move(process)), refuse_(std::move(refuse)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
 }
@@ -77,23 +100,15 @@ ConnectionPool::~ConnectionPool() {
 }
 
 void ConnectionPool::add(int fd) {
+  if (!stopping_.load() && open_.load() >= limits_.max_connections) evict_one();
   const int flags = ::fcntl(fd, F_GETFL);
   int yes = 1;
-  SSL* ssl = nullptr;
   if (epoll_fd_ < 0 || stopping_.load() || open_.load() >= limits_.max_connections || flags < 0 ||
       ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes) != 0 ||
-      (ssl = SSL_new(ctx_)) == nullptr || SSL_set_fd(ssl, fd) != 1) {
-    if (ssl != nullptr) SSL_free(ssl);
-    ERR_clear_error();
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes) != 0) {
     ::close(fd);
     return;
   }
-  // Whole records (and whatever follows) per recv; serve_open asks OpenSSL for bytes it holds
-  // before it relies on the socket's readiness.
-  SSL_set_read_ahead(ssl, 1);
-  SSL_set_accept_state(ssl);
-
   Connection* c = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -107,21 +122,79 @@ void ConnectionPool::add(int fd) {
     c->in_use = true;
   }
   open_.fetch_add(1);
+  c->fd = fd;
   if ((reinterpret_cast<std::uintptr_t>(c) & ~kAddressMask) != 0) {  // not on this platform
-    c->ssl = ssl;
-    c->fd = fd;
     close(*c, false);
     return;
   }
-  // Owned by this thread (state kOwned since construction or the last close) until armed.
-  c->fd = fd;
-  c->ssl = ssl;
-  c->stream.emplace(fd, ssl, limits_.io_timeout);
+  // Owned by this thread (state kOwned since construction or the last close) until armed. The
+  // TLS state and buffers are made by the pool thread that serves the first event: memory a
+  // thread allocates is what it gives back when it goes idle (webhook/memory_return.h), and
+  // this is cpp-httplib's accept thread.
   c->phase = Phase::kHandshake;
   c->armed = false;
+  c->close_after_write = false;
   c->requests_left = limits_.max_requests;
+  c->charged = 0;
+  c->opened_ns.store(now_ns(), std::memory_order_relaxed);
+  c->bytes_in.store(0, std::memory_order_relaxed);
+  c->served.store(0, std::memory_order_relaxed);
+  c->starved.store(false, std::memory_order_relaxed);
   c->set_deadline(limits_.io_timeout);  // for the handshake
   if (park(*c, EPOLLIN) == Outcome::kParked && !release(*c)) run(*c);
+}
+
+bool ConnectionPool::start_tls(Connection& c) {
+  SSL* ssl = SSL_new(ctx_);
+  if (ssl == nullptr || SSL_set_fd(ssl, c.fd) != 1) {
+    if (ssl != nullptr) SSL_free(ssl);
+    ERR_clear_error();
+    return false;
+  }
+  // Whole records (and whatever follows) per recv; serve_open asks OpenSSL for bytes it holds
+  // before it relies on the socket's readiness. A response retried after WANT_WRITE may sit at
+  // another address by then.
+  SSL_set_read_ahead(ssl, 1);
+  SSL_set_mode(ssl, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_set_accept_state(ssl);
+  c.ssl = ssl;
+  c.stream.emplace(c.fd, ssl, limits_.io_timeout);
+  return true;
+}
+
+bool ConnectionPool::evict_one() {
+  const std::int64_t now = now_ns();
+  while (true) {
+    Connection* victim = nullptr;
+    std::uint32_t victim_state = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::uint64_t least = UINT64_MAX;
+      for (const std::unique_ptr<Connection>& owner : all_) {
+        Connection* c = owner.get();
+        if (!c->in_use) continue;
+        const std::uint32_t s = c->state.load(std::memory_order_acquire);
+        if ((s & kOwned) != 0) continue;
+        const std::uint64_t p = c->progress(now);
+        if (p < least) {
+          least = p;
+          victim = c;
+          victim_state = s;
+        }
+      }
+    }
+    if (victim == nullptr) return false;
+    if (claim(victim, generation_of(victim_state)) == nullptr) continue;  // taken meanwhile
+    release_budget_of(*victim);
+    close(*victim, /*send_close_notify=*/false);
+    counters_.evicted.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+}
+
+void ConnectionPool::set_stop_deadline(std::chrono::steady_clock::time_point deadline) {
+  stop_deadline_ns_.store(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count());
 }
 
 void ConnectionPool::stop() {
@@ -134,6 +207,11 @@ void ConnectionPool::stop() {
 
 void ConnectionPool::work() {
   epoll_event event{};
+  // Memory a thread allocated and another thread freed goes back to the allocating thread's
+  // heap, which gives it to the OS only when that thread collects: every idle thread collects
+  // once after any connection has closed, not only after work of its own.
+  bool busy_since_collect = false;
+  std::uint64_t closes_seen = closes_.load(std::memory_order_relaxed);
   while (true) {
     const bool stopping = stopping_.load();
     if (stopping) {
@@ -147,7 +225,15 @@ void ConnectionPool::work() {
       }
     }
     const int timeout_ms = stopping ? kStoppingPollMs : static_cast<int>(kSweepInterval.count());
-    if (::epoll_wait(epoll_fd_, &event, 1, timeout_ms) <= 0) continue;
+    if (::epoll_wait(epoll_fd_, &event, 1, timeout_ms) <= 0) {
+      // Idle for a sweep interval after work: what the work freed goes back to the OS.
+      const std::uint64_t closes = closes_.load(std::memory_order_relaxed);
+      if (busy_since_collect || closes != closes_seen) return_free_memory();
+      busy_since_collect = false;
+      closes_seen = closes;
+      continue;
+    }
+    busy_since_collect = true;
     auto* c = reinterpret_cast<Connection*>(event.data.u64 & kAddressMask);
     if (claim(c, static_cast<std::uint32_t>(event.data.u64 >> kTokenShift))) run(*c);
   }
@@ -200,14 +286,64 @@ ConnectionPool::Outcome ConnectionPool::park(Connection& c, std::uint32_t events
   return Outcome::kParked;
 }
 
+ConnectionPool::Outcome ConnectionPool::wait_for_budget(Connection& c) {
+  if (!c.starved.exchange(true, std::memory_order_relaxed)) {
+    counters_.budget_waits.fetch_add(1, std::memory_order_relaxed);
+  }
+  starving_.store(true, std::memory_order_relaxed);
+  return park(c, 0);  // no events but errors: the sweep serves it again
+}
+
+bool ConnectionPool::charge(std::size_t bytes) {
+  std::size_t used = counters_.budget_used.load(std::memory_order_relaxed);
+  while (true) {
+    if (used + bytes > limits_.memory_budget) return false;
+    if (counters_.budget_used.compare_exchange_weak(used, used + bytes,
+                                                    std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+}
+
+void ConnectionPool::refund(std::size_t bytes) {
+  if (bytes == 0) return;
+  counters_.budget_used.fetch_sub(bytes, std::memory_order_relaxed);
+  // Connections waiting for the budget are retried by the next thread that looks for work.
+  if (starving_.load(std::memory_order_relaxed)) next_sweep_ns_.store(0);
+}
+
+bool ConnectionPool::charge_buffer(Connection& c, std::size_t capacity) {
+  const std::size_t need = capacity > kConnectionAllowance ? capacity - kConnectionAllowance : 0;
+  if (need <= c.charged) return true;
+  if (!charge(need - c.charged)) return false;
+  c.charged = need;
+  return true;
+}
+
+void ConnectionPool::settle_buffer(Connection& c) {
+  const std::size_t capacity = c.stream->capacity();
+  const std::size_t need = capacity > kConnectionAllowance ? capacity - kConnectionAllowance : 0;
+  if (need < c.charged) {
+    refund(c.charged - need);
+    c.charged = need;
+  }
+}
+
+void ConnectionPool::release_budget_of(Connection& c) {
+  refund(c.charged);
+  c.charged = 0;
+}
+
 ConnectionPool::Outcome ConnectionPool::close(Connection& c, bool send_close_notify) {
   if (send_close_notify && c.phase == Phase::kOpen) SSL_shutdown(c.ssl);  // not awaited
+  release_budget_of(c);
   c.stream.reset();
-  SSL_free(c.ssl);
+  if (c.ssl != nullptr) SSL_free(c.ssl);
   ERR_clear_error();
   ::close(c.fd);  // also leaves the epoll set
   c.ssl = nullptr;
   c.fd = -1;
+  c.starved.store(false, std::memory_order_relaxed);
   // A new generation: events still in flight for the old one are ignored.
   const std::uint32_t s = c.state.load(std::memory_order_relaxed);
   c.state.store((generation_of(s) + 1) << kGenerationShift | kOwned, std::memory_order_release);
@@ -217,15 +353,18 @@ ConnectionPool::Outcome ConnectionPool::close(Connection& c, bool send_close_not
     free_.push_back(&c);
   }
   open_.fetch_sub(1);
+  closes_.fetch_add(1, std::memory_order_relaxed);
   return Outcome::kClosed;
 }
 
 ConnectionPool::Outcome ConnectionPool::serve(Connection& c) {
   switch (c.phase) {
     case Phase::kHandshake: {
+      if (c.ssl == nullptr && !start_tls(c)) return close(c, /*send_close_notify=*/false);
       const int rc = SSL_accept(c.ssl);
       if (rc == 1) {
         c.phase = Phase::kOpen;
+        c.set_deadline(limits_.keep_alive_timeout);  // until a request starts
         return serve_open(c);
       }
       const int error = SSL_get_error(c.ssl, rc);
@@ -235,6 +374,9 @@ ConnectionPool::Outcome ConnectionPool::serve(Connection& c) {
       return close(c, /*send_close_notify=*/false);
     }
     case Phase::kOpen:
+      return serve_open(c);
+    case Phase::kWriting:
+      if (std::optional<Outcome> done = after_sent(c)) return *done;
       return serve_open(c);
     case Phase::kLingering: {
       char scratch[16384];
@@ -251,56 +393,129 @@ ConnectionPool::Outcome ConnectionPool::serve(Connection& c) {
 }
 
 ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
+  using Action = RequestFraming::Action;
   const std::size_t limit = kMaxHeaderBytes + limits_.max_body;
   TlsStream& stream = *c.stream;
+  c.starved.store(false, std::memory_order_relaxed);
   // Woken by the socket: read it. After a response, read only if OpenSSL holds bytes; otherwise
   // re-arming reports a next request that is already here, without a recv that finds nothing.
   bool may_read = true;
   while (true) {
     const std::string_view buffered = stream.buffered();
-    const bool ready = !buffered.empty() && frame_request(buffered, limits_.max_body).ready;
-    if (ready || buffered.size() >= limit) {  // at the limit, cpp-httplib refuses it
-      if (std::optional<Outcome> done = answer(c)) return *done;
+    const RequestFraming framing =
+        buffered.empty() ? RequestFraming{} : frame_request(buffered, limits_.max_body);
+    if (framing.action == Action::kRefuse) {
+      counters_.refused_framing.fetch_add(1, std::memory_order_relaxed);
+      if (std::optional<Outcome> done = refuse(c, framing.status, framing.message)) return *done;
+      return close(c, /*send_close_notify=*/true);
+    }
+    if (framing.action == Action::kContinue) {
+      stream.defuse_header(framing.expect_at);
+      if (framing.interim) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        stream.write(kContinue.data(), kContinue.size());
+        if (stream.flush_some() == TlsStream::Flush::kFailed) return close(c, false);
+      }
+      continue;  // framed again, now as a request whose body is on its way
+    }
+    if (framing.action == Action::kReady || framing.action == Action::kHandOver) {
+      if (std::optional<Outcome> done = answer(c, framing.size)) return *done;
       stream.compact();
+      settle_buffer(c);
       const bool idle = stream.buffered().empty();
       if (idle && stopping_.load()) return close(c, /*send_close_notify=*/true);
-      c.set_deadline(idle ? limits_.keep_alive_timeout : limits_.io_timeout);
+      // A pipelined request already here starts its own deadline.
+      c.set_deadline(idle ? limits_.keep_alive_timeout : limits_.request_timeout);
       may_read = stream.tls_pending();
       continue;
     }
     if (!may_read && !stream.tls_pending()) return park(c, EPOLLIN);
-    switch (stream.read_some(limit)) {
+    // Once the headers say how long the request is, its buffer is made that size at once.
+    const std::size_t read_limit = framing.size > 0 ? framing.size : limit;
+    if (framing.size > stream.capacity()) {
+      if (!charge_buffer(c, framing.size)) return wait_for_budget(c);
+      stream.reserve_total(framing.size);
+    }
+    if (!charge_buffer(c, stream.capacity_for_read(read_limit))) return wait_for_budget(c);
+    const bool starting = buffered.empty();
+    switch (stream.read_some(read_limit)) {
       case TlsStream::Fill::kData:
-        c.set_deadline(limits_.io_timeout);  // a request is arriving
+        c.bytes_in.fetch_add(stream.buffered().size() - buffered.size(), std::memory_order_relaxed);
+        // The whole request's deadline starts with its first byte, and is not extended.
+        if (starting) c.set_deadline(limits_.request_timeout);
         may_read = true;
         break;
       case TlsStream::Fill::kFull:
-        break;  // handled above on the next turn
+        // At the limit and still not a whole request: the framing refuses it on the next turn
+        // (its headers are over kMaxHeaderBytes or its body over max_body).
+        if (std::optional<Outcome> done = refuse(c, 413, "request too large")) return *done;
+        return close(c, /*send_close_notify=*/true);
       case TlsStream::Fill::kWouldBlock:
         if (stream.buffered().empty()) {
           if (stopping_.load()) return close(c, /*send_close_notify=*/true);
           c.set_deadline(limits_.keep_alive_timeout);
         }
         return park(c, EPOLLIN);
-      case TlsStream::Fill::kEnd: {
-        if (stream.buffered().empty()) return close(c, /*send_close_notify=*/false);
-        // The client ended its side mid-request: what is here is all there will be.
-        stream.end_input();
-        if (std::optional<Outcome> done = answer(c)) return *done;
-        return close(c, /*send_close_notify=*/true);
-      }
+      case TlsStream::Fill::kEnd:
+        // The client ended its side mid-request: nothing will complete it.
+        return close(c, /*send_close_notify=*/false);
       case TlsStream::Fill::kFailed:
         return close(c, /*send_close_notify=*/false);
     }
   }
 }
 
-std::optional<ConnectionPool::Outcome> ConnectionPool::answer(Connection& c) {
-  TlsStream& stream = *c.stream;
+std::optional<ConnectionPool::Outcome> ConnectionPool::answer(Connection& c, std::size_t size) {
+  // A large review's JSON tree takes many times its text while it is answered. It waits its
+  // turn, unless no other large review is being answered: then it goes, even over the budget,
+  // so that buffered requests filling the budget can never keep every one of them waiting.
+  const std::size_t parse_charge = size > kConnectionAllowance ? size * kParseFactor : 0;
+  if (parse_charge > 0 && !charge(parse_charge)) {
+    std::size_t none = 0;
+    if (!parsing_alone_.compare_exchange_strong(none, 1)) return wait_for_budget(c);
+    counters_.budget_used.fetch_add(parse_charge);
+  } else if (parse_charge > 0) {
+    parsing_alone_.fetch_add(1);
+  }
   bool connection_closed = false;
-  const bool ok = process_(stream, c.requests_left <= 1, connection_closed, c.ssl);
-  const bool sent = stream.flush();
-  if (!ok || !sent) return close(c, /*send_close_notify=*/false);
+  const bool ok = process_(*c.stream, c.requests_left <= 1, connection_closed, c.ssl);
+  if (parse_charge > 0) parsing_alone_.fetch_sub(1);
+  refund(parse_charge);
+  c.served.fetch_add(1, std::memory_order_relaxed);
+  if (!ok) {
+    c.stream->flush_some();
+    return close(c, /*send_close_notify=*/false);
+  }
+  return finish_response(c, connection_closed);
+}
+
+std::optional<ConnectionPool::Outcome> ConnectionPool::refuse(Connection& c, int status,
+                                                              std::string_view message) {
+  refuse_(*c.stream, status, message);
+  c.stream->request_close();
+  return finish_response(c, /*connection_closed=*/true);
+}
+
+std::optional<ConnectionPool::Outcome> ConnectionPool::finish_response(Connection& c,
+                                                                       bool connection_closed) {
+  c.close_after_write = connection_closed || --c.requests_left == 0;
+  return after_sent(c);
+}
+
+std::optional<ConnectionPool::Outcome> ConnectionPool::after_sent(Connection& c) {
+  TlsStream& stream = *c.stream;
+  switch (stream.flush_some()) {
+    case TlsStream::Flush::kFailed:
+      return close(c, /*send_close_notify=*/false);
+    case TlsStream::Flush::kWouldBlock:
+      // The client is not reading: no thread waits for it. Resumed on EPOLLOUT.
+      if (c.phase != Phase::kWriting) c.set_deadline(limits_.io_timeout);
+      c.phase = Phase::kWriting;
+      return park(c, EPOLLOUT);
+    case TlsStream::Flush::kDone:
+      break;
+  }
+  c.phase = Phase::kOpen;
   if (stream.close_requested()) {
     // close_notify and FIN, then read and discard what the client still sends (the rest of a
     // refused body) until it closes, for at most `linger`: closing a socket with unread data
@@ -313,13 +528,19 @@ std::optional<ConnectionPool::Outcome> ConnectionPool::answer(Connection& c) {
     c.set_deadline(limits_.linger);
     return park(c, EPOLLIN);
   }
-  if (connection_closed || --c.requests_left == 0) return close(c, /*send_close_notify=*/true);
+  if (c.close_after_write) return close(c, /*send_close_notify=*/true);
   return std::nullopt;
 }
 
 void ConnectionPool::sweep(bool stopping) {
   const std::int64_t now = now_ns();
-  std::vector<std::pair<Connection*, bool>> claimed;  // and whether its deadline has passed
+  const bool past_stop_deadline = stopping && now >= stop_deadline_ns_.load();
+  const bool retry_starved = starving_.exchange(false, std::memory_order_relaxed);
+  struct Claimed {
+    Connection* c;
+    bool expired;
+  };
+  std::vector<Claimed> claimed;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const std::unique_ptr<Connection>& owner : all_) {
@@ -328,25 +549,33 @@ void ConnectionPool::sweep(bool stopping) {
       const std::uint32_t s = c->state.load(std::memory_order_acquire);
       if ((s & kOwned) != 0) continue;
       const bool expired = now >= c->deadline_ns.load(std::memory_order_relaxed);
-      if ((expired || stopping) && claim(c, generation_of(s))) claimed.emplace_back(c, expired);
+      const bool starved = retry_starved && c->starved.load(std::memory_order_relaxed);
+      if ((expired || stopping || starved) && claim(c, generation_of(s))) {
+        claimed.push_back({c, expired || past_stop_deadline});
+      }
     }
   }
   for (const auto& [c, expired] : claimed) {
     const bool receiving = c->phase == Phase::kOpen && !c->stream->buffered().empty();
-    if (!expired && (receiving || c->phase == Phase::kLingering)) {
-      // Stopping: a request still arriving, or a response still being read, may finish.
+    const bool sending = c->phase == Phase::kWriting;
+    if (!expired && (receiving || sending || c->phase == Phase::kLingering || c->starved)) {
+      // A request still arriving (or waiting for the budget), or a response still being read,
+      // may finish.
       if (!release(*c)) run(*c);
-    } else if (receiving) {
-      // A request that stopped arriving: cpp-httplib answers it as after its read timeout (a
-      // 400 for a body cut short; nothing for headers cut short), then the connection closes.
-      c->stream->end_input();
-      bool connection_closed = false;
-      process_(*c->stream, true, connection_closed, c->ssl);
-      c->stream->flush();
+    } else if (receiving && !past_stop_deadline) {
+      // A request that did not arrive whole in time: refused, then the connection closes.
+      counters_.deadline_closed.fetch_add(1, std::memory_order_relaxed);
+      refuse_(*c->stream, 408, "request not received in time");
+      c->stream->flush_some();
       close(*c, /*send_close_notify=*/true);
     } else {
-      // Idle past the keep-alive timeout (or stopping), a handshake not done in time, or a
-      // lingering close whose client never closed.
+      // Idle past the keep-alive timeout (or stopping), a handshake not done in time, a
+      // response not read in time, a lingering close whose client never closed; or anything
+      // left at the stop deadline.
+      if (c->phase == Phase::kHandshake && expired) {
+        counters_.deadline_closed.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (past_stop_deadline && (receiving || sending)) forced_.store(true);
       close(*c, /*send_close_notify=*/c->phase == Phase::kOpen);
     }
   }

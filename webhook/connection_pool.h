@@ -8,13 +8,23 @@
 // above what it is alone. Here, as in nginx, a connection holds no thread while it waits: its
 // socket sits in an epoll set (EPOLLONESHOT, and an atomic owner flag, so one thread at a time
 // serves it, without a lock), and a thread that finishes a request takes the next ready
-// connection without sleeping. A request is handed to
-// cpp-httplib only once all of it is buffered (webhook/request_framing.h), so a slow or silent
-// client holds no thread either; deadlines (handshake, request, idle keep-alive, lingering
-// close) are enforced by a sweep every 100 ms.
+// connection without sleeping.
 //
-// cpp-httplib still accepts connections (its listen loop hands each socket to the server's
-// `process_and_close_socket`, which calls `add`) and still parses, routes and answers requests.
+// Hostile clients (SPEC §9: memory bounded under any input, slow clients never hang the server):
+//   - a request is handed on only once all of it is buffered (webhook/request_framing.h), and a
+//     response the client does not read waits for EPOLLOUT, so no thread waits on a client;
+//     "Expect: 100-continue" is answered here;
+//   - deadlines: the handshake, a whole request from its first byte (not per read: a client
+//     sending a byte a second does not extend it), idle keep-alive, lingering close; enforced by
+//     a sweep every 100 ms;
+//   - one memory budget for request bytes buffered past a small per-connection allowance and
+//     for large reviews being parsed: when it is spent, connections that need more stop being
+//     read (TCP holds the rest) until it is given back;
+//   - when every connection slot is taken, the connection that has made the least progress is
+//     closed to make room for the new one;
+//   - a thread that goes idle gives free memory back to the OS (webhook/memory_return.h).
+//
+// cpp-httplib still accepts connections (webhook/httplib_bridge.h hands each socket to `add`).
 
 #include <openssl/ssl.h>
 
@@ -22,9 +32,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,21 +45,48 @@
 namespace gpuadmit::webhook {
 
 struct ConnectionLimits {
-  std::chrono::milliseconds io_timeout{5000};           // handshake; a request's next bytes
+  std::chrono::milliseconds io_timeout{5000};  // the TLS handshake; a response not read
+  // A whole request, from its first byte to its last. The API server's webhook timeout is 10 s
+  // by default (30 s at most): a review that takes longer to arrive is answered to no one.
+  std::chrono::milliseconds request_timeout{10000};
   std::chrono::milliseconds keep_alive_timeout{10000};  // idle between requests
   std::chrono::milliseconds linger{1000};               // draining an unread body before closing
   std::size_t max_requests = 1000000;                   // per connection
   std::size_t max_body = 3 * 1024 * 1024;               // the server's --max-body
-  // Open connections; one more is closed at once. Each costs ~40 KiB (buffers, TLS state), so
-  // this bounds what a flood of idle connections can take (~40 MiB); API servers keep a few.
-  std::size_t max_connections = 1024;
+  // Open connections; past it, the least progressed one makes room. Each costs ~40 KiB (TLS
+  // state, its first read buffer) and at most kConnectionAllowance more unbudgeted. Under 1024
+  // so that the process's descriptors stay below FD_SETSIZE: Debian's cpp-httplib is built
+  // without CPPHTTPLIB_USE_POLL, and the metrics listener's connections go through select().
+  std::size_t max_connections = 1000;
+  // The memory budget (--memory-budget): request bytes buffered past each connection's
+  // allowance, plus kParseFactor times the size of each request over the allowance while it is
+  // being answered (the JSON tree of a review is ~10-16 times its text).
+  std::size_t memory_budget = 96u << 20;
+};
+
+// Buffer bytes each connection may hold without drawing on the budget, and requests up to this
+// size are answered without a parse charge: the API server's reviews are a few KiB.
+inline constexpr std::size_t kConnectionAllowance = 64 * 1024 + 2048;
+inline constexpr std::size_t kParseFactor = 16;
+
+// Answers a request the pool refuses itself (framing limits, deadlines) and asks for the
+// connection to be closed after it: `status` with a one-line JSON `message`.
+using RefuseRequest = std::function<void(TlsStream& stream, int status, std::string_view message)>;
+
+// What the pool has seen, for the metrics and the attack tests.
+struct PoolCounters {
+  std::atomic<std::uint64_t> evicted{0};          // closed to make room for a new connection
+  std::atomic<std::uint64_t> deadline_closed{0};  // handshake or request deadline passed
+  std::atomic<std::uint64_t> budget_waits{0};     // a connection paused for the memory budget
+  std::atomic<std::uint64_t> refused_framing{0};  // refused by request_framing's limits
+  std::atomic<std::size_t> budget_used{0};        // bytes of the budget in use now
 };
 
 class ConnectionPool {
  public:
-  // Starts `threads` threads. `ctx` and `process` must outlive the pool.
-  ConnectionPool(SSL_CTX* ctx, ConnectionLimits limits, std::size_t threads,
-                 ProcessRequest process);
+  // Starts `threads` threads. `ctx`, `process` and `refuse` must outlive the pool.
+  ConnectionPool(SSL_CTX* ctx, ConnectionLimits limits, std::size_t threads, ProcessRequest process,
+                 RefuseRequest refuse);
   ~ConnectionPool();
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
@@ -56,12 +95,18 @@ class ConnectionPool {
   void add(int fd);
   // Graceful stop, once no new connection is added: idle connections are closed at once;
   // requests being received or served finish (within their deadlines), and their connections
-  // close after the response. Returns when every connection is closed and the threads joined.
+  // close after the response. At `deadline`, whatever is left is closed. Returns when every
+  // connection is closed and the threads joined. Call set_stop_deadline first to change it
+  // (default: none).
   void stop();
+  void set_stop_deadline(std::chrono::steady_clock::time_point deadline);
+  // False when stop() closed a connection with a request unfinished at the deadline.
+  bool stopped_cleanly() const { return !forced_.load(); }
+  const PoolCounters& counters() const { return counters_; }
 
  private:
   struct Connection;
-  enum class Phase : std::uint8_t { kHandshake, kOpen, kLingering };
+  enum class Phase : std::uint8_t { kHandshake, kOpen, kWriting, kLingering };
   enum class Outcome : std::uint8_t { kParked, kClosed };
 
   void work();
@@ -72,22 +117,46 @@ class ConnectionPool {
   static bool release(Connection& c);
   void run(Connection& c);
   Outcome serve(Connection& c);
+  // The connection's SSL and stream, on the thread that serves its first event.
+  bool start_tls(Connection& c);
   Outcome serve_open(Connection& c);
   // Re-arms the socket for `events`; the caller still owns the connection.
   Outcome park(Connection& c, std::uint32_t events);
+  // Parks without reading until the budget has room (the sweep retries it).
+  Outcome wait_for_budget(Connection& c);
   Outcome close(Connection& c, bool send_close_notify);
-  // Outcome of cpp-httplib answering the buffered request; nullopt when the connection stays
-  // open for another request.
-  std::optional<Outcome> answer(Connection& c);
+  // Answers the buffered request of `size` bytes (0: handed on before its body); nullopt when
+  // the connection stays open for another request.
+  std::optional<Outcome> answer(Connection& c, std::size_t size);
+  std::optional<Outcome> refuse(Connection& c, int status, std::string_view message);
+  // After a response: sends it (or waits to), then keeps, lingers on or closes the connection.
+  std::optional<Outcome> finish_response(Connection& c, bool connection_closed);
+  std::optional<Outcome> after_sent(Connection& c);
+  // The memory budget: false when `bytes` more do not fit.
+  bool charge(std::size_t bytes);
+  void refund(std::size_t bytes);
+  // Grows the connection's charge to what reading into a buffer of `capacity` bytes needs.
+  bool charge_buffer(Connection& c, std::size_t capacity);
+  void settle_buffer(Connection& c);
+  void release_budget_of(Connection& c);
+  // Closes the least progressed connection not being served; false when there is none.
+  bool evict_one();
   void sweep(bool stopping);
 
   SSL_CTX* ctx_;
   const ConnectionLimits limits_;
   const ProcessRequest process_;
+  const RefuseRequest refuse_;
+  PoolCounters counters_;
+  std::atomic<std::int64_t> stop_deadline_ns_{INT64_MAX};
+  std::atomic<bool> forced_{false};
+  std::atomic<bool> starving_{false};          // some connection waits for the budget
+  std::atomic<std::size_t> parsing_alone_{0};  // large reviews being answered now
   int epoll_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> next_sweep_ns_{0};
   std::atomic<std::size_t> open_{0};
+  std::atomic<std::uint64_t> closes_{0};
 
   // Connection objects are reused, never freed while the pool lives: an event dequeued by one
   // thread may name a connection another thread has just closed, and its generation tells.

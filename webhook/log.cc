@@ -7,6 +7,8 @@
 namespace gpuadmit::webhook {
 namespace {
 
+constexpr std::size_t kKeptBuffer = 256 * 1024;
+
 std::string_view level_name(LogLevel level) {
   switch (level) {
     case LogLevel::kDebug:
@@ -92,6 +94,8 @@ void Logger::write_pending() const {
   std::fwrite(spare_.data(), 1, spare_.size(), out_);
   std::fflush(out_);
   spare_.clear();
+  // A burst of long lines leaves no large buffer behind (RSS returns after the burst).
+  if (spare_.capacity() > kKeptBuffer) std::string().swap(spare_);
 }
 
 void Logger::flush() const { write_pending(); }
@@ -120,6 +124,7 @@ void Logger::log_members(LogLevel level, std::string_view msg, std::string_view 
   }
   line += "}\n";
   emit(level, line);
+  if (line.capacity() > kKeptBuffer) std::string().swap(line);
 }
 
 void Logger::log(LogLevel level, std::string_view msg, const Json& fields) const {

@@ -6,6 +6,8 @@
 namespace gpuadmit::webhook {
 namespace {
 
+using Action = RequestFraming::Action;
+
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -23,58 +25,100 @@ std::string_view trim_spaces_and_tabs(std::string_view s) {
   return s;
 }
 
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+RequestFraming refuse(int status, std::string_view message) {
+  RequestFraming r;
+  r.action = Action::kRefuse;
+  r.status = status;
+  r.message = message;
+  return r;
+}
+
+constexpr std::string_view kHeadersTooLarge = "request headers too large";
+
+// Still in the headers: wait, unless what is here already breaks a limit.
+RequestFraming wait_in_headers(std::string_view buffered, std::size_t line_start, bool first) {
+  if (buffered.size() - line_start > kMaxLineBytes) {
+    return first ? refuse(414, "request line too long") : refuse(431, kHeadersTooLarge);
+  }
+  if (buffered.size() > kMaxHeaderBytes) return refuse(431, kHeadersTooLarge);
+  return {};
+}
+
 }  // namespace
 
 RequestFraming frame_request(std::string_view buffered, std::size_t max_body) {
-  constexpr RequestFraming kWait{};
-  constexpr RequestFraming kHandOverNow{true, 0};
-
   // cpp-httplib 0.11.4 (detail::read_headers): the request line is the first line; the header
   // block ends at the first later line that is exactly "\r\n"; lines not ending in "\r\n" are
   // skipped, not parsed.
   const std::size_t request_line_end = buffered.find('\n');
-  if (request_line_end == std::string_view::npos) {
-    return buffered.size() >= kMaxHeaderBytes ? kHandOverNow : kWait;
-  }
-  std::size_t content_lengths = 0;
+  if (request_line_end == std::string_view::npos) return wait_in_headers(buffered, 0, true);
+  if (request_line_end + 1 > kMaxLineBytes) return refuse(414, "request line too long");
+  std::size_t content_lengths = 0, header_count = 0;
   std::uint64_t content_length = 0;
-  bool length_readable = true;
+  bool length_readable = true, chunked = false;
+  std::size_t expect_at = std::string_view::npos;
   std::size_t line_start = request_line_end + 1;
   while (true) {
     const std::size_t line_end = buffered.find('\n', line_start);
-    if (line_end == std::string_view::npos) {
-      return buffered.size() >= kMaxHeaderBytes ? kHandOverNow : kWait;
-    }
+    if (line_end == std::string_view::npos) return wait_in_headers(buffered, line_start, false);
     std::string_view line = buffered.substr(line_start, line_end + 1 - line_start);
+    const std::size_t this_line = line_start;
     line_start = line_end + 1;
     if (line == "\r\n") break;
-    if (line_start >= kMaxHeaderBytes) return kHandOverNow;
+    if (line.size() > kMaxLineBytes || line_start > kMaxHeaderBytes ||
+        ++header_count > kMaxHeaderCount) {
+      return refuse(431, kHeadersTooLarge);
+    }
     if (line.size() < 2 || line[line.size() - 2] != '\r') continue;  // skipped by cpp-httplib
     line.remove_suffix(2);
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     const std::string_view name = line.substr(0, colon);
     const std::string_view value = trim_spaces_and_tabs(line.substr(colon + 1));
-    // The body arrives after an interim answer, or in a framing the pre-routing check refuses
-    // before reading it: hand the request over with its headers.
-    if (equals_ignoring_case(name, "Transfer-Encoding") || equals_ignoring_case(name, "Expect")) {
-      return kHandOverNow;
+    if (equals_ignoring_case(name, "Transfer-Encoding")) chunked = true;
+    if (equals_ignoring_case(name, "Expect") && equals_ignoring_case(value, "100-continue")) {
+      expect_at = this_line;
     }
     if (equals_ignoring_case(name, "Content-Length")) {
       ++content_lengths;
+      // Digits only: cpp-httplib percent-decodes header values ("%31%30" would read as 10).
+      // Too many digits for a number is left to the pre-routing check's 413.
+      if (!all_digits(value)) return refuse(400, "Content-Length is not a number");
       const auto [end, ec] =
           std::from_chars(value.data(), value.data() + value.size(), content_length);
-      length_readable = !value.empty() && ec == std::errc() && end == value.data() + value.size();
+      length_readable = ec == std::errc() && end == value.data() + value.size();
     }
   }
   const std::size_t header_size = line_start;
-  if (content_lengths == 0) return {true, header_size};
-  // Refused by the pre-routing check (several lengths, not a number, over --max-body) without
-  // the body being read: no reason to wait for it.
-  if (content_lengths > 1 || !length_readable || content_length > max_body) return kHandOverNow;
+  // Refused by the pre-routing check without the body being read: no reason to wait for it.
+  if (chunked || content_lengths > 1 || !length_readable || content_length > max_body) {
+    RequestFraming r;
+    r.action = Action::kHandOver;
+    return r;
+  }
+  RequestFraming r;
+  if (expect_at != std::string_view::npos) {
+    r.action = Action::kContinue;
+    r.expect_at = expect_at;
+    r.interim = content_length > 0 && buffered.size() == header_size;
+    return r;
+  }
   const std::size_t size = header_size + static_cast<std::size_t>(content_length);
-  if (buffered.size() < size) return kWait;
-  return {true, size};
+  if (buffered.size() < size) {
+    r.size = size;  // what the buffer will need
+    return r;
+  }
+  r.action = Action::kReady;
+  r.size = size;
+  return r;
 }
 
 }  // namespace gpuadmit::webhook

@@ -1,28 +1,41 @@
 #pragma once
-// Whether the bytes buffered on a connection hold a whole HTTP/1.1 request.
+// What to do with the bytes buffered on a connection: wait for more, hand a whole request on,
+// refuse it, or answer "100 Continue" first.
 //
-// The connection pool (webhook/connection_pool.h) hands a request to cpp-httplib only once it
-// can be served without waiting on the network, so a slow client holds no worker thread. When
-// the request is unusual — chunked or otherwise transfer-encoded, `Expect: 100-continue`, a
-// Content-Length over the body limit or unreadable, headers past the size cpp-httplib accepts —
-// it is handed over as soon as its headers (or too many bytes) are here: cpp-httplib and the
-// pre-routing check refuse it or answer the interim response without the body being buffered.
+// The connection pool (webhook/connection_pool.h) hands a request to cpp-httplib (or the review
+// fast path) only once it can be served without waiting on the network, so a slow client holds
+// no worker thread. Header lines and their number are limited here, before cpp-httplib sees
+// them (0.11.4 has no limit on their number, and percent-decodes values). A request that
+// declares a body cpp-httplib would refuse unread (chunked, a Content-Length too large, two of
+// them) is handed on with its headers alone: the pre-routing check answers it without reading.
 
 #include <cstddef>
 #include <string_view>
 
 namespace gpuadmit::webhook {
 
-// Bytes of request line and headers after which a request is handed over even without the
-// blank line ending them: cpp-httplib 0.11.4 refuses a request line over 8,192 bytes (414) and
-// header lines over 8,192 bytes, at most 100 of them.
+// cpp-httplib 0.11.4's limits (CPPHTTPLIB_HEADER_MAX_LENGTH, CPPHTTPLIB_REQUEST_URI_MAX_LENGTH),
+// enforced here on the buffered bytes; and a bound of our own on a request's headers.
+inline constexpr std::size_t kMaxLineBytes = 8192;
+inline constexpr std::size_t kMaxHeaderCount = 100;
 inline constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
 
 struct RequestFraming {
-  bool ready = false;  // hand it over now
-  // The bytes that make up the request when `ready` and they are all here (headers and body);
-  // 0 when handed over early (the body, if any, is still to come).
+  enum class Action {
+    kWait,      // not all of it is here yet
+    kReady,     // hand it on
+    kHandOver,  // hand it on now, before its body: it is refused unread (size 0)
+    kRefuse,    // answer `status` with `message` and close, without handing it on
+    kContinue,  // "Expect: 100-continue" at `expect_at`: defuse it, answer 100, wait for the body
+  };
+  Action action = Action::kWait;
+  // kReady: the bytes of the whole request (headers and body). kWait: the same, when the headers
+  // are here and the body is not (0 while the headers are incomplete).
   std::size_t size = 0;
+  int status = 0;
+  std::string_view message;
+  std::size_t expect_at = 0;  // offset of the Expect header's name
+  bool interim = false;       // kContinue: send "100 Continue" (a body is due and none is here yet)
 };
 
 // `buffered` starts at the first byte of a request. `max_body` is the server's body limit.

@@ -39,8 +39,16 @@ std::string_view status_message(int status) {
       return "OK";
     case 400:
       return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
     case 415:
       return "Unsupported Media Type";
+    case 431:
+      return "Request Header Fields Too Large";
     default:
       return "Internal Server Error";
   }

@@ -49,7 +49,8 @@ bool is_json_content_type(std::string_view value);
 // The status line and headers cpp-httplib 0.11.4's write_response_core writes for a response of
 // `status` with a JSON body of `length` bytes: its headers are a multimap ordered by
 // case-insensitive name, so Connection, Content-Length, Content-Type, Keep-Alive. `close`
-// writes "Connection: close" instead of Keep-Alive. Statuses: 200, 400, 415, 500.
+// writes "Connection: close" instead of Keep-Alive. Statuses: 200, 400, 408, 413, 414, 415,
+// 431, 500 (the reason phrases cpp-httplib 0.11.4's status_message gives them).
 std::string response_head(int status, std::size_t length, bool close, long keep_alive_seconds,
                           std::size_t keep_alive_max_count);
 

@@ -20,6 +20,8 @@
 #include "engine/json_dump.h"
 #include "policies/loader.h"
 #include "webhook/connection_pool.h"
+#include "webhook/httplib_bridge.h"
+#include "webhook/metric_labels.h"
 #include "webhook/review_fast_path.h"
 #include "webhook/tls_connection.h"
 
@@ -40,84 +42,48 @@ constexpr const char* kTls13Suites =
 constexpr int kListenBacklog = 1024;  // cpp-httplib's compiled-in 5 drops SYNs under bursts
 constexpr const char* kJson = "application/json";
 constexpr std::size_t kKeepAliveMaxCount = 1000000;
-
-// Runs on every request once its headers are read, before any handler (cpp-httplib's
-// setup_request hook, which gets the request non-const).
-// - Accept-Encoding is dropped, so no response is compressed. Go's http.Transport adds
-//   "Accept-Encoding: gzip" to every request unless DisableCompression is set, and client-go
-//   (which the API server's webhook client uses) leaves it unset. Debian's cpp-httplib is built
-//   with zlib and brotli, so it would gzip (or, for any value containing "br", brotli) each
-//   1-2 KB answer: +39% CPU per review (132 against 95 µs, docs/performance.md). On a cluster
-//   network, that saves nothing worth the CPU on both ends.
-// - Ranges are cleared: an AdmissionReview answer is whole (cpp-httplib would send 206 with a
-//   slice of it for "Range: bytes=0-9").
-void answer_whole_and_plain(httplib::Request& req) {
-  req.headers.erase("Accept-Encoding");
-  req.ranges.clear();
-}
-
-// SSLServer whose listening socket we can reach (re-listen() with a larger backlog), and whose
-// connections are served by a ConnectionPool (webhook/connection_pool.h says why): cpp-httplib's
-// accept loop hands each socket over through its task queue, which runs the hand-over inline.
-class HttpsServer : public httplib::SSLServer {
- public:
-  using httplib::SSLServer::SSLServer;
-  int listening_socket() const { return svr_sock_; }
-
-  // Tried on each request before cpp-httplib: serves it and returns whether the connection
-  // may go on, or returns nullopt to leave it to cpp-httplib.
-  using FastPath = std::function<std::optional<bool>(TlsStream&, bool last, bool& closed)>;
-
-  // Before listen_after_bind(): the pool's threads start here.
-  void start_pool(const ConnectionLimits& limits, std::size_t threads, FastPath fast_path) {
-    pool_ = std::make_unique<ConnectionPool>(
-        ssl_context(), limits, threads,
-        [this, fast_path = std::move(fast_path)](httplib::Stream& stream, bool last,
-                                                 bool& connection_closed, SSL* ssl) {
-          // The pool's streams are TlsStreams (webhook/connection_pool.cc).
-          if (std::optional<bool> served =
-                  fast_path(static_cast<TlsStream&>(stream), last, connection_closed)) {
-            return *served;
-          }
-          return process_request(stream, last, connection_closed, [ssl](httplib::Request& req) {
-            req.ssl = ssl;
-            answer_whole_and_plain(req);
-          });
-        });
-    ConnectionPool* pool = pool_.get();
-    new_task_queue = [pool] { return new HandOver(*pool); };
-  }
-
- private:
-  // cpp-httplib's TaskQueue: the accept loop's task only gives the socket to the pool, so it runs
-  // on the accept thread. shutdown() (after Server::stop() closed the listener) drains the pool.
-  class HandOver : public httplib::TaskQueue {
-   public:
-    explicit HandOver(ConnectionPool& pool) : pool_(pool) {}
-    void enqueue(std::function<void()> fn) override { fn(); }
-    void shutdown() override { pool_.stop(); }
-
-   private:
-    ConnectionPool& pool_;
-  };
-
-  bool process_and_close_socket(socket_t sock) override {
-    pool_->add(sock);
-    return true;
-  }
-
-  std::unique_ptr<ConnectionPool> pool_;
-};
-class PlainServer : public httplib::Server {
- public:
-  int listening_socket() const { return svr_sock_; }
-};
+constexpr std::size_t kMaxLoggedValue = 512;
 
 // SO_REUSEADDR only. cpp-httplib's default sets SO_REUSEPORT on Linux, which lets a second
 // process bind the same port and silently take half of the connections.
 void socket_options(socket_t sock) {
   int yes = 1;
   ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
+// The connection pool's defences at work (webhook/connection_pool.h), for dashboards and the
+// attack tests.
+void render_pool_counters(const PoolCounters& counters, std::string& out) {
+  auto counter = [&out](const char* name, const char* help, std::uint64_t value) {
+    out += "# HELP ";
+    out += name;
+    out += ' ';
+    out += help;
+    out += "\n# TYPE ";
+    out += name;
+    out += " counter\n";
+    out += name;
+    out += ' ';
+    out += std::to_string(value);
+    out += '\n';
+  };
+  counter("gpuadmit_connections_evicted_total",
+          "Connections closed to make room for a new one when every slot was taken.",
+          counters.evicted.load());
+  counter("gpuadmit_connections_deadline_total",
+          "Connections closed because a handshake or a request did not finish in time.",
+          counters.deadline_closed.load());
+  counter("gpuadmit_memory_budget_waits_total",
+          "Times a connection stopped being read until the memory budget had room.",
+          counters.budget_waits.load());
+  counter("gpuadmit_requests_refused_framing_total",
+          "Requests refused before parsing: request line, header line, count or size limits.",
+          counters.refused_framing.load());
+  out +=
+      "# HELP gpuadmit_memory_budget_used_bytes Bytes of the memory budget in use.\n"
+      "# TYPE gpuadmit_memory_budget_used_bytes gauge\ngpuadmit_memory_budget_used_bytes ";
+  out += std::to_string(counters.budget_used.load());
+  out += '\n';
 }
 
 std::string json_error(std::string_view message) {
@@ -131,10 +97,12 @@ void reply_error(httplib::Response& res, int status, std::string_view message) {
   res.set_content(json_error(message), kJson);
 }
 
-// Closes the connection once the response is written (serve_tls_connection reads the header,
-// then lingers so that the client reads the response): a refused request's body was not read,
-// and the stream cannot carry another request.
-void close_after_response(httplib::Response& res) { res.set_header("Connection", "close"); }
+// Closes the connection once the response is written (the pool then lingers so that the client
+// reads the response): a refused request's body was not read, and the stream cannot carry
+// another request. Not set twice when cpp-httplib writes it anyway.
+void close_after_response(const httplib::Request& req, httplib::Response& res) {
+  if (!httplib_closes_after(req)) res.set_header("Connection", "close");
+}
 
 }  // namespace
 
@@ -189,7 +157,14 @@ struct Server::Impl {
 
   bool setup_tls(SSL_CTX& ctx);
   static int install_key_pair(SSL* ssl, void* arg);
+  // configure_http()'s steps.
   void configure_http();
+  void configure_https_server();
+  ConnectionLimits connection_limits() const;
+  void install_refusal_handlers();
+  void install_routes();
+  void install_probes(httplib::Server& server);
+  void configure_metrics_server();
   bool precheck(const httplib::Request& req, httplib::Response& res);
   void handle_review(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
   // A review's answer, whichever path the request came by: metrics and the decision log too.
@@ -199,7 +174,16 @@ struct Server::Impl {
   };
   ReviewReply review(Endpoint endpoint, std::string_view content_type, std::string_view body,
                      std::string_view remote);
+  // review()'s steps. micros < 0: refused before the engine ran.
+  ReviewReply refuse_review(std::string_view endpoint_name, int status, std::string_view message,
+                            std::string_view remote, std::int64_t micros);
+  static bool response_allowed(const Json& review_response);
+  void count_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome, bool allowed,
+                      bool patched);
+  void log_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome, bool allowed,
+                    bool patched, std::uint64_t micros);
   std::optional<bool> serve_plain_review(TlsStream& stream, bool last, bool& connection_closed);
+  void refuse_in_pool(TlsStream& stream, int status, std::string_view message);
   // GPUADMIT_REVIEW_FAST_PATH=off: every request goes through cpp-httplib.
   bool review_fast_path = true;
   void reject(const httplib::Request& req, httplib::Response& res, int status,
@@ -238,6 +222,9 @@ bool Server::Impl::setup_tls(SSL_CTX& ctx) {
     return false;
   }
   SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384");
+  // OpenSSL's server session cache holds up to 20,480 sessions by default: bounded, so that a
+  // flood of handshakes cannot leave that many behind. The API server keeps its connections.
+  SSL_CTX_sess_set_cache_size(&ctx, 1024);
   static const unsigned char kSessionContext[] = "gpuadmit";
   SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof kSessionContext - 1);
   SSL_CTX_set_cert_cb(&ctx, &Impl::install_key_pair, this);
@@ -261,7 +248,7 @@ void Server::Impl::reject(const httplib::Request& req, httplib::Response& res, i
                           std::string_view message) {
   reply_error(res, status, message);
   // The body was not read: the connection cannot carry another request.
-  close_after_response(res);
+  close_after_response(req, res);
   metrics.rejected.add({std::to_string(status)});
   if (logger.enabled(LogLevel::kWarn)) {
     Json fields = Json::object();
@@ -299,9 +286,10 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
     reject(req, res, 411, "chunked request bodies are not accepted; send Content-Length");
     return false;
   }
+  // "identity" in any case was removed by the request hook (webhook/httplib_bridge.cc).
   if (req.has_header("Content-Encoding")) {
     const std::string encoding = req.get_header_value("Content-Encoding");
-    if (encoding != "identity") {
+    {
       reject(req, res, 415,
              "compressed request bodies are not accepted (Content-Encoding: " +
                  encoding.substr(0, 40) + ")");
@@ -342,12 +330,29 @@ void Server::Impl::handle_review(const httplib::Request& req, httplib::Response&
                                  Endpoint endpoint) {
   if (draining.load(std::memory_order_relaxed)) {
     // Answered in full, but the client should open its next connection to a ready replica.
-    close_after_response(res);
+    close_after_response(req, res);
   }
   ReviewReply reply =
       review(endpoint, req.get_header_value("Content-Type"), req.body, req.remote_addr);
   res.status = reply.status;
   res.set_content(reply.body, kJson);
+}
+
+// A request the connection pool refuses before anyone parses it (header limits, a request not
+// received in time): the same JSON shape and headers as the pre-routing check's refusals.
+void Server::Impl::refuse_in_pool(TlsStream& stream, int status, std::string_view message) {
+  const std::string body = json_error(message);
+  const std::string head = response_head(status, body.size(), /*close=*/true,
+                                         config.keep_alive_timeout.count(), kKeepAliveMaxCount);
+  stream.write(head.data(), head.size());
+  stream.write(body.data(), body.size());
+  metrics.rejected.add({std::to_string(status)});
+  if (logger.enabled(LogLevel::kWarn)) {
+    std::string remote;
+    int remote_port = 0;
+    stream.get_remote_ip_and_port(remote, remote_port);
+    logger.warn("request refused", {{"status", status}, {"error", message}, {"remote", remote}});
+  }
 }
 
 // The review fast path (webhook/review_fast_path.h): a plain review answered from the buffered
@@ -390,12 +395,7 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   const auto start = Clock::now();
   const std::string_view endpoint_name = endpoint == Endpoint::kMutate ? "mutate" : "validate";
   if (!is_json_content_type(content_type)) {
-    metrics.requests.add({endpoint_name, "", "", "error"});
-    logger.warn("bad request", {{"endpoint", endpoint_name},
-                                {"status", 415},
-                                {"error", "Content-Type must be application/json"},
-                                {"remote", remote}});
-    return {415, json_error("Content-Type must be application/json")};
+    return refuse_review(endpoint_name, 415, "Content-Type must be application/json", remote, -1);
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
   AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
@@ -403,99 +403,140 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
       .observe(micros);
-
   if (result.error) {
-    metrics.requests.add({endpoint_name, "", "", "error"});
-    logger.warn("bad request", {{"endpoint", endpoint_name},
-                                {"status", 400},
-                                {"error", result.error->message},
-                                {"remote", remote},
-                                {"latency_us", micros}});
-    return {400, json_error(result.error->message)};
+    return refuse_review(endpoint_name, 400, result.error->message, remote,
+                         static_cast<std::int64_t>(micros));
   }
   const AdmissionOutcome& outcome = *result.outcome;
-  bool allowed = true;
-  if (const Json* response = find_member(outcome.response, "response")) {
+  const bool allowed = response_allowed(outcome.response);
+  const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
+  count_decision(endpoint_name, outcome, allowed, patched);
+  if (logger.enabled(LogLevel::kInfo))
+    log_decision(endpoint_name, outcome, allowed, patched, micros);
+  return {200, dump_json(outcome.response, Json::error_handler_t::replace)};
+}
+
+Server::Impl::ReviewReply Server::Impl::refuse_review(std::string_view endpoint_name, int status,
+                                                      std::string_view message,
+                                                      std::string_view remote,
+                                                      std::int64_t micros) {
+  metrics.requests.add({endpoint_name, "", "", "error"});
+  Json fields = {
+      {"endpoint", endpoint_name}, {"status", status}, {"error", message}, {"remote", remote}};
+  if (micros >= 0) fields["latency_us"] = micros;
+  logger.warn("bad request", fields);
+  return {status, json_error(message)};
+}
+
+bool Server::Impl::response_allowed(const Json& review_response) {
+  if (const Json* response = find_member(review_response, "response")) {
     if (const Json* a = find_member(*response, "allowed"); a != nullptr && a->is_boolean()) {
-      allowed = a->get<bool>();
+      return a->get<bool>();
     }
   }
-  ReviewReply reply{200, dump_json(outcome.response, Json::error_handler_t::replace)};
+  return true;
+}
 
-  metrics.requests.add({endpoint_name, outcome.operation, outcome.kind,
+// Label values from a closed set (metric_labels.h): a review cannot create series.
+void Server::Impl::count_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome,
+                                  bool allowed, bool patched) {
+  metrics.requests.add({endpoint_name, operation_label(outcome.operation), kind_label(outcome.kind),
                         allowed ? std::string_view("allowed") : std::string_view("denied")});
   const std::string& tenant = outcome.evaluation.tenant;
   for (const Finding& f : outcome.evaluation.findings) {
     metrics.violations.add({f.rule, severity_name(f.severity)});
     metrics.findings.add({f.rule, f.audit ? "audit" : severity_name(f.severity), tenant});
   }
-  const bool patched = endpoint == Endpoint::kMutate && outcome.evaluation.changed();
   if (patched) {
     for (const std::string& m : outcome.evaluation.mutations) metrics.mutations.add({m, tenant});
   }
-  if (logger.enabled(LogLevel::kInfo)) {
-    // The decision line's members written directly: no Json object per review.
-    thread_local std::string members;
-    members.clear();
-    auto add_string = [](std::string_view key, std::string_view value) {
-      members += members.empty() ? "\"" : ",\"";
-      members += key;
-      members += "\":";
-      append_json_string(members, value, Json::error_handler_t::replace);
-    };
-    auto add_list = [](std::string_view key, auto&& items, auto&& text) {
-      members += ",\"";
-      members += key;
-      members += "\":[";
-      bool first = true;
-      for (const auto& item : items) {
-        if (!first) members += ',';
-        first = false;
-        append_json_string(members, text(item), Json::error_handler_t::replace);
-      }
-      members += ']';
-    };
-    add_string("endpoint", endpoint_name);
-    add_string("uid", outcome.uid);
-    add_string("operation", outcome.operation);
-    add_string("kind", outcome.kind);
-    add_string("namespace", outcome.ns);
-    add_string("name", outcome.name);
-    members += allowed ? ",\"allowed\":true" : ",\"allowed\":false";
-    add_list("rules", outcome.evaluation.findings,
-             [](const Finding& f) -> std::string_view { return f.rule; });
-    static const std::vector<std::string> kNone;
-    add_list("mutations", patched ? outcome.evaluation.mutations : kNone,
-             [](const std::string& m) -> std::string_view { return m; });
-    members += ",\"latency_us\":";
-    members += std::to_string(micros);
-    logger.log_members(LogLevel::kInfo, "decision", members);
-  }
-  return reply;
+}
+
+// The decision line's members written directly: no Json object per review.
+void Server::Impl::log_decision(std::string_view endpoint_name, const AdmissionOutcome& outcome,
+                                bool allowed, bool patched, std::uint64_t micros) {
+  thread_local std::string members;
+  members.clear();
+  // A review's strings are client text: each is cut at kMaxLoggedValue bytes, so a 1 MB kind
+  // is not a 1 MB log line (Kubernetes names are at most 253 bytes).
+  auto add_string = [](std::string_view key, std::string_view value) {
+    members += members.empty() ? "\"" : ",\"";
+    members += key;
+    members += "\":";
+    append_json_string(members, value.substr(0, kMaxLoggedValue), Json::error_handler_t::replace);
+  };
+  auto add_list = [](std::string_view key, auto&& items, auto&& text) {
+    members += ",\"";
+    members += key;
+    members += "\":[";
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) members += ',';
+      first = false;
+      append_json_string(members, text(item), Json::error_handler_t::replace);
+    }
+    members += ']';
+  };
+  add_string("endpoint", endpoint_name);
+  add_string("uid", outcome.uid);
+  add_string("operation", outcome.operation);
+  add_string("kind", outcome.kind);
+  add_string("namespace", outcome.ns);
+  add_string("name", outcome.name);
+  members += allowed ? ",\"allowed\":true" : ",\"allowed\":false";
+  add_list("rules", outcome.evaluation.findings,
+           [](const Finding& f) -> std::string_view { return f.rule; });
+  static const std::vector<std::string> kNone;
+  add_list("mutations", patched ? outcome.evaluation.mutations : kNone,
+           [](const std::string& m) -> std::string_view { return m; });
+  members += ",\"latency_us\":";
+  members += std::to_string(micros);
+  logger.log_members(LogLevel::kInfo, "decision", members);
 }
 
 void Server::Impl::configure_http() {
+  configure_https_server();
+  const char* fast_path_setting = std::getenv("GPUADMIT_REVIEW_FAST_PATH");
+  review_fast_path = fast_path_setting == nullptr || std::string_view(fast_path_setting) != "off";
+  https.start_pool(
+      connection_limits(), static_cast<size_t>(config.threads),
+      [this](TlsStream& stream, bool last, bool& connection_closed) {
+        return serve_plain_review(stream, last, connection_closed);
+      },
+      [this](TlsStream& stream, int status, std::string_view message) {
+        refuse_in_pool(stream, status, message);
+      });
+  install_refusal_handlers();
+  install_routes();
+  configure_metrics_server();
+}
+
+// Defaults that cost: Nagle adds ~40 ms per kept-alive response, and 5 requests per connection
+// forces a TLS handshake every 5 reviews.
+void Server::Impl::configure_https_server() {
   https.set_socket_options(socket_options);
-  // Defaults that cost: Nagle adds ~40 ms per kept-alive response, and 5 requests per
-  // connection forces a TLS handshake every 5 reviews.
   https.set_tcp_nodelay(true);
   https.set_keep_alive_max_count(kKeepAliveMaxCount);
   https.set_keep_alive_timeout(config.keep_alive_timeout.count());
   https.set_read_timeout(config.io_timeout.count(), 0);
   https.set_write_timeout(config.io_timeout.count(), 0);
+  https.set_payload_max_length(config.max_body);  // backstop; precheck answers first
+}
+
+ConnectionLimits Server::Impl::connection_limits() const {
   ConnectionLimits limits;
   limits.io_timeout = config.io_timeout;
   limits.keep_alive_timeout = config.keep_alive_timeout;
   limits.max_requests = kKeepAliveMaxCount;
   limits.max_body = config.max_body;
-  https.set_payload_max_length(config.max_body);  // backstop; precheck answers first
-  const char* fast_path_setting = std::getenv("GPUADMIT_REVIEW_FAST_PATH");
-  review_fast_path = fast_path_setting == nullptr || std::string_view(fast_path_setting) != "off";
-  https.start_pool(limits, static_cast<size_t>(config.threads),
-                   [this](TlsStream& stream, bool last, bool& connection_closed) {
-                     return serve_plain_review(stream, last, connection_closed);
-                   });
+  limits.request_timeout = config.request_timeout;
+  limits.memory_budget = config.memory_budget;
+  return limits;
+}
 
+// The pre-routing check, the Expect: 100-continue answer, and cpp-httplib's own refusals and
+// exceptions, all in the same one-line JSON shape.
+void Server::Impl::install_refusal_handlers() {
   https.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     return precheck(req, res) ? httplib::Server::HandlerResponse::Unhandled
                               : httplib::Server::HandlerResponse::Handled;
@@ -517,34 +558,40 @@ void Server::Impl::configure_http() {
         } catch (...) {
         }
         reply_error(res, 500, "internal error");
-        close_after_response(res);
+        close_after_response(req, res);
         metrics.rejected.add({"500"});
         logger.error("internal error", {{"error", what}, {"path", req.path}});
       });
-  // cpp-httplib's own refusals (malformed request line, URI too long, ...) in the same
-  // one-line JSON shape as ours.
   // After such an error the request stream is in an unknown state (a body half read after a
   // read timeout, a malformed request line): the connection is closed too.
-  https.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&,
+  https.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req,
                                                                   httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    close_after_response(res);
+    close_after_response(req, res);
     res.set_content(json_error("HTTP " + std::to_string(res.status) + ": request refused"), kJson);
     return httplib::Server::HandlerResponse::Handled;
   }));
+}
 
-  // Literal paths: a regex route in cpp-httplib 0.11.4 runs std::regex on the path, which
-  // recurses per character and can overflow the stack on a long one.
+// Literal paths: a regex route in cpp-httplib 0.11.4 runs std::regex on the path, which recurses
+// per character and can overflow the stack on a long one.
+void Server::Impl::install_routes() {
   https.Post("/mutate", [this](const httplib::Request& req, httplib::Response& res) {
     handle_review(req, res, Endpoint::kMutate);
   });
   https.Post("/validate", [this](const httplib::Request& req, httplib::Response& res) {
     handle_review(req, res, Endpoint::kValidate);
   });
-  https.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  install_probes(https);
+}
+
+// /healthz and /readyz. On the metrics listener too: with --client-ca every TLS client must
+// present a certificate, and a kubelet's HTTPS probe presents none.
+void Server::Impl::install_probes(httplib::Server& server) {
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  https.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  server.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     if (ready()) {
       res.set_content("ok\n", "text/plain");
     } else {
@@ -552,7 +599,9 @@ void Server::Impl::configure_http() {
       res.set_content(draining.load() ? "draining\n" : "not ready\n", "text/plain");
     }
   });
+}
 
+void Server::Impl::configure_metrics_server() {
   metrics_http.set_socket_options(socket_options);
   metrics_http.set_tcp_nodelay(true);
   metrics_http.set_read_timeout(config.io_timeout.count(), 0);
@@ -563,8 +612,10 @@ void Server::Impl::configure_http() {
     metrics.ready.store(ready());
     std::string text = metrics.render();
     if (config.extra_metrics) config.extra_metrics(text);
+    if (const ConnectionPool* pool = https.pool()) render_pool_counters(pool->counters(), text);
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });
+  install_probes(metrics_http);
 }
 
 void Server::Impl::check_policy() {
@@ -658,6 +709,9 @@ std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
     errors.push_back("--threads must be from 1 to 4096");
   }
   if (config.max_body < 1024) errors.push_back("--max-body must be at least 1024 bytes");
+  if (config.shutdown_delay >= config.shutdown_deadline) {
+    errors.push_back("--shutdown-delay must be shorter than --shutdown-deadline");
+  }
   if (config.cert_path.empty()) errors.push_back("--tls-cert is required");
   if (config.key_path.empty()) errors.push_back("--tls-key is required");
 
@@ -724,7 +778,7 @@ bool Server::run() {
   impl.run_started.store(true);
   // Returns after stop(): the accept loop ends, then the pool joins its workers, each of which
   // finishes the request it is serving first.
-  const bool ok = impl.https.listen_after_bind();
+  const bool ok = impl.https.listen_after_bind() && impl.https.pool()->stopped_cleanly();
   if (impl.metrics_enabled) {
     // The metrics listener may not have entered its accept loop yet.
     for (int i = 0; i < 5000 && !impl.metrics_http.is_running(); ++i) {
@@ -749,10 +803,14 @@ void Server::shutdown() {
     if (impl.shutdown_done) return;
     impl.shutdown_done = true;
   }
+  const auto deadline = Clock::now() + impl.config.shutdown_deadline;
   impl.draining.store(true);
   impl.metrics.ready.store(false);
-  impl.logger.info("draining", {{"shutdown_delay_ms", impl.config.shutdown_delay.count()}});
+  impl.logger.info("draining", {{"shutdown_delay_ms", impl.config.shutdown_delay.count()},
+                                {"shutdown_deadline_ms", impl.config.shutdown_deadline.count()}});
+  // Still serving, /readyz failing: the endpoints controller and kube-proxy stop sending here.
   std::this_thread::sleep_for(impl.config.shutdown_delay);
+  if (ConnectionPool* pool = impl.https.pool()) pool->set_stop_deadline(deadline);
   // stop() does nothing before listen_after_bind has started: wait for it (bounded).
   for (int i = 0; i < 5000 && !impl.https.is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -1,8 +1,10 @@
 #pragma once
 // The admission webhook server (SPEC §7): POST /mutate, POST /validate, GET /healthz and
-// GET /readyz over TLS, Prometheus metrics on a separate plain listener, hot reload of the
-// serving key pair and of the policy, graceful drain. A thin, defensive adapter around the
-// engine's AdmissionReview codec; cpp-httplib stays inside server.cc.
+// GET /readyz over TLS, Prometheus metrics (and the same two probes, for kubelets that cannot
+// present a client certificate) on a separate plain listener, hot reload of the serving key pair
+// and of the policy, graceful drain with a deadline. A thin, defensive adapter around the
+// engine's AdmissionReview codec; what it needs of cpp-httplib's internals is in
+// webhook/httplib_bridge.h.
 //
 //   auto created = Server::create(config, pipeline, logger);
 //   auto& server = std::get<std::unique_ptr<Server>>(created);
@@ -37,11 +39,19 @@ struct ServerConfig {
   // "Webhook"); more threads than that are woken for events the finishing one would take.
   int threads = 6;
   std::size_t max_body = 3u << 20;  // the API server's own request limit is 3 MiB
+  // Request bytes buffered and large reviews being parsed, across connections
+  // (webhook/connection_pool.h): when spent, connections that need more wait, unread.
+  std::size_t memory_budget = 96u << 20;
   std::chrono::milliseconds watch_interval{1000};
-  // Between SIGTERM and closing the listener: /readyz already fails so endpoints drop the pod.
-  std::chrono::milliseconds shutdown_delay{2000};
-  std::chrono::seconds io_timeout{5};           // per read/write; also bounds the handshake
-  std::chrono::seconds keep_alive_timeout{10};  // idle kept-alive connection → closed
+  // Between SIGTERM and closing the listener: /readyz already fails and requests are still
+  // served, so the endpoints controller and kube-proxy drop the pod before it stops accepting.
+  std::chrono::milliseconds shutdown_delay{0};
+  // From SIGTERM: what is still open then is closed and the shutdown logged as not clean. Under
+  // the chart's 30 s terminationGracePeriodSeconds, so the kubelet never has to SIGKILL.
+  std::chrono::milliseconds shutdown_deadline{20000};
+  std::chrono::seconds io_timeout{5};                // the handshake; a response not being read
+  std::chrono::milliseconds request_timeout{10000};  // a whole request, first byte to last
+  std::chrono::seconds keep_alive_timeout{10};       // idle kept-alive connection → closed
   // `serve --dra-lookup`: what the engine asks about pods' DRA claims (kube/, owned by the
   // caller, outliving the server); null: nothing is looked up. Its metrics are appended to the
   // exposition by `extra_metrics`.
@@ -69,7 +79,8 @@ class Server {
   // Returns true on a clean drain.
   bool run();
   // Thread-safe and idempotent: /readyz fails at once, the listener closes after
-  // shutdown_delay, run() returns when the workers are done.
+  // shutdown_delay, run() returns when the workers are done or shutdown_deadline has passed
+  // (then false: connections were closed unfinished).
   void shutdown();
 
   const Metrics& metrics() const;

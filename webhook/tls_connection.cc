@@ -68,6 +68,27 @@ void TlsStream::reserve_tail(std::size_t bytes) {
   if (in_.size() - in_end_ < bytes) in_.resize(std::max(in_.size() * 2, in_end_ + bytes));
 }
 
+std::size_t TlsStream::capacity_for_read(std::size_t limit) const {
+  if (in_end_ - in_begin_ >= limit) return in_.size();
+  const std::size_t bytes = std::min(kReadChunk, limit - (in_end_ - in_begin_));
+  const std::size_t end = in_end_ - in_begin_;  // after moving unread bytes to the front
+  if (in_.size() - in_end_ >= bytes || in_.size() - end >= bytes) return in_.size();
+  return std::max(in_.size() * 2, end + bytes);
+}
+
+void TlsStream::reserve_total(std::size_t total) {
+  if (in_.size() - in_begin_ >= total) return;
+  std::vector<char> exact(std::max(total, in_end_ - in_begin_));
+  std::memcpy(exact.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+  in_end_ -= in_begin_;
+  in_begin_ = 0;
+  in_.swap(exact);
+}
+
+void TlsStream::defuse_header(std::size_t offset) {
+  if (in_begin_ + offset < in_end_) in_[in_begin_ + offset] = 'X';
+}
+
 void TlsStream::compact() {
   if (in_begin_ == in_end_) {
     in_begin_ = in_end_ = 0;
@@ -127,11 +148,6 @@ ssize_t TlsStream::read(char* ptr, size_t size) {
 
 ssize_t TlsStream::write(const char* ptr, size_t size) {
   if (failed_) return -1;
-  // cpp-httplib writes a response's status line and headers in one call, the body in another.
-  const std::string_view chunk(ptr, size);
-  if (chunk.starts_with("HTTP/1.") && chunk.find("\r\nConnection: close\r\n") != chunk.npos) {
-    close_requested_ = true;
-  }
   out_.append(ptr, size);
   if (out_.size() >= kFlushThreshold && !flush()) return -1;
   return static_cast<ssize_t>(size);
@@ -155,6 +171,22 @@ bool TlsStream::flush() {
   }
   out_.clear();
   return true;
+}
+
+TlsStream::Flush TlsStream::flush_some() {
+  if (failed_) return Flush::kFailed;
+  if (out_.empty()) return Flush::kDone;
+  const int n = SSL_write(ssl_, out_.data(), static_cast<int>(out_.size()));
+  if (n > 0) {
+    out_.clear();
+    return Flush::kDone;
+  }
+  const int error = SSL_get_error(ssl_, n);
+  ERR_clear_error();
+  if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) return Flush::kWouldBlock;
+  failed_ = true;
+  out_.clear();
+  return Flush::kFailed;
 }
 
 void TlsStream::get_remote_ip_and_port(std::string& ip, int& port) const {

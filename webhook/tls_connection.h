@@ -1,23 +1,20 @@
 #pragma once
-// The byte stream of one TLS connection, as cpp-httplib's request handling reads and writes it.
+// The byte stream of one TLS connection: what the connection pool reads into without blocking,
+// and what a response is collected in before it goes out as one SSL_write.
 //
-// cpp-httplib 0.11.4's SSLSocketStream reads the request line and headers one byte per
+// cpp-httplib 0.11.4's own SSLSocketStream reads the request line and headers one byte per
 // SSL_read, polls the socket before every read and every write, and writes each response as two
-// SSL_writes (headers, then body): two TLS records and two TCP sends. Debian ships the library
-// compiled, so none of this can be changed in place; but SSLServer's per-connection entry point
-// (`process_and_close_socket`) is virtual and `Server::process_request` is protected. The server
-// hands each accepted socket to a ConnectionPool (webhook/connection_pool.h), which calls
-// `process_request` with a TlsStream once a whole request is buffered: reads come from a buffer
-// the pool filled without blocking, writes are collected and sent as one SSL_write when the
-// response is complete (or before the next read, so an interim "100 Continue" is never held
-// back). Parsing, routing, handlers and response framing stay cpp-httplib's.
+// SSL_writes (headers, then body): two TLS records and two TCP sends. Here the pool fills a
+// buffer without blocking (read_some) and hands a request on only once it is whole; reads then
+// come from that buffer, writes are collected and sent as one SSL_write when the response is
+// complete (or before the next read, so an interim "100 Continue" is never held back).
+// webhook/httplib_bridge.h shows this stream to cpp-httplib as an httplib::Stream.
 //
-// The socket is non-blocking. Only a request handed over before its body arrived (see
-// webhook/request_framing.h) makes `read` wait, with poll() and the I/O timeout, as cpp-httplib's
-// own stream does.
+// The socket is non-blocking. Only a request handed over before its body arrived makes `read`
+// wait, with poll() and the I/O timeout, as cpp-httplib's own stream does.
 
-#include <httplib.h>
 #include <openssl/ssl.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,17 +26,21 @@
 
 namespace gpuadmit::webhook {
 
-class TlsStream final : public httplib::Stream {
+class TlsStream final {
  public:
   TlsStream(int fd, SSL* ssl, std::chrono::milliseconds io_timeout);
+  TlsStream(const TlsStream&) = delete;
+  TlsStream& operator=(const TlsStream&) = delete;
 
-  bool is_readable() const override;
-  bool is_writable() const override { return !failed_; }
-  ssize_t read(char* ptr, size_t size) override;
-  ssize_t write(const char* ptr, size_t size) override;
-  void get_remote_ip_and_port(std::string& ip, int& port) const override;
-  void get_local_ip_and_port(std::string& ip, int& port) const override;
-  socket_t socket() const override { return fd_; }
+  // Blocking reads and writes, for a request handed on before its body arrived: the semantics of
+  // httplib::Stream (-1 on error or timeout, 0 at the end).
+  bool is_readable() const;
+  bool is_writable() const { return !failed_; }
+  ssize_t read(char* ptr, size_t size);
+  ssize_t write(const char* ptr, size_t size);
+  void get_remote_ip_and_port(std::string& ip, int& port) const;
+  void get_local_ip_and_port(std::string& ip, int& port) const;
+  int socket() const { return fd_; }
 
   enum class Fill {
     kData,        // bytes were added (at most one TLS record's worth)
@@ -50,6 +51,16 @@ class TlsStream final : public httplib::Stream {
   };
   // One SSL_read, without waiting, unless `limit` bytes are buffered already.
   Fill read_some(std::size_t limit);
+  // The buffer's size once read_some(limit) has made room (what the memory budget is asked for
+  // before the read).
+  std::size_t capacity_for_read(std::size_t limit) const;
+  std::size_t capacity() const { return in_.size(); }
+  // Makes the buffer hold `total` bytes from the first unread one (a body of known length is
+  // read into a buffer of its size, not one doubled past it).
+  void reserve_total(std::size_t total);
+  // Renames the buffered header whose name starts `offset` bytes into the buffered data
+  // ("Expect" → "Xxpect"), once the pool has answered its "100 Continue" itself.
+  void defuse_header(std::size_t offset);
   // True when OpenSSL has read bytes from the socket that read_some has not returned yet: the
   // socket's readiness no longer says that something is waiting.
   bool tls_pending() const { return SSL_has_pending(ssl_) == 1; }
@@ -63,10 +74,17 @@ class TlsStream final : public httplib::Stream {
   // Between requests: moves unread bytes to the front, releases a buffer grown by a large body.
   void compact();
 
-  // Sends what write() collected as one SSL_write. False once the connection has failed.
+  // Sends what write() collected as one SSL_write, waiting (poll, the I/O timeout) while the
+  // socket is full. False once the connection has failed.
   bool flush();
-  // True when the last response written carried "Connection: close": cpp-httplib 0.11.4 keeps
-  // such a connection open otherwise and would parse an unread body as the next request.
+  enum class Flush { kDone, kWouldBlock, kFailed };
+  // flush() without waiting: kWouldBlock leaves the rest to send once the socket is writable
+  // (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER is set on every connection).
+  Flush flush_some();
+  bool has_output() const { return !out_.empty(); }
+  // The response written said "Connection: close": the pool closes the connection after it
+  // (lingering), whatever else the request handler reported.
+  void request_close() { close_requested_ = true; }
   bool close_requested() const { return close_requested_; }
 
  private:
@@ -88,9 +106,9 @@ class TlsStream final : public httplib::Stream {
   mutable int remote_port_ = -1, local_port_ = -1;
 };
 
-// Serves one request from `stream`: cpp-httplib's Server::process_request with the request's
-// `ssl` set, as its SSLServer does. Returns false when the connection cannot continue.
+// Serves one request from `stream` (webhook/httplib_bridge.h: cpp-httplib's process_request, or
+// the review fast path). Returns false when the connection cannot continue.
 using ProcessRequest =
-    std::function<bool(httplib::Stream& stream, bool last, bool& connection_closed, SSL* ssl)>;
+    std::function<bool(TlsStream& stream, bool last, bool& connection_closed, SSL* ssl)>;
 
 }  // namespace gpuadmit::webhook

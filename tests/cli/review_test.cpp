@@ -234,6 +234,14 @@ TEST_CASE("review: malformed input exits 2 with a clear message") {
        "gpuadmit review: <stdin>: request is missing\n"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":""}})",
        "gpuadmit review: <stdin>: request.uid is missing\n"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"z"}})",
+       "gpuadmit review: <stdin>: request.operation is missing\n"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"z",)"
+       R"("operation":"CREATE","object":[1]}})",
+       "gpuadmit review: <stdin>: request.object must be an object\n"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"z",)"
+       R"("operation":"UPDATE"}})",
+       "gpuadmit review: <stdin>: request.object is missing (required for UPDATE)\n"},
       {std::string(10000, '[') + std::string(10000, ']'),
        "gpuadmit review: <stdin>: request body nests deeper than 100 levels\n"},
   };

@@ -1,5 +1,9 @@
 #include "engine/scheduling.h"
 
+#include <algorithm>
+#include <map>
+#include <random>
+
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
@@ -266,6 +270,161 @@ TEST_CASE("mutator scheduling: class_conflict finds placements that exclude the 
     const std::optional<std::string> conflict = class_conflict(fixture.view(), t4);
     CHECK(conflict.value_or("") == c.conflict);
   }
+}
+
+}  // namespace
+}  // namespace gpuadmit::testing
+
+namespace gpuadmit::testing {
+namespace {
+
+std::string affinity_terms(const std::string& terms) {
+  return R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
+         R"({"nodeSelectorTerms":)" +
+         terms + "}}}";
+}
+
+// Pods that no class node can run although some node could run them alone: each a shape of the
+// 18 pods GPU011 let through (issue 15).
+TEST_CASE("mutator scheduling: class_conflict decides each label key exactly", "[scheduling]") {
+  auto policy = policy_from_yaml(fleet_policy());
+  const LabelSelectorValues t4 = policy->find_class("t4")->node_selector;
+  const std::vector<ConflictCase> cases = {
+      {"a nodeSelector rules out the only term compatible with the class",
+       "{" + std::string(R"("nodeSelector":{"zone":"b"},)") +
+           affinity_terms(
+               R"([{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]},
+                   {"matchExpressions":[{"key":"cloud.example.com/pool","operator":"In","values":["x"]}]}])") +
+           "}",
+       "required node affinity nodeSelectorTerms[0] (zone In [a]) admits no node with the pod's "
+       "nodeSelector and the class's labels on zone; nodeSelectorTerms[1] (cloud.example.com/pool "
+       "In [x]) allows none of the class's cloud.example.com/pool values [t4-a, t4-b]"},
+      {"a term that contradicts itself beside one that contradicts the class",
+       "{" +
+           affinity_terms(
+               R"([{"matchExpressions":[{"key":"tier","operator":"In","values":["x"]},
+                                        {"key":"tier","operator":"NotIn","values":["x"]}]},
+                   {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"NotIn","values":["Tesla-T4"]}]}])") +
+           "}",
+       "required node affinity nodeSelectorTerms[0] (tier In [x], tier NotIn [x]) admits no node "
+       "with the pod's nodeSelector and the class's labels on tier; nodeSelectorTerms[1] "
+       "(nvidia.com/gpu.product NotIn [Tesla-T4]) allows none of the class's "
+       "nvidia.com/gpu.product values [Tesla-T4]"},
+      {"a pod no node can run at all is not the class's conflict",
+       "{" +
+           affinity_terms(R"([{"matchExpressions":[{"key":"tier","operator":"Exists"},
+                                        {"key":"tier","operator":"DoesNotExist"}]}])") +
+           "}",
+       ""},
+      {"NotIn every class value but one, with Exists: compatible",
+       "{" +
+           affinity_terms(
+               R"([{"matchExpressions":[{"key":"cloud.example.com/pool","operator":"NotIn","values":["t4-a"]},
+                                        {"key":"cloud.example.com/pool","operator":"Exists"}]}])") +
+           "}",
+       ""},
+      {"Gt and Lt leave no integer", "{" + affinity_terms(R"([{"matchExpressions":[
+            {"key":"gpus","operator":"Gt","values":["3"]},{"key":"gpus","operator":"Lt","values":["4"]}]},
+            {"matchExpressions":[{"key":"cloud.example.com/pool","operator":"In","values":["x"]}]}])") +
+                                          "}",
+       "required node affinity nodeSelectorTerms[0] (gpus Gt [3], gpus Lt [4]) admits no node "
+       "with the pod's nodeSelector and the class's labels on gpus; nodeSelectorTerms[1] "
+       "(cloud.example.com/pool In [x]) allows none of the class's cloud.example.com/pool values "
+       "[t4-a, t4-b]"},
+  };
+  for (const ConflictCase& c : cases) {
+    INFO(c.name);
+    const std::string pod =
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" + c.spec + "}";
+    PodFixture fixture(policy, pod, "web-a");
+    CHECK(class_conflict(fixture.view(), t4).value_or("") == c.conflict);
+  }
+}
+
+// Random pods against every node of a small label space, with Kubernetes' rules as the
+// reference: a node runs a pod when its nodeSelector matches and one non-empty required term
+// matches (labels.Requirement.Matches per expression). class_conflict must report a conflict
+// exactly when some node runs the pod and no node of the class does.
+TEST_CASE("mutator scheduling: class_conflict agrees with a reference over every node",
+          "[scheduling][property]") {
+  auto policy = policy_from_yaml(fleet_policy());
+  const std::vector<std::string> keys = {"cloud.example.com/pool", "tier"};
+  const std::vector<std::string> used = {"t4-a", "t4-b", "x"};
+  // "" is a node without the label; "other" stands for every value no requirement names.
+  const std::vector<std::string> domain = {"", "t4-a", "t4-b", "x", "other"};
+  const LabelSelectorValues cls = {{"cloud.example.com/pool", {"t4-a", "t4-b"}}};
+  const std::vector<std::string> ops = {"In", "NotIn", "Exists", "DoesNotExist"};
+  std::mt19937 random(15);
+  auto pick = [&](std::size_t n) { return static_cast<std::size_t>(random() % n); };
+
+  auto requirement_matches = [](const Json& r, const std::map<std::string, std::string>& node) {
+    const std::string op = r["operator"];
+    const auto it = node.find(r["key"]);
+    const bool has = it != node.end();
+    std::vector<std::string> values;
+    for (const Json& v : r.value("values", Json::array())) values.push_back(v);
+    const bool in = has && std::find(values.begin(), values.end(), it->second) != values.end();
+    if (op == "In") return !values.empty() && in;
+    if (op == "NotIn") return !values.empty() && !in;
+    if (op == "Exists") return values.empty() && has;
+    return values.empty() && !has;  // DoesNotExist
+  };
+  int conflicts = 0;
+  for (int round = 0; round < 3000; ++round) {
+    Json spec = Json::object();
+    for (const std::string& key : keys) {
+      if (pick(4) == 0) spec["nodeSelector"][key] = used[pick(used.size())];
+    }
+    Json terms = Json::array();
+    const std::size_t term_count = pick(4);
+    for (std::size_t t = 0; t < term_count; ++t) {
+      Json expressions = Json::array();
+      for (std::size_t e = 0, n = 1 + pick(3); e < n; ++e) {
+        const std::string op = ops[pick(ops.size())];
+        Json r = {{"key", keys[pick(keys.size())]}, {"operator", op}};
+        if (op == "In" || op == "NotIn") {
+          r["values"] = Json::array();
+          for (std::size_t v = 0, m = 1 + pick(2); v < m; ++v) r["values"].push_back(used[pick(3)]);
+        }
+        expressions.push_back(r);
+      }
+      terms.push_back({{"matchExpressions", expressions}});
+    }
+    if (!terms.empty()) {
+      spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+          ["nodeSelectorTerms"] = terms;
+    }
+    bool pod_runs_somewhere = false, class_node_runs_it = false;
+    for (const std::string& pool : domain) {
+      for (const std::string& tier : domain) {
+        std::map<std::string, std::string> node;
+        if (!pool.empty()) node[keys[0]] = pool;
+        if (!tier.empty()) node[keys[1]] = tier;
+        bool runs = true;
+        const Json selector = spec.value("nodeSelector", Json::object());
+        for (auto it = selector.begin(); runs && it != selector.end(); ++it) {
+          runs = node.count(it.key()) && node[it.key()] == it.value();
+        }
+        if (runs && !terms.empty()) {
+          runs = std::any_of(terms.begin(), terms.end(), [&](const Json& term) {
+            const Json& ex = term["matchExpressions"];
+            return std::all_of(ex.begin(), ex.end(),
+                               [&](const Json& r) { return requirement_matches(r, node); });
+          });
+        }
+        pod_runs_somewhere |= runs;
+        class_node_runs_it |= runs && (pool == "t4-a" || pool == "t4-b");
+      }
+    }
+    const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" +
+                            spec.dump() + "}";
+    PodFixture fixture(policy, pod, "web-a");
+    const bool expected = pod_runs_somewhere && !class_node_runs_it;
+    INFO(spec.dump());
+    REQUIRE(class_conflict(fixture.view(), cls).has_value() == expected);
+    conflicts += expected;
+  }
+  CHECK(conflicts > 100);  // the generator reaches the interesting cases
 }
 
 }  // namespace

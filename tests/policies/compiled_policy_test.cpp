@@ -95,6 +95,35 @@ TEST_CASE("policy: tenant_for returns null when no tenant matches", "[policy][co
   CHECK_FALSE(p->is_exempt("kube-system"));
 }
 
+TEST_CASE("policy: tenant_for with thousands of tenants agrees with trying them in order",
+          "[policy][compiled]") {
+  // Literals and regexes interleaved, overlapping across tenants: matched at once (one map, one
+  // RE2::Set), the answer must still be the first tenant in policy order.
+  Policy policy;
+  for (int i = 0; i < 2000; ++i) {
+    Tenant t;
+    t.name = "t" + std::to_string(i);
+    t.namespaces = {"team-" + std::to_string(i), "team-" + std::to_string(i) + "-.*"};
+    if (i % 100 == 50) t.namespaces.push_back("team-" + std::to_string(i + 1) + ".*");
+    policy.tenants.push_back(t);
+  }
+  Tenant rest;
+  rest.name = "rest";
+  rest.namespaces = {".*"};
+  policy.tenants.push_back(rest);
+  PolicyPtr p = CompiledPolicy::compile(policy);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"team-7", "t7"},          {"team-7-x", "t7"},     {"team-51", "t50"},  // t50's regex first
+      {"team-51-a", "t50"},      {"team-1999", "t1999"}, {"team-2000", "rest"},
+      {"team-150-gpu", "t150"},  {"other", "rest"},
+  };
+  for (const auto& [ns, tenant] : cases) {
+    INFO(ns);
+    REQUIRE(p->tenant_for(ns) != nullptr);
+    CHECK(p->tenant_for(ns)->name == tenant);
+  }
+}
+
 TEST_CASE("policy: exempt namespaces are full-match patterns", "[policy][compiled]") {
   PolicyPtr p = compile_yaml(kFleet);
   CHECK(p->is_exempt("kube-system"));

@@ -88,6 +88,9 @@ TEST_CASE("lifecycle: --client-ca requires a client certificate from that CA") {
   TlsClient::Options options;
   options.ca_path = dir / "ca.crt";
   const std::string review = admission_review("mtls", kGpuPod);
+  // A kubelet's probe presents no certificate: the probes answer on the plain metrics port.
+  CHECK(plain_get(server.metrics_port(), "/healthz") == "ok\n");
+  CHECK(plain_get(server.metrics_port(), "/readyz") == "ok\n");
 
   // Refused: with TLS 1.3 the server's verdict may arrive after the client's handshake ends,
   // so the refusal shows as a failed handshake or a failed first request.
@@ -119,7 +122,7 @@ TEST_CASE("lifecycle: --client-ca requires a client certificate from that CA") {
 TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in flight, exits 0") {
   TempDir dir;
   generate_certs(dir.path());
-  ServerProcess server(dir.path(), {"--shutdown-delay-ms", "600"});
+  ServerProcess server(dir.path(), {"--shutdown-delay", "0.6"});
   REQUIRE(server.wait_ready());
   TlsClient::Options options;
   options.ca_path = dir / "ca.crt";
@@ -162,4 +165,58 @@ TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in fligh
   const std::string log = server.log();
   CHECK(log.find("\"msg\":\"draining\"") < log.find("\"uid\":\"in-flight\""));
   CHECK(log.find("\"msg\":\"stopped\",\"clean\":true") != std::string::npos);
+}
+
+TEST_CASE("lifecycle: --shutdown-deadline closes a request that never finishes, exits 1") {
+  TempDir dir;
+  generate_certs(dir.path());
+  ServerProcess server(dir.path(), {"--shutdown-deadline", "1", "--request-timeout", "60"});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  TlsClient slow;
+  REQUIRE(slow.connect(server.port(), options).empty());
+  const std::string head =
+      "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 1000\r\n\r\n";
+  REQUIRE(slow.send_raw(head));
+  const auto start = std::chrono::steady_clock::now();
+  server.signal(SIGTERM);
+  // A byte every 100 ms: the request is alive, but will not be whole before the deadline.
+  std::optional<int> code;
+  for (int i = 0; i < 40 && !code; ++i) {
+    slow.send_raw("{");
+    code = server.wait_exit(100);
+  }
+  REQUIRE(code.has_value());
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  CHECK(*code == 1);
+  CHECK(took >= 900);
+  CHECK(took < 2500);
+  const std::string log = server.log();
+  CHECK(log.find("\"msg\":\"stopped\",\"clean\":false") != std::string::npos);
+}
+
+TEST_CASE("lifecycle: --shutdown-delay keeps serving with /readyz failing, on both ports") {
+  TempDir dir;
+  generate_certs(dir.path());
+  ServerProcess server(dir.path(), {"--shutdown-delay", "0.5"});
+  REQUIRE(server.wait_ready());
+  TlsClient::Options options;
+  options.ca_path = dir / "ca.crt";
+  CHECK(plain_get(server.metrics_port(), "/readyz") == "ok\n");
+  server.signal(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  CHECK(plain_get(server.metrics_port(), "/readyz") == "draining\n");
+  CHECK(plain_get(server.metrics_port(), "/healthz") == "ok\n");
+  TlsClient late;  // a new connection during the delay is still served
+  REQUIRE(late.connect(server.port(), options).empty());
+  auto res = late.request("POST", "/mutate", admission_review("during-delay", kGpuPod));
+  REQUIRE(res.has_value());
+  CHECK(res->status == 200);
+  const auto code = server.wait_exit(3000);
+  REQUIRE(code.has_value());
+  CHECK(*code == 0);
 }

@@ -341,7 +341,7 @@ class ServerProcess {
                                      "127.0.0.1:0",
                                      "--watch-interval-ms",
                                      "100",
-                                     "--shutdown-delay-ms",
+                                     "--shutdown-delay",
                                      "0"};
     for (auto& a : extra_args) args.push_back(std::move(a));
     start_ = std::chrono::steady_clock::now();
@@ -406,6 +406,7 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
+  pid_t pid() const { return pid_; }
   std::string metrics() const { return plain_get(metrics_port_, "/metrics"); }
 
  private:

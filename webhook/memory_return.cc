@@ -1,0 +1,36 @@
+#include "webhook/memory_return.h"
+
+#include <malloc.h>
+
+// The webhook library does not link mimalloc; the gpuadmit binary does when it is installed
+// (cmake/allocator.cmake), and then mimalloc's malloc is the process's. Its functions are
+// referenced weakly: null when mimalloc is not linked in (tests, a glibc build).
+#if __has_include(<mimalloc.h>)
+#include <mimalloc.h>
+#pragma weak mi_collect
+#pragma weak mi_option_get
+#pragma weak mi_option_set
+#define GPUADMIT_HAVE_MIMALLOC_H 1
+#endif
+
+namespace gpuadmit::webhook {
+
+void return_free_memory() {
+#ifdef GPUADMIT_HAVE_MIMALLOC_H
+  if (&mi_collect != nullptr && &mi_option_get != nullptr && &mi_option_set != nullptr) {
+    // mimalloc 2.0 (Debian's libmimalloc2.0) decommits a page it frees only after
+    // decommit_delay, and then only when the thread allocates again: a thread that goes idle
+    // keeps the pages it freed last. With the delay at 0 while it collects, the pages the
+    // collection frees are decommitted at once (tests/attack: 55 → 18 MiB after 1,100
+    // connections closed); during normal work the delay saves a madvise per freed page.
+    const long delay = mi_option_get(mi_option_decommit_delay);
+    mi_option_set(mi_option_decommit_delay, 0);
+    mi_collect(true);
+    mi_option_set(mi_option_decommit_delay, delay);
+    return;
+  }
+#endif
+  malloc_trim(0);
+}
+
+}  // namespace gpuadmit::webhook
