@@ -16,6 +16,7 @@ using namespace claim_rules;
 class DraAdminAccessRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU021"; }
+  std::string_view name() const override { return "DraAdminAccessAllowed"; }
   std::string_view summary() const override {
     return "adminAccess on a GPU DeviceClass needs the tenant's explicit dra.adminAccess";
   }

@@ -14,6 +14,7 @@ using namespace claim_rules;
 class DraAllocationModeAllRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU020"; }
+  std::string_view name() const override { return "DraNoAllocateAll"; }
   std::string_view summary() const override {
     return "allocationMode: All on a GPU DeviceClass needs the tenant's dra.allocationModeAll";
   }

@@ -14,6 +14,7 @@ using namespace claim_rules;
 class DraCountLimitsRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU019"; }
+  std::string_view name() const override { return "DraGpuCountLimits"; }
   std::string_view summary() const override {
     return "a DRA claim's GPUs must be within the tenant's maxGPUsPerPod, and each request "
            "within maxGPUsPerContainer";

@@ -15,6 +15,7 @@ using namespace claim_rules;
 class DraDeviceClassRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU018"; }
+  std::string_view name() const override { return "DraAllowedDeviceClass"; }
   std::string_view summary() const override {
     return "a DRA claim's GPU DeviceClass must belong to a class the tenant may use";
   }

@@ -18,6 +18,7 @@ using namespace claim_rules;
 class DraMigProfileRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU022"; }
+  std::string_view name() const override { return "DraAllowedMigProfile"; }
   std::string_view summary() const override {
     return "a DRA request's literal MIG profile must be one its class offers";
   }

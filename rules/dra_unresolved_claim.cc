@@ -13,6 +13,7 @@ namespace {
 class DraUnresolvedClaimRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU023"; }
+  std::string_view name() const override { return "DraClaimResolves"; }
   std::string_view summary() const override {
     return "a pod's DRA claim must name a ResourceClaim or ResourceClaimTemplate that exists "
            "(lint: among the manifests read)";
