@@ -1123,7 +1123,7 @@ class Loader {
       for (const Field& f : rm->fields) {
         const std::string rp = key_path(p, f.key);
         if (!is_rule_id(f.key)) {
-          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU017");
+          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU025");
           continue;
         }
         if (auto a = action(f.value, rp, {"deny", "warn", "off"})) te.rules.emplace_back(f.key, *a);

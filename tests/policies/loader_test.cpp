@@ -556,7 +556,7 @@ TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
             "spec.tenants[0].enforcement.mutate: must be true or false, got \"maybe\" "
             "(policy.yaml:9:44)",
             "spec.tenants[0].enforcement.rules.GPU099: unknown rule \"GPU099\": rule ids are "
-            "GPU001 to GPU017 (policy.yaml:9:59)",
+            "GPU001 to GPU025 (policy.yaml:9:59)",
             "spec.tenants[0].enforcement.rules.GPU003: invalid value \"fix\": must be one of deny, "
             "warn, off (policy.yaml:9:81)",
             "spec.tenants[0].enforcement.extra: unknown field \"extra\" (policy.yaml:9:87)"});

@@ -1,5 +1,6 @@
 #include "rules/all_rules.h"
 
+#include <cctype>
 #include <set>
 
 #include "engine/pipeline.h"
@@ -9,17 +10,24 @@
 namespace gpuadmit::testing {
 namespace {
 
-TEST_CASE("rule GPU001-GPU015: default_rules lists every pod rule once, in id order", "[rules]") {
+TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order", "[rules]") {
   const auto rules = default_rules();
   std::vector<std::string> ids;
   for (int i = 1; i <= 15; ++i) ids.push_back((i < 10 ? "GPU00" : "GPU0") + std::to_string(i));
   // GPU016/GPU017 are document rules; the DRA rules GPU018–GPU023 check claim objects.
   for (int i = 18; i <= 25; ++i) ids.push_back("GPU0" + std::to_string(i));
   REQUIRE(rules.size() == ids.size());
+  std::set<std::string_view> names;
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string& want = ids[i];
     CHECK(rules[i]->id() == want);
     CHECK_FALSE(rules[i]->summary().empty());
+    // SARIF's reportingDescriptor.name: readable, UpperCamelCase, unique, never the id.
+    const std::string_view name = rules[i]->name();
+    CHECK((!name.empty() && std::isupper(static_cast<unsigned char>(name[0]))));
+    CHECK(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
+          std::string_view::npos);
+    CHECK(names.insert(name).second);
     const bool warns = want == "GPU014" || want == "GPU023";
     CHECK(rules[i]->default_action() == (warns ? Action::kWarn : Action::kDeny));
   }
@@ -27,7 +35,7 @@ TEST_CASE("rule GPU001-GPU015: default_rules lists every pod rule once, in id or
 
 // No input may make a rule throw (SPEC §9): odd quantities, huge numbers, unknown names and
 // partial affinity all go through every rule.
-TEST_CASE("rule GPU001-GPU015: no exception escapes a rule", "[rules]") {
+TEST_CASE("rules: no exception escapes a rule", "[rules]") {
   auto policy = policy_from_yaml(kFleetPolicy);
   const auto rules = default_rules();
   const std::vector<std::string> objects = {
@@ -94,7 +102,7 @@ spec:
 // Through the pipeline (rules only, as the validating webhook runs them): deny findings reject
 // the object with every violation listed, warn findings become warnings, exempt namespaces and
 // non-workloads pass untouched.
-TEST_CASE("rule GPU001-GPU015: findings through the pipeline", "[rules]") {
+TEST_CASE("rules: findings through the pipeline", "[rules]") {
   auto policy = policy_from_yaml(kSmallPolicy);
   Pipeline pipeline({}, default_rules());
   const Json pod = Json::parse(make_pod(

@@ -406,7 +406,6 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
-  pid_t pid() const { return pid_; }
   std::string metrics() const { return plain_get(metrics_port_, "/metrics"); }
 
  private:
