@@ -225,9 +225,11 @@ function checkWiring(objects, values, where) {
     `${where}: liveness GET /healthz on the metrics port`);
   check(container.readinessProbe?.httpGet?.path === "/readyz" && container.readinessProbe.httpGet.port === "metrics",
     `${where}: readiness GET /readyz on the metrics port`);
+  // gpuadmit serve counts the deadline from SIGTERM, the delay included.
   check(Number(flag("shutdown-delay")) === values.server.shutdownDelaySeconds &&
-    Number(flag("shutdown-delay")) + Number(flag("shutdown-deadline")) < pod.terminationGracePeriodSeconds &&
-    !container.lifecycle, `${where}: --shutdown-delay + --shutdown-deadline below terminationGracePeriodSeconds, no preStop`);
+    Number(flag("shutdown-delay")) < Number(flag("shutdown-deadline")) &&
+    Number(flag("shutdown-deadline")) < pod.terminationGracePeriodSeconds &&
+    !container.lifecycle, `${where}: --shutdown-delay < --shutdown-deadline < terminationGracePeriodSeconds, no preStop`);
 
   // Security context.
   const sc = container.securityContext;
@@ -403,7 +405,8 @@ await checkServeArgs();
 for (const [set, message] of [["replicaCount=two", "replicaCount: Invalid type"],
   ["webhook.failurePolicy=Maybe", "webhook.failurePolicy must be one of the following"],
   ["certificates.mode=existingSecret", "certificates.existingSecret.name"],
-  ["server.shutdownDelaySeconds=25", "must be below terminationGracePeriodSeconds"]]) {
+  ["server.shutdownDelaySeconds=25", "server.shutdownDelaySeconds (25) must be below server.shutdownDeadlineSeconds (20)"],
+  ["server.shutdownDeadlineSeconds=30", "server.shutdownDeadlineSeconds (30) must be below terminationGracePeriodSeconds (30)"]]) {
   const r = run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "--set", set]);
   check(r.code !== 0 && r.out.includes(message), `helm template --set ${set} should fail with "${message}", got: ${r.out.slice(0, 300)}`);
 }

@@ -81,7 +81,7 @@ TEST_CASE("a JSON number beyond a double is a PARSE error in a .json file, a str
   CHECK(yaml.value == Json::parse(R"([["1e738"]])"));
 }
 
-TEST_CASE("yaml-cpp's \\N and \\_ escapes come out as UTF-8, as the fast path reads them",
+TEST_CASE("yaml-cpp's NEL and NBSP escapes come out as UTF-8, as the fast path reads them",
           "[lint][reader]") {
   // Found by fuzz/lint_reader_fuzz.cc: yaml-cpp 0.7 wrote them as the bytes 0x85 and 0xA0, and
   // dumping the value threw nlohmann's invalid-UTF-8 type_error.

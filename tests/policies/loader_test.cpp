@@ -388,7 +388,7 @@ TEST_CASE("policy: a leading empty document and comments are not content", "[pol
   CHECK(r.policy->name == "x");
 }
 
-TEST_CASE("policy: yaml-cpp's \\_ and \\N escapes are read as UTF-8", "[policy][loader]") {
+TEST_CASE("policy: yaml-cpp's NBSP and NEL escapes are read as UTF-8", "[policy][loader]") {
   // yaml-cpp 0.7 writes them as the bytes 0xA0 and 0x85: a taint value "\_" made every GPU
   // pod's patch throw nlohmann's invalid-UTF-8 error in the webhook.
   const std::string yaml =

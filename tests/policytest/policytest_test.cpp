@@ -46,8 +46,7 @@ TEST_CASE("policytest: bad suites are errors with file, line and field path") {
   };
   const std::vector<Row> rows = {
       // yaml-cpp 0.7's LoadAll loops forever on this (issue 11); the suite reader terminates.
-      {",a: 1",
-       {"t.test.yaml: no document (the file is empty, holds only comments, or is not YAML)"}},
+      {",a: 1", {"t.test.yaml:1: did not find expected node content (found \",\")"}},
       {"", {"t.test.yaml: no document (the file is empty, holds only comments, or is not YAML)"}},
       {"a: [1\n", {"t.test.yaml:2: end of sequence flow not found"}},
       {header() + "  - name: c\n" + kPod + "    expect: {allowd: true}\n",
@@ -128,7 +127,7 @@ TEST_CASE("policytest: each expectation not met is one exact line") {
   const std::vector<Row> rows = {
       {"train-x",
        "      allowed: true\n      rules: []\n      mutations: [class, defaults, "
-       "node-affinity, priority, requests-equal-limits, tolerations]\n"
+       "node-affinity, priority, queue, requests-equal-limits, tolerations]\n"
        "      auditAnnotations: {class: a100}\n      fields:\n"
        "        spec.containers[0].resources.requests.cpu: \"40\"\n"
        "        spec.nodeSelector: null\n        spec.tolerations[0]: {effect: NoSchedule, key: "
@@ -148,9 +147,9 @@ TEST_CASE("policytest: each expectation not met is one exact line") {
        "bar}\n"
        "      fields:\n        spec.containers[0].resources.requests.cpu: 40\n"
        "        spec.priorityClassName: null\n        spec.containers[3].name: c\n",
-       {"mutations: got [class, defaults, node-affinity, priority, requests-equal-limits, "
+       {"mutations: got [class, defaults, node-affinity, priority, queue, requests-equal-limits, "
         "tolerations], want []",
-        "unchanged: got a patch of 7 operations, want none",
+        "unchanged: got a patch of 8 operations, want none",
         "fields: spec.containers[0].resources.requests.cpu: got \"40\", want 40",
         "fields: spec.priorityClassName: got \"gpu-training\", want absent",
         "fields: spec.containers[3].name: absent, want \"c\"",
@@ -255,9 +254,7 @@ TEST_CASE("policytest: gpuadmit test exit codes") {
   // `,a: 1` made yaml-cpp 0.7's LoadAll loop forever (issue 11): here it is a bad suite, exit 2.
   r = testing::run_command("timeout 20 " + kBinary + " test " + dir + "/comma.test.yaml");
   CHECK(r.exit_code == 2);
-  CHECK(r.err == dir +
-                     "/comma.test.yaml: no document (the file is empty, holds only comments, or "
-                     "is not YAML)\n");
+  CHECK(r.err == dir + "/comma.test.yaml:1: did not find expected node content (found \",\")\n");
 
   // A folder: every *.test.yaml in it, sorted; the bad suite wins over the failed case.
   r = testing::run_command(kBinary + " test " + dir);
