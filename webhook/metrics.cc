@@ -20,18 +20,6 @@ void append_escaped(std::string& out, std::string_view value) {
   }
 }
 
-void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
-}
-
 void sample(std::string& out, std::string_view name, std::string_view labels, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", value);
@@ -51,6 +39,19 @@ void sample(std::string& out, std::string_view name, std::string_view labels, st
 }
 
 }  // namespace
+
+void append_metric_header(std::string& out, std::string_view name, std::string_view type,
+                          std::string_view help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
 
 void LabeledCounter::build_key(std::string& key, const std::string_view* values,
                                size_t count) const {
@@ -97,7 +98,7 @@ std::uint64_t LabeledCounter::value(const std::vector<std::string_view>& values)
 }
 
 void LabeledCounter::render(std::string& out) const {
-  header(out, name_, "counter", help_);
+  append_metric_header(out, name_, "counter", help_);
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& [labels, value] : series_) sample(out, name_, labels, value);
 }
@@ -137,8 +138,8 @@ std::string Metrics::render() const {
   out.reserve(8192);
   requests.render(out);
   constexpr std::string_view kLatency = "gpuadmit_request_duration_seconds";
-  header(out, kLatency, "histogram",
-         "Time from a complete request body to the encoded answer, by endpoint.");
+  append_metric_header(out, kLatency, "histogram",
+                       "Time from a complete request body to the encoded answer, by endpoint.");
   mutate_latency.render(out, kLatency, "mutate");
   validate_latency.render(out, kLatency, "validate");
   violations.render(out);
@@ -146,29 +147,31 @@ std::string Metrics::render() const {
   mutations.render(out);
   rejected.render(out);
 
-  header(out, "gpuadmit_fast_path_reviews_total", "counter",
-         "AdmissionReview requests answered without cpp-httplib's request handling.");
+  append_metric_header(out, "gpuadmit_fast_path_reviews_total", "counter",
+                       "AdmissionReview requests answered without cpp-httplib's request handling.");
   sample(out, "gpuadmit_fast_path_reviews_total", "",
          fast_path_reviews.load(std::memory_order_relaxed));
-  header(out, "gpuadmit_policy_reloads_total", "counter", "Policy reloads by result.");
+  append_metric_header(out, "gpuadmit_policy_reloads_total", "counter",
+                       "Policy reloads by result.");
   sample(out, "gpuadmit_policy_reloads_total", "{result=\"success\"}",
          policy_reload_success.load(std::memory_order_relaxed));
   sample(out, "gpuadmit_policy_reloads_total", "{result=\"failure\"}",
          policy_reload_failure.load(std::memory_order_relaxed));
-  header(out, "gpuadmit_policy_generation", "gauge",
-         "Generation of the policy being served: 1 at start, +1 per successful reload.");
+  append_metric_header(
+      out, "gpuadmit_policy_generation", "gauge",
+      "Generation of the policy being served: 1 at start, +1 per successful reload.");
   sample(out, "gpuadmit_policy_generation", "", policy_generation.load(std::memory_order_relaxed));
-  header(out, "gpuadmit_certificate_reloads_total", "counter",
-         "Serving certificate reloads by result.");
+  append_metric_header(out, "gpuadmit_certificate_reloads_total", "counter",
+                       "Serving certificate reloads by result.");
   sample(out, "gpuadmit_certificate_reloads_total", "{result=\"success\"}",
          cert_reload_success.load(std::memory_order_relaxed));
   sample(out, "gpuadmit_certificate_reloads_total", "{result=\"failure\"}",
          cert_reload_failure.load(std::memory_order_relaxed));
-  header(out, "gpuadmit_certificate_expiry_timestamp_seconds", "gauge",
-         "notAfter of the serving certificate being served, as Unix time.");
+  append_metric_header(out, "gpuadmit_certificate_expiry_timestamp_seconds", "gauge",
+                       "notAfter of the serving certificate being served, as Unix time.");
   sample(out, "gpuadmit_certificate_expiry_timestamp_seconds", "",
          static_cast<double>(cert_expiry_unix.load(std::memory_order_relaxed)));
-  header(out, "gpuadmit_ready", "gauge", "1 when /readyz answers 200.");
+  append_metric_header(out, "gpuadmit_ready", "gauge", "1 when /readyz answers 200.");
   sample(out, "gpuadmit_ready", "", std::uint64_t{ready.load() ? 1u : 0u});
   return out;
 }

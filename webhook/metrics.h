@@ -96,4 +96,8 @@ struct Metrics {
   std::string render() const;
 };
 
+// Appends a metric family's "# HELP" and "# TYPE" lines (the exposition format's header).
+void append_metric_header(std::string& out, std::string_view name, std::string_view type,
+                          std::string_view help);
+
 }  // namespace gpuadmit::webhook

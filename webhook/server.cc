@@ -55,13 +55,7 @@ void socket_options(socket_t sock) {
 // attack tests.
 void render_pool_counters(const PoolCounters& counters, std::string& out) {
   auto counter = [&out](const char* name, const char* help, std::uint64_t value) {
-    out += "# HELP ";
-    out += name;
-    out += ' ';
-    out += help;
-    out += "\n# TYPE ";
-    out += name;
-    out += " counter\n";
+    append_metric_header(out, name, "counter", help);
     out += name;
     out += ' ';
     out += std::to_string(value);
@@ -79,9 +73,9 @@ void render_pool_counters(const PoolCounters& counters, std::string& out) {
   counter("gpuadmit_requests_refused_framing_total",
           "Requests refused before parsing: request line, header line, count or size limits.",
           counters.refused_framing.load());
-  out +=
-      "# HELP gpuadmit_memory_budget_used_bytes Bytes of the memory budget in use.\n"
-      "# TYPE gpuadmit_memory_budget_used_bytes gauge\ngpuadmit_memory_budget_used_bytes ";
+  append_metric_header(out, "gpuadmit_memory_budget_used_bytes", "gauge",
+                       "Bytes of the memory budget in use.");
+  out += "gpuadmit_memory_budget_used_bytes ";
   out += std::to_string(counters.budget_used.load());
   out += '\n';
 }
@@ -398,7 +392,8 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
     return refuse_review(endpoint_name, 415, "Content-Type must be application/json", remote, -1);
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
-  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
+  AdmissionResult result =
+      handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
