@@ -1,6 +1,7 @@
 #include "fleet/collect.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_set>
 #include <utility>
 
@@ -234,8 +235,12 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
   const std::string_view kind = string_member(object, "kind");
   const std::string_view name = metadata != nullptr ? string_member(*metadata, "name") : "";
   const std::string_view uid = metadata != nullptr ? string_member(*metadata, "uid") : "";
-  if (!uid.empty()) present_.push_back(identity_by_uid(uid));
-  present_.push_back(identity_by_name(kind, ns, name));
+  // What may be a controller: anything but a Pod (no kind lists a Pod as its controller), so
+  // an export of many Pods does not keep a key per Pod.
+  if (kind != "Pod") {
+    if (!uid.empty()) present_.push_back(identity_by_uid(uid));
+    present_.push_back(identity_by_name(kind, ns, name));
+  }
 
   const std::string_view api_version = string_member(object, "apiVersion");
   if (!is_workload_kind(api_version, kind, policy_)) return;
@@ -278,7 +283,8 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
   workload.kind = std::string(kind);
   workload.ns = ns;
   workload.name = std::string(name);
-  workload.file = file;
+  if (input_.files.empty() || input_.files.back() != file) input_.files.push_back(file);
+  workload.file = static_cast<uint32_t>(input_.files.size() - 1);
   workload.line = line;
   if (const Tenant* tenant = policy_.tenant_for(ns)) workload.tenant = tenant->name;
   Identity identity;
@@ -307,27 +313,30 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
 
 FleetInput Collector::finish() {
   const std::unordered_set<std::string> present(present_.begin(), present_.end());
-  // Workloads whose controller is in the input: its own pod specs stand for them.
-  std::vector<bool> drop(input_.workloads.size(), false);
-  std::vector<size_t> renumber(input_.workloads.size(), 0);
-  FleetInput out;
+  // Workloads whose controller is in the input are dropped: its own pod specs stand for them.
+  // Compacted in place (no second copy of what may be 100,000 workloads).
+  std::vector<size_t> renumber(input_.workloads.size(), SIZE_MAX);
+  size_t kept = 0;
   for (size_t i = 0; i < input_.workloads.size(); ++i) {
-    for (const std::string& key : identities_[i].controller) {
-      drop[i] = drop[i] || present.count(key) > 0;
-    }
-    if (drop[i]) continue;
-    renumber[i] = out.workloads.size();
-    out.workloads.push_back(std::move(input_.workloads[i]));
+    bool drop = false;
+    for (const std::string& key : identities_[i].controller) drop = drop || present.count(key) > 0;
+    if (drop) continue;
+    if (kept != i) input_.workloads[kept] = std::move(input_.workloads[i]);
+    renumber[i] = kept++;
   }
-  for (PodGroup& group : input_.groups) {
-    if (drop[group.workload] || group.pods == 0) continue;
+  input_.workloads.resize(kept);
+  size_t groups = 0;
+  for (size_t i = 0; i < input_.groups.size(); ++i) {
+    PodGroup& group = input_.groups[i];
+    if (renumber[group.workload] == SIZE_MAX || group.pods == 0) continue;
     group.workload = renumber[group.workload];
-    out.groups.push_back(std::move(group));
+    if (groups != i) input_.groups[groups] = std::move(group);
+    ++groups;
   }
-  input_ = FleetInput{};
+  input_.groups.resize(groups);
   identities_.clear();
   present_.clear();
-  return out;
+  return std::move(input_);
 }
 
 }  // namespace gpuadmit::fleet

@@ -22,7 +22,7 @@ struct Workload {
   std::string kind;
   std::string ns;
   std::string name;
-  std::string file;    // as given on the command line, "<stdin>" for standard input
+  uint32_t file = 0;   // index in FleetInput::files
   int line = 0;        // the document's first content line
   std::string tenant;  // "" when the namespace matches no tenant
   // "ns/name (Kind)" for messages.
@@ -45,6 +45,7 @@ struct PodGroup {
 };
 
 struct FleetInput {
+  std::vector<std::string> files;  // as given on the command line, "<stdin>" for standard input
   std::vector<Workload> workloads;
   std::vector<PodGroup> groups;
 };

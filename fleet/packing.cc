@@ -44,11 +44,22 @@ class FreeTree {
   std::vector<int64_t> tree_;
 };
 
+// Each group's units per pod and pods, one of them possibly overridden.
+struct Sizes {
+  const FleetInput& input;
+  const GroupOverride& override;
+  int64_t units(size_t g) const {
+    return g == override.group ? override.units : input.groups[g].units;
+  }
+  int64_t pods(size_t g) const {
+    return g == override.group ? override.pods : input.groups[g].pods;
+  }
+};
+
 // Groups by units per pod, largest first; input order among equals.
-std::vector<size_t> decreasing(const FleetInput& input, std::vector<size_t> groups) {
-  std::stable_sort(groups.begin(), groups.end(), [&](size_t a, size_t b) {
-    return input.groups[a].units > input.groups[b].units;
-  });
+std::vector<size_t> decreasing(const Sizes& sizes, std::vector<size_t> groups) {
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](size_t a, size_t b) { return sizes.units(a) > sizes.units(b); });
   return groups;
 }
 
@@ -57,7 +68,7 @@ void add_unique(std::vector<size_t>& v, size_t x) {
 }
 
 // Whole GPUs and time-slice replicas: every node is `units_per_node` interchangeable units.
-void pack_units(const FleetInput& input, const std::vector<size_t>& order, ClassPacking& out) {
+void pack_units(const Sizes& sizes, const std::vector<size_t>& order, ClassPacking& out) {
   const ClassShape& shape = out.shape;
   const int64_t capacity = shape.units_per_node();
   const size_t nodes = static_cast<size_t>(shape.nodes);
@@ -65,27 +76,27 @@ void pack_units(const FleetInput& input, const std::vector<size_t>& order, Class
   // Per node, its pods' groups and units in placement order (consecutive pods merged).
   std::vector<std::vector<std::pair<size_t, int64_t>>> parts(nodes);
   for (size_t g : order) {
-    const PodGroup& group = input.groups[g];
-    if (group.units > capacity) {
-      out.unplaced.push_back({g, group.pods, Unplaceable::kLargerThanNode});
+    const int64_t units = sizes.units(g);
+    if (units > capacity) {
+      out.unplaced.push_back({g, sizes.pods(g), Unplaceable::kLargerThanNode});
       continue;
     }
-    int64_t left = group.pods;
+    int64_t left = sizes.pods(g);
     while (left > 0) {
-      const int64_t node = tree.first_fit(group.units);
+      const int64_t node = tree.first_fit(units);
       if (node < 0) break;
       const int64_t free = tree.free(static_cast<size_t>(node));
-      const int64_t n = std::min(left, free / group.units);
-      tree.set(static_cast<size_t>(node), free - n * group.units);
+      const int64_t n = std::min(left, free / units);
+      tree.set(static_cast<size_t>(node), free - n * units);
       auto& p = parts[static_cast<size_t>(node)];
       if (!p.empty() && p.back().first == g) {
-        p.back().second += n * group.units;
+        p.back().second += n * units;
       } else {
-        p.emplace_back(g, n * group.units);
+        p.emplace_back(g, n * units);
       }
       left -= n;
       out.placed_pods += n;
-      out.placed = sat_add(out.placed, n * group.units);
+      out.placed = sat_add(out.placed, n * units);
     }
     if (left > 0) out.unplaced.push_back({g, left, Unplaceable::kClassFull});
   }
@@ -115,16 +126,15 @@ void pack_units(const FleetInput& input, const std::vector<size_t>& order, Class
 
 // The smallest request a stranded unit would have to fit: of the pods left over for lack of
 // room when there are any, else of every pod of the class.
-int64_t reference_size(const FleetInput& input, const std::vector<size_t>& order,
+int64_t reference_size(const Sizes& sizes, const std::vector<size_t>& order,
                        const ClassPacking& out) {
   int64_t smallest = std::numeric_limits<int64_t>::max();
   for (const UnplacedPods& u : out.unplaced) {
-    if (u.reason == Unplaceable::kClassFull)
-      smallest = std::min(smallest, input.groups[u.group].units);
+    if (u.reason == Unplaceable::kClassFull) smallest = std::min(smallest, sizes.units(u.group));
   }
   if (smallest != std::numeric_limits<int64_t>::max()) return smallest;
   for (size_t g : order) {
-    if (input.groups[g].pods > 0) smallest = std::min(smallest, input.groups[g].units);
+    if (sizes.pods(g) > 0) smallest = std::min(smallest, sizes.units(g));
   }
   return smallest;
 }
@@ -151,9 +161,8 @@ int64_t main_group(const std::vector<GpuCell>& cells) {
   return best;
 }
 
-void mark_stranded_units(const FleetInput& input, const std::vector<size_t>& order,
-                         ClassPacking& out) {
-  const int64_t reference = reference_size(input, order, out);
+void mark_stranded_units(const Sizes& sizes, const std::vector<size_t>& order, ClassPacking& out) {
+  const int64_t reference = reference_size(sizes, order, out);
   const int64_t capacity = out.shape.units_per_node();
   const int64_t per_gpu = out.shape.units_per_gpu();
   for (size_t n = 0; n < out.node_used.size(); ++n) {
@@ -324,13 +333,13 @@ ClassShape class_shape(const GpuClass& gpu_class) {
 }
 
 ClassPacking pack_class(const ClassShape& shape, const FleetInput& input,
-                        const std::vector<size_t>& groups) {
+                        const std::vector<size_t>& groups, const GroupOverride& override) {
   ClassPacking out;
   out.shape = shape;
-  const std::vector<size_t> order = decreasing(input, groups);
-  for (size_t g : order) {
-    out.requested = sat_add(out.requested, sat_mul(input.groups[g].pods, input.groups[g].units));
-  }
+  const Sizes sizes{input, override};
+  const std::vector<size_t> order = decreasing(sizes, groups);
+  for (size_t g : order)
+    out.requested = sat_add(out.requested, sat_mul(sizes.pods(g), sizes.units(g)));
   const size_t nodes = static_cast<size_t>(shape.nodes);
   out.node_used.assign(nodes, 0);
   out.cells.assign(nodes, std::vector<GpuCell>(static_cast<size_t>(shape.gpus_per_node)));
@@ -339,8 +348,8 @@ ClassPacking pack_class(const ClassShape& shape, const FleetInput& input,
   if (shape.unit == ClassUnit::kMigSlice) {
     pack_mig(input, order, out);
   } else {
-    pack_units(input, order, out);
-    mark_stranded_units(input, order, out);
+    pack_units(sizes, order, out);
+    mark_stranded_units(sizes, order, out);
   }
   return out;
 }

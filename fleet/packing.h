@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,16 @@ struct ClassPacking {
   std::vector<int64_t> stranded_by_group;  // stranded units blamed on each group (docs/fleet.md)
 };
 
-// Packs `groups` (indices into input.groups, all of this class and not blocked).
+// One group packed with other units and pods (the report's what-if for a pod size).
+struct GroupOverride {
+  size_t group = SIZE_MAX;
+  int64_t units = 0;
+  int64_t pods = 0;
+};
+
+// Packs `groups` (indices into input.groups, all of this class and not blocked), with
+// `override` standing in for one group's size when given.
 ClassPacking pack_class(const ClassShape& shape, const FleetInput& input,
-                        const std::vector<size_t>& groups);
+                        const std::vector<size_t>& groups, const GroupOverride& override = {});
 
 }  // namespace gpuadmit::fleet

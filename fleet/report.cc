@@ -21,15 +21,7 @@ int64_t unplaced_pods(const ClassPacking& p) {
 // stranded units when the class is packed again, if any does.
 void suggest(const ClassShape& shape, const FleetInput& input, const std::vector<size_t>& groups,
              const ClassPacking& before, Fragmenter& f) {
-  FleetInput trial;
-  std::vector<size_t> indices;
-  size_t at = 0;
-  for (size_t g : groups) {
-    if (g == f.group) at = trial.groups.size();
-    indices.push_back(trial.groups.size());
-    trial.groups.push_back(input.groups[g]);
-  }
-  const PodGroup original = trial.groups[at];
+  const PodGroup& original = input.groups[f.group];
   const int64_t capacity = shape.units_per_node();
   if (original.pods > std::numeric_limits<int64_t>::max() / std::max<int64_t>(original.units, 1)) {
     return;
@@ -43,9 +35,7 @@ void suggest(const ClassShape& shape, const FleetInput& input, const std::vector
   }
   for (int64_t d : {below, above}) {
     if (d == 0 || total % d != 0) continue;
-    trial.groups[at].units = d;
-    trial.groups[at].pods = total / d;
-    const ClassPacking after = pack_class(shape, trial, indices);
+    const ClassPacking after = pack_class(shape, input, groups, {f.group, d, total / d});
     const int64_t freed = before.stranded - after.stranded;
     if (freed <= f.freed || unplaced_pods(after) > unplaced_pods(before)) continue;
     f.freed = freed;
@@ -74,7 +64,9 @@ const ClassReport* find_class(const FleetReport& report, const std::string& name
   return nullptr;
 }
 
-std::string where(const Workload& w) { return w.file + ":" + std::to_string(w.line); }
+std::string where(const FleetInput& input, const Workload& w) {
+  return input.files[w.file] + ":" + std::to_string(w.line);
+}
 
 // "larger than a node (8 GPUs)" and friends.
 std::string reason_detail(const FleetReport& report, const PodGroup& group, Unplaceable reason) {
@@ -213,7 +205,7 @@ void write_text(const FleetReport& report, const FleetInput& input, std::ostream
     for (const UnplaceableEntry& u : report.unplaceable) {
       const PodGroup& g = input.groups[u.group];
       const Workload& w = input.workloads[g.workload];
-      out << "  " << where(w) << ": " << w.label() << " " << g.path << ": " << u.pods
+      out << "  " << where(input, w) << ": " << w.label() << " " << g.path << ": " << u.pods
           << (u.pods == 1 ? " pod" : " pods") << " of " << g.gpus << " GPU"
           << (g.gpus == 1 ? "" : "s") << (g.class_name.empty() ? "" : " on " + g.class_name) << ": "
           << reason_detail(report, g, u.reason) << "\n";
@@ -235,9 +227,10 @@ void write_text(const FleetReport& report, const FleetInput& input, std::ostream
       const PodGroup& g = input.groups[f.group];
       const Workload& w = input.workloads[g.workload];
       const ClassShape& s = find_class(report, f.class_name)->packing.shape;
-      out << "  " << where(w) << ": " << w.label() << " " << g.path << ": " << g.pods << " × "
-          << g.units << " " << unit_word(s.unit, g.units) << " on " << s.units_per_node() << "-"
-          << unit_word(s.unit, 1) << " nodes of " << f.class_name << " strand " << f.stranded;
+      out << "  " << where(input, w) << ": " << w.label() << " " << g.path << ": " << g.pods
+          << " × " << g.units << " " << unit_word(s.unit, g.units) << " on " << s.units_per_node()
+          << "-" << unit_word(s.unit, 1) << " nodes of " << f.class_name << " strand "
+          << f.stranded;
       if (f.freed > 0) {
         out << "; as " << f.suggested_pods << " × " << f.suggested_units << " ("
             << f.suggested_pods * f.suggested_units << " in total) " << f.freed
@@ -251,8 +244,12 @@ void write_text(const FleetReport& report, const FleetInput& input, std::ostream
 Json to_json(const FleetReport& report, const FleetInput& input) {
   auto workload_json = [&](const PodGroup& g) {
     const Workload& w = input.workloads[g.workload];
-    return Json{{"file", w.file},   {"line", w.line},    {"apiVersion", w.api_version},
-                {"kind", w.kind},   {"namespace", w.ns}, {"name", w.name},
+    return Json{{"file", input.files[w.file]},
+                {"line", w.line},
+                {"apiVersion", w.api_version},
+                {"kind", w.kind},
+                {"namespace", w.ns},
+                {"name", w.name},
                 {"podSpec", g.path}};
   };
   Json classes = Json::array();

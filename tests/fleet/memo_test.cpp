@@ -21,8 +21,8 @@ std::vector<std::string> describe(const FleetInput& input) {
     const Workload& w = input.workloads[g.workload];
     std::string mig;
     for (const auto& [profile, n] : g.mig) mig += profile + "=" + std::to_string(n) + ",";
-    out.push_back(w.file + ":" + std::to_string(w.line) + " " + w.kind + " " + w.ns + "/" + w.name +
-                  " " + w.tenant + " " + g.path + " pods=" + std::to_string(g.pods) +
+    out.push_back(input.files[w.file] + ":" + std::to_string(w.line) + " " + w.kind + " " + w.ns +
+                  "/" + w.name + " " + w.tenant + " " + g.path + " pods=" + std::to_string(g.pods) +
                   " class=" + g.class_name + " blocked=" + std::string(reason_text(g.blocked)) +
                   " gpus=" + std::to_string(g.gpus) + " units=" + std::to_string(g.units) +
                   " mig=" + mig);
