@@ -27,7 +27,7 @@ namespace {
 
 using namespace gpuadmit;
 
-// 1,000 nodes: a100 500 × 8 whole GPUs, l4 500 × 8 GPUs time-sliced 24 ways.
+// 1,000 nodes: a100 800 × 8 whole GPUs, l4 200 × 8 GPUs time-sliced 64 ways; every pod fits.
 constexpr const char* kPolicy = R"(apiVersion: gpuadmit.io/v1alpha1
 kind: GPUPolicy
 metadata: {name: bench}
@@ -37,13 +37,13 @@ spec:
       nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-SXM4-80GB]}
       taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
       gpusPerNode: 8
-      nodes: 500
+      nodes: 800
     l4:
       nodeSelector: {nvidia.com/gpu.product: [NVIDIA-L4]}
       taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
       gpusPerNode: 8
-      nodes: 500
-      timeSlicing: {replicas: 24}
+      nodes: 200
+      timeSlicing: {replicas: 64}
   priorityClasses:
     gpu-batch: {value: 1000}
   tenants:
@@ -67,13 +67,12 @@ std::string pod_spec_body(int gpus, const std::string& pad, const std::string& p
   return s;
 }
 
-// Template t of 40: namespace ml-<t % 10>; every 4th on a100 with 1, 2, 4 or 8 GPUs, the
-// others on l4 with 1 replica.
+// Template t of 40: namespace ml-<t % 10>; templates 0 and 20 on a100 with 1 GPU (5,000
+// GPUs of 6,400), the others on l4 with 1 replica (95,000 of 102,400).
 void template_of(int t, std::string& ns, std::string& cls, int& gpus) {
   ns = "ml-" + std::to_string(t % 10);
-  const bool a100 = t % 4 == 0;
-  cls = a100 ? "a100" : "l4";
-  gpus = a100 ? 1 << (t / 4 % 4) : 1;
+  cls = t % 20 == 0 ? "a100" : "l4";
+  gpus = 1;
 }
 
 std::string pods_yaml(int pods) {

@@ -311,6 +311,14 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
   }
 }
 
+void Collector::expect_bytes(size_t bytes) {
+  constexpr size_t kMaxReserved = size_t{1} << 22;
+  const size_t objects = std::min(bytes / 512, kMaxReserved) + input_.workloads.size();
+  input_.workloads.reserve(objects);
+  input_.groups.reserve(objects);
+  identities_.reserve(objects);
+}
+
 FleetInput Collector::finish() {
   const std::unordered_set<std::string> present(present_.begin(), present_.end());
   // Workloads whose controller is in the input are dropped: its own pod specs stand for them.

@@ -34,6 +34,9 @@ class Collector {
   // One document: a workload, a v1 List (its items), or anything else (ignored).
   void add(Json object, const std::string& file, int line);
   FleetInput finish();
+  // Room for the objects of `bytes` more input (an estimate: a manifest is rarely under 512
+  // bytes), so that growing to 100,000 workloads does not move them again and again.
+  void expect_bytes(size_t bytes);
 
   size_t evaluations() const { return evaluations_; }
 

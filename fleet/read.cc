@@ -1,5 +1,7 @@
 #include "fleet/read.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -48,6 +50,7 @@ void read_stream(std::FILE* file, const std::string& display, bool json_file, Co
 
 void read_text(std::string_view text, const std::string& display, bool json_file,
                Collector& collector, std::vector<InputError>& errors) {
+  collector.expect_bytes(text.size());
   lint::DocumentStream stream(text);
   read_documents(stream, display, json_file, collector, errors);
 }
@@ -59,6 +62,10 @@ void read_file(const std::string& path, Collector& collector, std::vector<InputE
         {path, 0,
          std::string("cannot open the file: ") + std::strerror(errno) + "; check the path"});
     return;
+  }
+  struct stat info;
+  if (fstat(fileno(file), &info) == 0 && info.st_size > 0) {
+    collector.expect_bytes(static_cast<size_t>(info.st_size));
   }
   read_stream(file, path, json_name(path), collector, errors);
   std::fclose(file);
