@@ -70,7 +70,7 @@ TEST_CASE("fleet cli: every pod placed: the table, exit 0") {
         "  ml      8               8\n");
 }
 
-TEST_CASE("fleet cli: unplaceable pods: exit 1, listed with file:line and reason; JSON") {
+TEST_CASE("fleet cli: unplaceable pods: exit 1, listed with file:line and reason, and as JSON") {
   TempDir dir;
   const std::string policy = dir.write("policy.yaml", kPolicy);
   // 3 pods × 5 on 2 × 8: two placed (one per node, 3 free each), the third "class full";

@@ -138,7 +138,7 @@ TEST_CASE("fleet: a MIG profile larger than the GPU is larger than a node") {
   CHECK(r.report.unplaceable[0].reason == Unplaceable::kLargerThanNode);
 }
 
-TEST_CASE("fleet: time-sliced classes count replicas; Jobs run min(parallelism, completions)") {
+TEST_CASE("fleet: time-sliced classes count replicas, Jobs run min(parallelism, completions)") {
   // l4: 2 nodes × 4 GPUs × 4 replicas = 16 replicas per node, 32 in all.
   // Deployment: 3 pods of 6 replicas; Job: parallelism 5, completions 3 → 3 pods of 5.
   // Decreasing: 6 → node 0 (10 free), 6 → node 0 (4 free), 6 → node 1 (10 free),
