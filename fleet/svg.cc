@@ -39,12 +39,16 @@ std::string escape(std::string_view text) {
   return out;
 }
 
-// A distinct colour per workload: hues spread by the golden angle, two lightness levels.
+// A distinct colour per workload, none of them red (red marks stranded GPUs): Tableau's
+// palette without its red, then hues by the golden angle outside the reds.
 std::string colour(size_t index) {
-  const int hue = static_cast<int>((index * 137.508)) % 360;
-  const int light = index % 2 == 0 ? 48 : 62;
+  static constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2",
+                                             "#edc948", "#9c755f", "#bab0ac", "#17becf"};
+  constexpr size_t kCount = sizeof kPalette / sizeof kPalette[0];
+  if (index < kCount) return kPalette[index];
+  const int hue = 30 + static_cast<int>((index - kCount) * 137.508) % 300;  // 30..329
   char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "hsl(%d,65%%,%d%%)", hue, light);
+  std::snprintf(buffer, sizeof buffer, "hsl(%d,55%%,%d%%)", hue, index % 2 == 0 ? 45 : 65);
   return buffer;
 }
 
