@@ -4,12 +4,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace gpuadmit::fleet {
+
+// Counts from manifests can be absurd (replicas: 9223372036854775807): sums saturate.
+inline int64_t sat_add(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+inline int64_t sat_mul(int64_t a, int64_t b) {  // a, b >= 0
+  return (b != 0 && a > std::numeric_limits<int64_t>::max() / b)
+             ? std::numeric_limits<int64_t>::max()
+             : a * b;
+}
 
 // Why pods cannot be placed; kNone for pods that go to packing.
 enum class Unplaceable { kNone, kNoClass, kClassNotAllowed, kLargerThanNode, kClassFull };

@@ -6,15 +6,6 @@
 namespace gpuadmit::fleet {
 namespace {
 
-int64_t sat_add(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
-}
-int64_t sat_mul(int64_t a, int64_t b) {
-  return (b != 0 && a > std::numeric_limits<int64_t>::max() / b)
-             ? std::numeric_limits<int64_t>::max()
-             : a * b;
-}
-
 // Max of the nodes' free units over a segment tree, for first fit in O(log nodes): the
 // leftmost node with at least `size` free.
 class FreeTree {

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 
 #include "tests/fleet/fleet_test_util.h"
@@ -320,6 +321,29 @@ spec:
 )");
   REQUIRE(r.input.groups.size() == 1);
   CHECK(r.input.groups[0].units == 4);
+}
+
+TEST_CASE("fleet: absurd replica counts saturate instead of overflowing") {
+  // 9223372036854775807 pods of 2 GPUs: 16 fit a100 (4 × 8 / 2), the rest are "class full";
+  // requested and the tenant's sum stop at INT64_MAX.
+  const std::string huge = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: huge, namespace: ml-a}
+spec:
+  replicas: 9223372036854775807
+  template:
+    spec:
+      containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 2}}}]
+)";
+  const auto r = run_fleet(huge);
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const ClassReport& a100 = class_report(r, "a100");
+  CHECK(a100.packing.requested == kMax);
+  CHECK(a100.packing.placed == 32);
+  CHECK(a100.packing.placed_pods == 16);
+  REQUIRE(r.report.unplaceable.size() == 1);
+  CHECK(r.report.unplaceable[0].pods == kMax - 16);
+  CHECK(r.report.tenants[0].requested_gpus == kMax);
 }
 
 }  // namespace
