@@ -2,17 +2,15 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/input_paths.h"
 #include "engine/pipeline.h"
 #include "lint/explain.h"
 #include "lint/fix_writer.h"
@@ -26,76 +24,17 @@
 namespace gpuadmit::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 constexpr const char* kUsage =
     "usage: gpuadmit lint [--policy P] [--namespace NS] [--output text|json|sarif|junit]\n"
     "                     [--fix [--write DIR]] [--no-color] [--explain] PATH...\n"
     "PATH: a file, a folder (recursive *.yaml, *.yml, *.json) or - for standard input\n";
 
-bool lintable_name(const fs::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".yaml" || ext == ".yml" || ext == ".json";
-}
-
-// What lint reads under a folder: manifest files, and folders it could not list (with why).
-struct FolderEntry {
-  std::string path;
-  std::string error;  // empty for a file
-};
-
-// The manifest files under a folder, sorted so that output is stable. Hidden entries (.git) are
-// skipped; symlinked folders are not followed (no cycles); symlinked files are read, and a
-// dangling link with a manifest name is listed so that it is reported, not silently skipped.
-// FIFOs, sockets and devices are skipped (opening a FIFO would block). A folder that cannot be
-// listed is an entry with its error: the run is incomplete.
-std::vector<FolderEntry> files_under(const std::string& dir) {
-  std::vector<FolderEntry> entries;
-  std::vector<fs::path> pending{fs::path(dir)};
-  while (!pending.empty()) {
-    const fs::path folder = std::move(pending.back());
-    pending.pop_back();
-    std::error_code ec;
-    fs::directory_iterator it(folder, ec);
-    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      const fs::path& path = it->path();
-      const std::string name = path.filename().string();
-      if (!name.empty() && name[0] == '.') continue;
-      std::error_code status_ec;
-      const fs::file_status status = it->status(status_ec);  // follows symlinks
-      if (fs::is_directory(status)) {
-        if (!it->is_symlink(status_ec)) pending.push_back(path);
-        continue;
-      }
-      if (lintable_name(path) && (fs::is_regular_file(status) || !fs::exists(status))) {
-        entries.push_back({path.string(), ""});
-      }
-    }
-    if (ec) entries.push_back({folder.string(), ec.message()});
-  }
-  std::sort(entries.begin(), entries.end(),
-            [](const FolderEntry& a, const FolderEntry& b) { return a.path < b.path; });
-  return entries;
-}
-
 // The pre-pass for DRA (docs/dra.md): the claim objects of every file given, so that a pod's
 // claim reference resolves whatever the file order. Standard input is read once, by the lint
 // itself: there a claim resolves when it comes before the pods that use it.
-void collect_claims(const std::vector<std::string>& paths, lint::ManifestClaims& claims) {
-  for (const std::string& path : paths) {
-    if (path == "-") continue;
-    std::error_code ec;
-    const fs::file_status status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) continue;  // reported when linted
-    if (!fs::is_directory(status)) {
-      claims.add_file(path);
-      continue;
-    }
-    for (const FolderEntry& entry : files_under(path)) {
-      if (entry.error.empty()) claims.add_file(entry.path);
-    }
+void collect_claims(const std::vector<InputEntry>& inputs, lint::ManifestClaims& claims) {
+  for (const InputEntry& input : inputs) {
+    if (!input.is_stdin && input.error.empty()) claims.add_file(input.path);
   }
 }
 
@@ -126,9 +65,7 @@ int lint_command(const std::vector<std::string>& argv) {
     std::cerr << "gpuadmit lint: --write needs --fix (it is where the fixed files go)\n";
     return 2;
   }
-  size_t stdin_count = 0;
-  for (const std::string& p : args.positional()) stdin_count += p == "-";
-  if (stdin_count > 1) {
+  if (stdin_repeated(args.positional())) {
     std::cerr << "gpuadmit lint: - (standard input) may be given only once\n";
     return 2;
   }
@@ -168,34 +105,23 @@ int lint_command(const std::vector<std::string>& argv) {
   lint::LintOptions options;
   options.default_namespace = args.value_or("namespace", "default");
   lint::ManifestClaims claims(options.default_namespace);
-  collect_claims(args.positional(), claims);
+  const std::vector<InputEntry> inputs = expand_inputs(args.positional());
+  collect_claims(inputs, claims);
   options.claims = &claims;
   lint::Linter linter(loaded.policy, pipeline, document_rules, options, *made, fix_writer.get());
 
-  for (const std::string& path : args.positional()) {
-    if (path == "-") {
+  for (const InputEntry& input : inputs) {
+    if (input.is_stdin) {
       linter.lint_stream(stdin, "<stdin>", false);
-      continue;
+    } else if (input.missing) {
+      std::cerr << "gpuadmit lint: " << input.path << ": no such file or folder\n";
+      linter.input_error(input.path, "no such file or folder; check the path");
+    } else if (!input.error.empty()) {
+      std::cerr << "gpuadmit lint: " << input.path << ": " << input.error << "\n";
+      linter.input_error(input.path, input.error);
+    } else {
+      linter.lint_file(input.path, input.path);
     }
-    std::error_code ec;
-    const fs::file_status status = fs::status(path, ec);
-    if (ec || !fs::exists(status)) {
-      std::cerr << "gpuadmit lint: " << path << ": no such file or folder\n";
-      linter.input_error(path, "no such file or folder; check the path");
-      continue;
-    }
-    if (fs::is_directory(status)) {
-      for (const FolderEntry& entry : files_under(path)) {
-        if (entry.error.empty()) {
-          linter.lint_file(entry.path, entry.path);
-          continue;
-        }
-        std::cerr << "gpuadmit lint: " << entry.path << ": " << entry.error << "\n";
-        linter.input_error(entry.path, "cannot read the folder: " + entry.error);
-      }
-      continue;
-    }
-    linter.lint_file(path, path);
   }
   const lint::LintSummary summary = linter.finish();
   for (const std::string& file : summary.empty_files) {

@@ -23,6 +23,7 @@ commands:
   policy  check P
   certs   --service S --namespace NS --out DIR [--san NAME]...
   render  [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME] [--failure-policy F]
+  fleet   [--policy P] [--namespace NS] [--output text|json] [--svg FILE] PATH...
 
 Without --policy, the embedded default policy (policies/default.yaml) is used.
 Every command answers -h/--help; gpuadmit --version prints the version and the libraries.
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     if (command == "lint") return lint_command(args);
     if (command == "render") return render_command(args);
     if (command == "test") return test_command(args);
+    if (command == "fleet") return fleet_command(args);
   } catch (const std::exception& e) {
     std::cerr << "gpuadmit " << command << ": internal error: " << e.what() << "\n";
     return 2;

@@ -180,7 +180,8 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
   const bool mutate = options.mutate && (tenant == nullptr || tenant->enforcement.mutate);
 
   std::vector<Violation> violations;
-  for (const PodSpecLocation& location : locations) {
+  for (size_t index = 0; index < locations.size(); ++index) {
+    const PodSpecLocation& location = locations[index];
     Json& target = in_place != nullptr ? *in_place : copied ? e.mutated : const_cast<Json&>(object);
     auto made = PodView::make(target, location);
     if (auto* error = std::get_if<std::string>(&made)) {
@@ -201,6 +202,8 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     ctx.dra = &dra;
     ctx.gpu_pod = counts_as_gpu_pod(pod, *gpu, dra, policy);
     resolve_pod_context(pod, ctx);
+    e.pod_specs.push_back(PodSpecOutcome{index, ctx.gpu_pod, ctx.class_name,
+                                         ctx.gpu_class != nullptr, ctx.mig_profile});
     if (mutate && std::any_of(mutators_.begin(), mutators_.end(),
                               [&](const auto& m) { return m->may_change(ctx); })) {
       if (!copied) {

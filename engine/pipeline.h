@@ -38,6 +38,16 @@ struct EvaluateOptions {
   const ClaimResolver* claims = nullptr;
 };
 
+// What the pipeline resolved for one pod spec (`gpuadmit fleet` reads the class the webhook
+// would use): in find_pod_specs order, one per pod spec that PodView::make accepted.
+struct PodSpecOutcome {
+  size_t location = 0;       // index in find_pod_specs(object)
+  bool gpu_pod = false;      // from the original spec (PodContext::gpu_pod)
+  std::string class_name;    // resolved class, "" when none (PodContext::class_name)
+  bool class_known = false;  // the class is one of the policy's
+  std::string mig_profile;   // gpuadmit.io/mig-profile, "" when unset
+};
+
 struct Evaluation {
   bool allowed = true;
   bool is_workload = false;  // the object has pod specs gpuadmit looks at
@@ -47,9 +57,10 @@ struct Evaluation {
                              // EvaluateOptions::copy_unchanged)
   Json patch = Json::array();
   std::string patch_text;  // EvaluateOptions::patch_as_text: "[...]" when changed(), else empty
-  std::vector<Finding> findings;       // in pod-spec order, then rule order
-  std::vector<std::string> mutations;  // mutation names applied, unique, in first-applied order
-  std::vector<std::string> classes;    // resolved class names, unique, in pod-spec order
+  std::vector<Finding> findings;          // in pod-spec order, then rule order
+  std::vector<std::string> mutations;     // mutation names applied, unique, in first-applied order
+  std::vector<std::string> classes;       // resolved class names, unique, in pod-spec order
+  std::vector<PodSpecOutcome> pod_specs;  // per pod spec, in pod-spec order
   std::string tenant;  // the namespace's tenant, "" when none (or exempt / not a workload)
   // Why each mutation was applied (`--explain`): in application order, one per mutator and pod
   // spec that changed something.

@@ -157,7 +157,8 @@ bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
 // The pod's GPU units are then Σ over the GPU resources of result[r]: an init container's
 // nvidia.com/gpu does not hide the app containers' nvidia.com/mig-1g.10gb, as both are charged.
 // Ephemeral containers declare no resources that count (the API forbids them).
-int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
+std::vector<PodGpuRequest> effective_pod_gpu_requests(const PodView& pod,
+                                                      const CompiledPolicy& policy) {
   struct PerResource {
     std::string resource;
     int64_t app = 0;               // app containers + restartable init containers
@@ -187,9 +188,19 @@ int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
       }
     }
   }
+  std::vector<PodGpuRequest> out;
+  out.reserve(per_resource.size());
+  for (PerResource& r : per_resource) {
+    out.push_back(PodGpuRequest{std::move(r.resource), std::max(r.app, r.init_max)});
+  }
+  return out;
+}
+
+int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
   int64_t total = 0;
-  for (const PerResource& r : per_resource)
-    total = saturating_add(total, std::max(r.app, r.init_max));
+  for (const PodGpuRequest& r : effective_pod_gpu_requests(pod, policy)) {
+    total = saturating_add(total, r.units);
+  }
   return total;
 }
 

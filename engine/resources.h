@@ -108,4 +108,14 @@ bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy);
 // resources' results are then added up.
 int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy);
 
+// One GPU resource of a pod with its effective pod-level amount in whole units.
+struct PodGpuRequest {
+  std::string resource;  // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ...
+  int64_t units = 0;
+};
+// effective_pod_gpus per GPU resource, in first-named order (resources whose amount is 0
+// included): what `gpuadmit fleet` packs, read from the mutated pod.
+std::vector<PodGpuRequest> effective_pod_gpu_requests(const PodView& pod,
+                                                      const CompiledPolicy& policy);
+
 }  // namespace gpuadmit

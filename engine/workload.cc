@@ -1,5 +1,6 @@
 #include "engine/workload.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdint>
@@ -134,6 +135,22 @@ std::optional<int64_t> count_member(const Json& object, std::string_view key) {
   return n;
 }
 
+int64_t saturating_mul(int64_t a, int64_t b) {
+  return (b != 0 && a > INT64_MAX / b) ? INT64_MAX : a * b;  // both non-negative
+}
+
+// Pods a JobSpec runs at once: parallelism (default 1), but no more than completions when that
+// is set ("the actual number of pods running in steady state will be less than this number when
+// ((.spec.completions - .status.successful) < .spec.parallelism)", k8s.io/api/batch/v1
+// JobSpec.Parallelism). nullopt when the object has neither field (not a JobSpec).
+std::optional<int64_t> job_pods(const Json& object) {
+  std::optional<int64_t> parallelism = count_member(object, "parallelism");
+  std::optional<int64_t> completions = count_member(object, "completions");
+  if (!parallelism && !completions) return std::nullopt;
+  const int64_t running = parallelism.value_or(1);
+  return completions ? std::min(running, *completions) : running;
+}
+
 // Calls each(token) for the reference tokens of a pointer, unescaped, root first ("/a~1b/0" →
 // "a/b", "0"), in one reused string.
 template <typename F>
@@ -167,8 +184,9 @@ std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
 
 // Pods one pod spec stands for: the product of the counts met on the way down from the root
 // (Deployment spec.replicas, Job spec.parallelism, JobSet replicatedJobs[i].replicas × the job's
-// parallelism, Kubeflow <x>ReplicaSpecs.<role>.replicas, Ray workerGroupSpecs[i].replicas (else
-// minReplicas), Volcano tasks[i].replicas). An absent count is 1, the Kubernetes default.
+// parallelism (at most completions), Kubeflow <x>ReplicaSpecs.<role>.replicas, Ray
+// workerGroupSpecs[i].replicas (else minReplicas) × numOfHosts, Volcano tasks[i].replicas). An
+// absent count is 1, the Kubernetes default.
 int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
   int64_t product = 1;
   const Json* node = &object;
@@ -188,12 +206,14 @@ int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
     if (node == nullptr) break;
     if (!node->is_object()) continue;
     std::optional<int64_t> count = count_member(*node, "replicas");
-    if (!count) count = count_member(*node, "parallelism");
+    if (!count) count = job_pods(*node);
     if (!count) count = count_member(*node, "minReplicas");
+    // KubeRay: a worker group's replicas are multi-host groups of numOfHosts pods each
+    // (ray-operator/apis/ray/v1 WorkerGroupSpec.NumOfHosts, default 1).
     if (count) {
-      // Saturate rather than overflow on absurd inputs.
-      product = (*count != 0 && product > INT64_MAX / *count) ? INT64_MAX : product * *count;
+      if (auto hosts = count_member(*node, "numOfHosts")) count = saturating_mul(*count, *hosts);
     }
+    if (count) product = saturating_mul(product, *count);
   }
   return product;
 }

@@ -72,6 +72,24 @@ constexpr std::array kGb200 = {std::string_view("1g.23gb"), std::string_view("1g
                                std::string_view("3g.93gb"), std::string_view("4g.93gb"),
                                std::string_view("7g.186gb")};
 
+// B300 (mig-parted device 0x3182: `all-balanced` 1g.34gb ×2, 2g.67gb, 3g.135gb; `all-1g.34gb`,
+// `all-1g.34gb.me`, `all-1g.67gb`, `all-2g.67gb`, `all-3g.135gb`, `all-4g.135gb`,
+// `all-7g.269gb` in NVIDIA/mig-parted deployments/systemd/config-default.yaml, shared corpus
+// configs/mig-parted__config-default.yaml).
+constexpr std::array kB300 = {std::string_view("1g.34gb"),  std::string_view("1g.34gb+me"),
+                              std::string_view("1g.67gb"),  std::string_view("2g.67gb"),
+                              std::string_view("3g.135gb"), std::string_view("4g.135gb"),
+                              std::string_view("7g.269gb")};
+// RTX PRO 6000 Blackwell (device 0x2BB5; the same file's "# RTX PRO 6000 Blackwell" block:
+// `all-1g.24gb.gfx`, `.me.all`, `-me`, `all-2g.48gb` and its variants, `all-4g.96gb(.gfx)`, and
+// `all-balanced` 1g.24gb ×2, 2g.48gb). Four compute slices: 4g.96gb is the whole GPU.
+constexpr std::array kRtxPro6000 = {
+    std::string_view("1g.24gb"),     std::string_view("1g.24gb+me.all"),
+    std::string_view("1g.24gb+gfx"), std::string_view("1g.24gb-me"),
+    std::string_view("2g.48gb"),     std::string_view("2g.48gb+me.all"),
+    std::string_view("2g.48gb+gfx"), std::string_view("2g.48gb-me"),
+    std::string_view("4g.96gb"),     std::string_view("4g.96gb+gfx")};
+
 struct Product {
   std::string_view name;  // the GFD label value without its "NVIDIA-" prefix
   const std::string_view* profiles;
@@ -111,6 +129,10 @@ constexpr std::array kProducts = {
     product("GH200-144G-HBM3e", kGh200_144gb),
     product("B200", kB200),
     product("GB200", kGb200),
+    product("B300-SXM6-AC", kB300),  // NVML "NVIDIA B300 SXM6 AC"
+    product("B300", kB300),
+    product("RTX-PRO-6000-Blackwell-Server-Edition", kRtxPro6000),
+    product("RTX-PRO-6000-Blackwell-Workstation-Edition", kRtxPro6000),
 };
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -164,6 +186,54 @@ std::optional<std::vector<std::string_view>> mig_profiles_for_product(std::strin
     }
   }
   return std::nullopt;
+}
+
+std::optional<MigProfileShape> parse_mig_profile(std::string_view profile) {
+  if (!is_mig_profile_syntax(profile)) return std::nullopt;
+  MigProfileShape shape;
+  size_t i = 0;
+  while (std::isdigit(static_cast<unsigned char>(profile[i]))) {
+    shape.compute = shape.compute * 10 + (profile[i++] - '0');
+  }
+  i += 2;  // "g."
+  while (std::isdigit(static_cast<unsigned char>(profile[i]))) {
+    shape.memory_gb = shape.memory_gb * 10 + (profile[i++] - '0');
+  }
+  return shape;
+}
+
+MigGpuGeometry mig_gpu_geometry(const std::vector<std::string_view>& profiles) {
+  // The whole-GPU profile is the one with the most compute (7g on A100/H100/H200/B200/B300,
+  // 4g on A30 and RTX PRO 6000); it holds all the memory. A GPU has 8 memory slices with 7
+  // compute slices and as many memory slices as compute slices with 4 (MIG user guide,
+  // "Supported MIG Profiles": A30 and RTX PRO 6000 4 + 4, the others 7 + 8).
+  MigGpuGeometry geometry;
+  for (std::string_view p : profiles) {
+    auto shape = parse_mig_profile(p);
+    if (shape && shape->compute > geometry.compute_slices) {
+      geometry.compute_slices = shape->compute;
+      geometry.memory_gb = shape->memory_gb;
+    }
+  }
+  if (geometry.compute_slices == 0) geometry.compute_slices = 7;
+  geometry.memory_slices = geometry.compute_slices == 7 ? 8 : geometry.compute_slices;
+  return geometry;
+}
+
+MigSlice mig_slice(std::string_view profile, const MigGpuGeometry& geometry) {
+  MigSlice slice;
+  const auto shape = parse_mig_profile(profile);
+  if (!shape) return slice;
+  slice.compute = shape->compute;
+  // Memory slices: the profile's share of the GPU's memory, rounded (1g.12gb of 94 GB is one
+  // of 8 slices, 1g.24gb two). Without a known whole-GPU size, one memory slice per compute.
+  slice.memory =
+      geometry.memory_gb > 0
+          ? static_cast<int>((shape->memory_gb * geometry.memory_slices * 2 + geometry.memory_gb) /
+                             (2 * geometry.memory_gb))
+          : shape->compute;
+  if (slice.memory < 1) slice.memory = 1;
+  return slice;
 }
 
 }  // namespace gpuadmit

@@ -7,6 +7,7 @@ packages=(cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3
   libyaml-cpp-dev libre2-dev catch2 openssl curl)
 packages+=(libmimalloc-dev) # the allocator of gpuadmit and bench/ (cmake/allocator.cmake)
 packages+=(python3) # extracts helm from its zip (below)
+packages+=(librsvg2-bin) # rsvg-convert: tests/fleet render the fleet SVG to PNG
 # The chart tests' Node tooling; a machine with another Node.js build (e.g. NodeSource's, which
 # bundles npm) keeps it.
 command -v npm >/dev/null || packages+=(nodejs npm)

@@ -23,8 +23,10 @@ TEST_CASE("help: every command answers -h and --help with its usage on stdout, e
       {"review", "usage: gpuadmit review "},
       {"policy", "usage: gpuadmit policy check "},
       {"policy check", "usage: gpuadmit policy check "},
-      {"certs", "usage: gpuadmit certs "},   {"render", "usage: gpuadmit render "},
+      {"certs", "usage: gpuadmit certs "},
+      {"render", "usage: gpuadmit render "},
       {"test", "usage: gpuadmit test "},
+      {"fleet", "usage: gpuadmit fleet "},
   };
   for (const Case& c : cases) {
     for (const char* flag : {"-h", "--help"}) {
@@ -46,8 +48,9 @@ TEST_CASE("help: every command answers -h and --help with its usage on stdout, e
 }
 
 TEST_CASE("help: a usage error ends its message and the usage with a newline, exit 2") {
-  for (const char* line : {"serve --bogus", "lint --bogus", "review --bogus", "certs --bogus",
-                           "policy check --bogus", "render --bogus", "test --bogus"}) {
+  for (const char* line :
+       {"serve --bogus", "lint --bogus", "review --bogus", "certs --bogus", "policy check --bogus",
+        "render --bogus", "test --bogus", "fleet --bogus"}) {
     INFO(line);
     auto r = testing::run_command(kBinary + " " + std::string(line));
     CHECK(r.exit_code == 2);

@@ -113,6 +113,49 @@ TEST_CASE("workload: policy-declared kinds with * and [*] paths") {
   CHECK(paths == std::vector<std::string>{"/spec/roles/a/spec", "/spec/roles/b/spec"});
 }
 
+TEST_CASE("workload: Job pods are min(parallelism, completions); Ray groups × numOfHosts") {
+  const PolicyPtr policy = empty_policy();
+  struct Case {
+    std::string object;
+    Specs expected;
+  };
+  const std::vector<Case> cases = {
+      // batch/v1 JobSpec.Parallelism: fewer run when completions left < parallelism.
+      {R"({"apiVersion":"batch/v1","kind":"Job","spec":{"parallelism":5,"completions":3,
+          "template":{"spec":{}}}})",
+       {{"spec.template.spec", 3}}},
+      {R"({"apiVersion":"batch/v1","kind":"Job","spec":{"parallelism":2,"completions":8,
+          "template":{"spec":{}}}})",
+       {{"spec.template.spec", 2}}},
+      // completions alone: parallelism defaults to 1.
+      {R"({"apiVersion":"batch/v1","kind":"Job","spec":{"completions":8,"template":{"spec":{}}}})",
+       {{"spec.template.spec", 1}}},
+      {R"({"apiVersion":"batch/v1","kind":"CronJob","spec":{"jobTemplate":{"spec":{
+          "parallelism":4,"completions":2,"template":{"spec":{}}}}}})",
+       {{"spec.jobTemplate.spec.template.spec", 2}}},
+      // JobSet: replicatedJobs[i].replicas × the Job's min(parallelism, completions).
+      {R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","spec":{"replicatedJobs":[
+          {"replicas":3,"template":{"spec":{"parallelism":4,"completions":4,
+           "template":{"spec":{}}}}}]}})",
+       {{"spec.replicatedJobs[0].template.spec.template.spec", 12}}},
+      // KubeRay WorkerGroupSpec.NumOfHosts: each replica is a group of that many pods.
+      {R"({"apiVersion":"ray.io/v1","kind":"RayCluster","spec":{"headGroupSpec":{"template":{
+          "spec":{}}},"workerGroupSpecs":[{"replicas":2,"numOfHosts":4,"template":{"spec":{}}},
+          {"replicas":3,"template":{"spec":{}}}]}})",
+       {{"spec.headGroupSpec.template.spec", 1},
+        {"spec.workerGroupSpecs[0].template.spec", 8},
+        {"spec.workerGroupSpecs[1].template.spec", 3}}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.object);
+    Specs got;
+    for (const PodSpecLocation& loc : find_pod_specs(Json::parse(c.object), *policy)) {
+      got.emplace_back(loc.path, loc.replicas);
+    }
+    CHECK(got == c.expected);
+  }
+}
+
 TEST_CASE("workload: built-in kinds are matched by group and kind, not version") {
   const PolicyPtr policy = empty_policy();
   CHECK(is_workload_kind("apps/v1", "Deployment", *policy));

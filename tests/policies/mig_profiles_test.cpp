@@ -58,6 +58,13 @@ TEST_CASE("policy: MIG profiles per product", "[policy][mig]") {
       {"NVIDIA-A30", "2g.12gb+me", true},
       {"NVIDIA-A30", "4g.24gb", true},
       {"NVIDIA-A30", "7g.80gb", false},
+      // mig-parted config-default.yaml: B300 (0x3182) and RTX PRO 6000 Blackwell (0x2BB5).
+      {"NVIDIA-B300-SXM6-AC", "1g.34gb", true},
+      {"NVIDIA-B300-SXM6-AC", "7g.269gb", true},
+      {"NVIDIA-B300-SXM6-AC", "7g.278gb", false},  // GB300's
+      {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "1g.24gb+gfx", true},
+      {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "4g.96gb", true},
+      {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "7g.96gb", false},
       {"NVIDIA-H100-80GB-HBM3", "1g.10gb+me", true},
       {"NVIDIA-H100-80GB-HBM3", "4g.40gb", true},
       {"NVIDIA-H100-PCIe", "2g.20gb", true},
@@ -96,9 +103,10 @@ TEST_CASE("policy: unknown products accept any profile", "[policy][mig]") {
 }
 
 TEST_CASE("policy: every table entry is valid profile syntax", "[policy][mig]") {
-  for (const char* product : {"NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-A30",
-                              "NVIDIA-H100-NVL", "NVIDIA-GH200-480GB", "NVIDIA-H200",
-                              "NVIDIA-GH200-144G-HBM3e", "NVIDIA-B200", "NVIDIA-GB200"}) {
+  for (const char* product :
+       {"NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-SXM4-80GB", "NVIDIA-A30", "NVIDIA-H100-NVL",
+        "NVIDIA-GH200-480GB", "NVIDIA-H200", "NVIDIA-GH200-144G-HBM3e", "NVIDIA-B200",
+        "NVIDIA-GB200", "NVIDIA-B300-SXM6-AC", "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition"}) {
     auto profiles = mig_profiles_for_product(product);
     REQUIRE(profiles);
     CHECK(profiles->size() >= 5);
@@ -106,6 +114,43 @@ TEST_CASE("policy: every table entry is valid profile syntax", "[policy][mig]") 
       INFO(product << " " << p);
       CHECK(is_mig_profile_syntax(p));
     }
+  }
+}
+
+// What one GPU holds, for the fleet report: the whole-GPU profile's compute, 8 memory slices
+// with 7 compute and 4 with 4; each instance's slices (mig-parted's `all-<profile>` counts:
+// all-1g.10gb 7, all-1g.20gb 4, all-2g.20gb 3, all-3g.40gb 2; RTX PRO 6000 all-1g.24gb 4,
+// all-2g.48gb 2; B300 all-1g.34gb 7, all-1g.67gb 4, all-2g.67gb 3, all-3g.135gb 2).
+TEST_CASE("policy: MIG GPU geometry and instance slices", "[policy][mig]") {
+  struct Case {
+    const char* product;
+    int compute, memory;
+    const char* profile;
+    int slice_compute, slice_memory;
+  };
+  const Case cases[] = {
+      {"NVIDIA-A100-SXM4-80GB", 7, 8, "1g.10gb", 1, 1},
+      {"NVIDIA-A100-SXM4-80GB", 7, 8, "1g.20gb", 1, 2},
+      {"NVIDIA-A100-SXM4-80GB", 7, 8, "2g.20gb", 2, 2},
+      {"NVIDIA-A100-SXM4-80GB", 7, 8, "3g.40gb", 3, 4},
+      {"NVIDIA-A100-SXM4-80GB", 7, 8, "7g.80gb", 7, 8},
+      {"NVIDIA-A30", 4, 4, "2g.12gb", 2, 2},
+      {"NVIDIA-H100-NVL", 7, 8, "1g.12gb", 1, 1},
+      {"NVIDIA-H100-NVL", 7, 8, "1g.24gb", 1, 2},
+      {"NVIDIA-B300-SXM6-AC", 7, 8, "1g.34gb", 1, 1},
+      {"NVIDIA-B300-SXM6-AC", 7, 8, "1g.67gb", 1, 2},
+      {"NVIDIA-B300-SXM6-AC", 7, 8, "3g.135gb", 3, 4},
+      {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", 4, 4, "1g.24gb+gfx", 1, 1},
+      {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", 4, 4, "2g.48gb", 2, 2},
+  };
+  for (const Case& c : cases) {
+    INFO(c.product << " " << c.profile);
+    const MigGpuGeometry g = mig_gpu_geometry(*mig_profiles_for_product(c.product));
+    CHECK(g.compute_slices == c.compute);
+    CHECK(g.memory_slices == c.memory);
+    const MigSlice s = mig_slice(c.profile, g);
+    CHECK(s.compute == c.slice_compute);
+    CHECK(s.memory == c.slice_memory);
   }
 }
 
