@@ -207,9 +207,10 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
         copy();
         if (in_place == nullptr) pod.retarget(e.mutated);
       }
+      PodWriter writer(pod);
       for (const auto& mutator : mutators_) {
         ctx.policy_paths.clear();
-        if (!mutator->mutate(pod, ctx)) continue;
+        if (!mutator->mutate(writer, ctx)) continue;
         add_unique(ctx.mutations, mutator->name());
         if (ctx.policy_paths.empty()) ctx.policy_paths.emplace_back();
         for (std::string& path : ctx.policy_paths) {

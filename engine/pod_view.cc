@@ -254,12 +254,6 @@ const Json& PodView::container(const ContainerRef& ref) const {
 
 const Json* PodView::metadata() const { return metadata_at(*object_, location_->metadata); }
 
-Json& PodView::mutable_metadata() {
-  Json& m = (*object_)[location_->metadata];
-  if (!m.is_object()) m = Json::object();
-  return m;
-}
-
 std::optional<std::string> PodView::setting(std::string_view key) const {
   const Json* pod_meta = metadata();
   // The object's own metadata: a member lookup, not a JSON Pointer walk.
@@ -272,19 +266,6 @@ std::optional<std::string> PodView::setting(std::string_view key) const {
     if (auto v = lookup(top_meta, "labels", key)) return v;
   }
   return std::nullopt;
-}
-
-bool PodView::set_annotation(std::string_view key, std::string_view value) {
-  Json& meta = mutable_metadata();
-  Json& annotations = meta["annotations"];
-  if (!annotations.is_object()) annotations = Json::object();
-  Json* existing = find_member(annotations, key);
-  if (existing != nullptr && existing->is_string() &&
-      existing->get_ref<const std::string&>() == value) {
-    return false;
-  }
-  annotations[std::string(key)] = std::string(value);
-  return true;
 }
 
 }  // namespace gpuadmit

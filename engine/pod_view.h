@@ -17,20 +17,12 @@
 
 namespace gpuadmit {
 
-// What a mutator may write through a PodView, and nothing else: these members of the pod spec,
-// the `resources` and `env` of each container, the pod (template) metadata's `annotations` (the
-// metadata is created when absent), and the `labels` of the metadata Kueue reads the queue from
-// (engine/kueue.h kueue_queue_metadata: the top-level object's, a CronJob's jobTemplate's).
-// Pipeline::evaluate_in_place diffs only these against the object before mutation
-// (engine/mutation_skeleton.h); tests/engine/json_diff_test.cpp holds every mutator to it on the
-// corpus and the test policies.
-inline constexpr std::string_view kMutableSpecMembers[] = {
-    "tolerations", "affinity", "nodeSelector", "priorityClassName", "priority", "preemptionPolicy"};
+// Mutators never get a writable PodView: they get a PodWriter (engine/pod_writer.h), which
+// writes only the members of the mutation contract and reads through a const PodView.
+
+// The pod spec's container lists, in Kubernetes order.
 inline constexpr std::string_view kContainerLists[] = {"initContainers", "containers",
                                                        "ephemeralContainers"};
-inline constexpr std::string_view kMutableContainerMembers[] = {"resources", "env"};
-inline constexpr std::string_view kMutableMetadataMember = "annotations";
-inline constexpr std::string_view kMutableQueueMetadataMember = "labels";
 
 enum class ContainerKind { kInit, kApp, kEphemeral };
 
@@ -68,16 +60,12 @@ class PodView {
   Json& container(const ContainerRef& ref);
   const Json& container(const ContainerRef& ref) const;
 
-  // The pod (template) metadata, or null when absent. mutable_metadata() creates it.
+  // The pod (template) metadata, or null when absent.
   const Json* metadata() const;
-  Json& mutable_metadata();
 
   // A workload setting (SPEC §2): the pod (template) annotation, else its label, else the
   // top-level object's annotation, else its label. Annotations win over labels.
   std::optional<std::string> setting(std::string_view key) const;
-
-  // Sets an annotation on the pod (template) metadata; returns true when it changed.
-  bool set_annotation(std::string_view key, std::string_view value);
 
  private:
   PodView(Json& object, const PodSpecLocation& location);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/pod_view.h"
+#include "engine/pod_writer.h"
 #include "engine/resources.h"
 #include "tests/support/fixtures.h"
 
@@ -75,8 +76,9 @@ TEST_CASE(
   CHECK(view.setting("gpuadmit.io/workload") == "training");
   CHECK(view.setting("gpuadmit.io/mig-profile") == "1g.10gb");
   CHECK_FALSE(view.setting("gpuadmit.io/other"));
-  CHECK(view.set_annotation("gpuadmit.io/class", "a100"));
-  CHECK_FALSE(view.set_annotation("gpuadmit.io/class", "a100"));
+  PodWriter writer(view);
+  CHECK(writer.set_annotation("gpuadmit.io/class", "a100"));
+  CHECK_FALSE(writer.set_annotation("gpuadmit.io/class", "a100"));
   CHECK(view.setting("gpuadmit.io/class") == "a100");
   CHECK(deployment["spec"]["template"]["metadata"]["annotations"] ==
         Json{{"gpuadmit.io/class", "a100"}});

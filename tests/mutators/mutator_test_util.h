@@ -124,7 +124,8 @@ inline MutationResult apply_mutator(const Mutator& mutator, const PolicyPtr& pol
   for (size_t i = 0; i < specs; ++i) {
     PodFixture pod(policy, result.object.dump(), ns, i);
     if (tweak) tweak(pod.request);
-    result.changed |= mutator.mutate(pod.view(), pod.ctx);
+    PodWriter writer(pod.view());
+    result.changed |= mutator.mutate(writer, pod.ctx);
     result.object = pod.object;
   }
   return result;

@@ -3,7 +3,8 @@
 //
 //   auto policy = policy_from_yaml(R"YAML(... GPUPolicy ...)YAML");
 //   PodFixture pod(policy, R"JSON({"apiVersion":"v1","kind":"Pod",...})JSON", "ml-team");
-//   Mutator.mutate(pod.view(), pod.ctx);  REQUIRE(pod.object == expected);
+//   PodWriter writer(pod.view());
+//   mutator.mutate(writer, pod.ctx);  REQUIRE(pod.object == expected);
 
 #include <catch2/catch.hpp>
 
