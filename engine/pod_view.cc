@@ -160,9 +160,10 @@ bool metadata_well_formed(const Json& metadata) {
 
 }  // namespace
 
-std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLocation& location) {
+std::variant<PodView, std::string> PodView::make(const Json& object,
+                                                 const PodSpecLocation& location) {
   if (!object.contains(location.spec)) return location.path + ": missing";
-  Json& spec = object.at(location.spec);
+  const Json& spec = object.at(location.spec);
   ShapeChecker c;
   if (!spec.is_object()) {
     c.fail(location.path, "an object", spec);
@@ -203,7 +204,7 @@ std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLoca
   return PodView(object, location);
 }
 
-PodView::PodView(Json& object, const PodSpecLocation& location)
+PodView::PodView(const Json& object, const PodSpecLocation& location)
     : object_(&object), location_(&location) {
   const Json& spec = this->spec();
   const std::pair<std::string_view, ContainerKind> lists[] = {
@@ -228,28 +229,8 @@ PodView::PodView(Json& object, const PodSpecLocation& location)
   }
 }
 
-namespace {
-std::string_view list_key(ContainerKind kind) {
-  switch (kind) {
-    case ContainerKind::kInit:
-      return "initContainers";
-    case ContainerKind::kEphemeral:
-      return "ephemeralContainers";
-    case ContainerKind::kApp:
-      break;
-  }
-  return "containers";
-}
-}  // namespace
-
-Json& PodView::container(const ContainerRef& ref) {
-  Json& spec = this->spec();
-  if (Json* list = find_member(spec, list_key(ref.kind))) return (*list)[ref.index];
-  return spec[std::string(list_key(ref.kind))][ref.index];
-}
-
 const Json& PodView::container(const ContainerRef& ref) const {
-  return spec().at(std::string(list_key(ref.kind))).at(ref.index);
+  return spec().at(std::string(container_list(ref.kind))).at(ref.index);
 }
 
 const Json* PodView::metadata() const { return metadata_at(*object_, location_->metadata); }

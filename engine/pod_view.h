@@ -24,7 +24,11 @@ namespace gpuadmit {
 inline constexpr std::string_view kContainerLists[] = {"initContainers", "containers",
                                                        "ephemeralContainers"};
 
-enum class ContainerKind { kInit, kApp, kEphemeral };
+enum class ContainerKind { kInit, kApp, kEphemeral };  // in kContainerLists order
+// The name of a container kind's list: "initContainers", "containers", "ephemeralContainers".
+inline std::string_view container_list(ContainerKind kind) {
+  return kContainerLists[static_cast<std::size_t>(kind)];
+}
 
 struct ContainerRef {
   ContainerKind kind = ContainerKind::kApp;
@@ -40,24 +44,22 @@ class PodView {
   // object `resources` whose requests/limits are objects; tolerations a list of objects;
   // nodeSelector a string map; affinity an object; metadata annotations/labels string maps).
   // Returns the view, or a message saying what is malformed and where.
-  static std::variant<PodView, std::string> make(Json& object, const PodSpecLocation& location);
+  static std::variant<PodView, std::string> make(const Json& object,
+                                                 const PodSpecLocation& location);
 
   const PodSpecLocation& location() const { return *location_; }
   bool is_template() const { return location_->is_template; }
 
   // Points the view at a copy of its object (containers are kept by index, so they still hold).
-  void retarget(Json& copy) { object_ = &copy; }
+  void retarget(const Json& copy) { object_ = &copy; }
 
-  Json& object() { return *object_; }
   const Json& object() const { return *object_; }
   // Resolved on each call: a mutation that adds a sibling key (template metadata) may move the
   // spec in memory, so no reference to it is kept.
-  Json& spec() { return object_->at(location_->spec); }
   const Json& spec() const { return object_->at(location_->spec); }
 
   // Containers in Kubernetes order: init containers, then app containers, then ephemeral ones.
   const std::vector<ContainerRef>& containers() const { return containers_; }
-  Json& container(const ContainerRef& ref);
   const Json& container(const ContainerRef& ref) const;
 
   // The pod (template) metadata, or null when absent.
@@ -68,8 +70,8 @@ class PodView {
   std::optional<std::string> setting(std::string_view key) const;
 
  private:
-  PodView(Json& object, const PodSpecLocation& location);
-  Json* object_;
+  PodView(const Json& object, const PodSpecLocation& location);
+  const Json* object_;
   const PodSpecLocation* location_;
   std::vector<ContainerRef> containers_;
 };

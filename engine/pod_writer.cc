@@ -33,15 +33,16 @@ bool WritableMember::erase() {
 }
 
 WritableMember PodWriter::spec(SpecMember member) {
-  return {&pod_->spec(), kMutableSpecMembers[static_cast<std::size_t>(member)]};
+  return {&spec(), kMutableSpecMembers[static_cast<std::size_t>(member)]};
 }
 
 WritableMember PodWriter::container(const ContainerRef& ref, ContainerMember member) {
-  return {&pod_->container(ref), kMutableContainerMembers[static_cast<std::size_t>(member)]};
+  Json& container = spec().at(std::string(container_list(ref.kind))).at(ref.index);
+  return {&container, kMutableContainerMembers[static_cast<std::size_t>(member)]};
 }
 
 bool PodWriter::set_annotation(std::string_view key, std::string_view value) {
-  Json& meta = (*pod_).object()[pod_->location().metadata];
+  Json& meta = (*object_)[pod_->location().metadata];
   if (!meta.is_object()) meta = Json::object();
   WritableMember annotations(&meta, kMutableMetadataMember);
   Json* map = annotations.object();
@@ -50,11 +51,10 @@ bool PodWriter::set_annotation(std::string_view key, std::string_view value) {
 }
 
 Json* PodWriter::queue_labels() {
-  Json& object = pod_->object();
-  const std::optional<JsonPointer> at = kueue_queue_metadata(object);
+  const std::optional<JsonPointer> at = kueue_queue_metadata(*object_);
   if (!at) return nullptr;
-  if (!object.contains(*at) || object.at(*at).is_null()) object[*at] = Json::object();
-  return WritableMember(&object[*at], kMutableQueueMetadataMember).object();
+  if (!object_->contains(*at) || object_->at(*at).is_null()) (*object_)[*at] = Json::object();
+  return WritableMember(&(*object_)[*at], kMutableQueueMetadataMember).object();
 }
 
 }  // namespace gpuadmit

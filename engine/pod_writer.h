@@ -65,7 +65,8 @@ class WritableMember {
 
 class PodWriter {
  public:
-  explicit PodWriter(PodView& pod) : pod_(&pod) {}
+  // `object` is the object `pod` views (PodView::object()), writable.
+  PodWriter(const PodView& pod, Json& object) : pod_(&pod), object_(&object) {}
 
   // Everything, read-only.
   const PodView& view() const { return *pod_; }
@@ -81,7 +82,10 @@ class PodWriter {
   Json* queue_labels();
 
  private:
-  PodView* pod_;
+  Json& spec() { return object_->at(pod_->location().spec); }
+
+  const PodView* pod_;
+  Json* object_;
 };
 
 }  // namespace gpuadmit

@@ -507,7 +507,7 @@ TEST_CASE("mutators: may_change false means mutate changes nothing, on real mani
           if (mutator->may_change(ctx)) continue;
           ++refused;
           INFO(std::string(mutator->name()) << " on " << doc.dump());
-          PodWriter writer(pod);
+          PodWriter writer(pod, object);
           CHECK_FALSE(mutator->mutate(writer, ctx));
           CHECK(object == doc);
         }

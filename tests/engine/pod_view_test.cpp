@@ -76,7 +76,7 @@ TEST_CASE(
   CHECK(view.setting("gpuadmit.io/workload") == "training");
   CHECK(view.setting("gpuadmit.io/mig-profile") == "1g.10gb");
   CHECK_FALSE(view.setting("gpuadmit.io/other"));
-  PodWriter writer(view);
+  PodWriter writer(view, deployment);
   CHECK(writer.set_annotation("gpuadmit.io/class", "a100"));
   CHECK_FALSE(writer.set_annotation("gpuadmit.io/class", "a100"));
   CHECK(view.setting("gpuadmit.io/class") == "a100");

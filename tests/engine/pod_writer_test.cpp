@@ -37,9 +37,14 @@ static_assert(!WritesWholeSpec<PodWriter>);
 static_assert(!WritesWholeContainer<PodWriter>);
 static_assert(!WritesWholeObject<PodWriter>);
 static_assert(!WritesSpecMemberByName<PodWriter>);
-// The concepts can hold: something that hands out the pipeline's own, writable PodView.
+// The concepts can hold: something that hands out writable JSON where the writer hands out const.
 struct WritableViewHolder {
-  PodView& view();
+  struct View {
+    Json& spec();
+    Json& container(const ContainerRef&);
+    Json& object();
+  };
+  View& view();
 };
 static_assert(WritesWholeSpec<WritableViewHolder> && WritesWholeContainer<WritableViewHolder> &&
               WritesWholeObject<WritableViewHolder>);
@@ -97,7 +102,7 @@ TEST_CASE("pod writer: each write, its result and the object after it") {
     REQUIRE(locations.size() == 1);
     auto made = PodView::make(pod, locations[0]);
     REQUIRE(std::holds_alternative<PodView>(made));
-    PodWriter writer(std::get<PodView>(made));
+    PodWriter writer(std::get<PodView>(made), pod);
     CHECK(c.write(writer) == c.changed);
     CHECK(pod.dump() == c.after);
   }

@@ -124,7 +124,7 @@ inline MutationResult apply_mutator(const Mutator& mutator, const PolicyPtr& pol
   for (size_t i = 0; i < specs; ++i) {
     PodFixture pod(policy, result.object.dump(), ns, i);
     if (tweak) tweak(pod.request);
-    PodWriter writer(pod.view());
+    PodWriter writer(pod.view(), pod.object);
     result.changed |= mutator.mutate(writer, pod.ctx);
     result.object = pod.object;
   }

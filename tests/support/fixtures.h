@@ -3,7 +3,7 @@
 //
 //   auto policy = policy_from_yaml(R"YAML(... GPUPolicy ...)YAML");
 //   PodFixture pod(policy, R"JSON({"apiVersion":"v1","kind":"Pod",...})JSON", "ml-team");
-//   PodWriter writer(pod.view());
+//   PodWriter writer(pod.view(), pod.object);
 //   mutator.mutate(writer, pod.ctx);  REQUIRE(pod.object == expected);
 
 #include <catch2/catch.hpp>
