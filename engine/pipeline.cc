@@ -313,14 +313,14 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
 // One pod spec: its view (or a PODSPEC error), its context, the mutators, then the rules.
 void Pipeline::evaluate_pod_spec(PipelineRun& run, const PodSpecLocation& location) const {
   auto made = PodView::make(run.current(), location);
-  if (auto* error = std::get_if<std::string>(&made)) {
+  if (!made) {
     run.e.findings.push_back(Finding{"PODSPEC", Severity::kError,
-                                     "cannot interpret the pod spec: " + *error +
+                                     "cannot interpret the pod spec: " + made.error() +
                                          "; fix the manifest so that it is a valid PodSpec",
                                      location.path});
     return;
   }
-  PodView& pod = std::get<PodView>(made);
+  PodView& pod = *made;
   PodContext ctx;
   ctx.request = &run.request;
   ctx.policy = &run.policy;

@@ -160,14 +160,13 @@ bool metadata_well_formed(const Json& metadata) {
 
 }  // namespace
 
-std::variant<PodView, std::string> PodView::make(const Json& object,
-                                                 const PodSpecLocation& location) {
-  if (!object.contains(location.spec)) return location.path + ": missing";
+Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& location) {
+  if (!object.contains(location.spec)) return Unexpected(location.path + ": missing");
   const Json& spec = object.at(location.spec);
   ShapeChecker c;
   if (!spec.is_object()) {
     c.fail(location.path, "an object", spec);
-    return c.take();
+    return Unexpected(c.take());
   }
   const std::string& path = location.path;
   for (std::string_view list : kContainerLists) {
@@ -200,7 +199,7 @@ std::variant<PodView, std::string> PodView::make(const Json& object,
       c.string_map(metadata, "labels", meta_path);
     }
   }
-  if (!c.ok()) return c.take();
+  if (!c.ok()) return Unexpected(c.take());
   return PodView(object, location);
 }
 

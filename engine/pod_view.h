@@ -3,15 +3,15 @@
 // and ephemeral containers included), its metadata and the workload settings (SPEC §2).
 // Built only after the spec's shape was checked, so accessors never meet a wrong JSON type.
 //
-//   auto view = PodView::make(object, location);            // or an error message
+//   Expected<PodView> view = PodView::make(object, location);   // or an error message
 //   for (const ContainerRef& c : view->containers()) view->container(c)["resources"] ...
 
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
+#include "engine/expected.h"
 #include "engine/json.h"
 #include "engine/workload.h"
 
@@ -44,8 +44,7 @@ class PodView {
   // object `resources` whose requests/limits are objects; tolerations a list of objects;
   // nodeSelector a string map; affinity an object; metadata annotations/labels string maps).
   // Returns the view, or a message saying what is malformed and where.
-  static std::variant<PodView, std::string> make(const Json& object,
-                                                 const PodSpecLocation& location);
+  static Expected<PodView> make(const Json& object, const PodSpecLocation& location);
 
   const PodSpecLocation& location() const { return *location_; }
   bool is_template() const { return location_->is_template; }

@@ -334,8 +334,8 @@ std::optional<Linter::PendingQuota> Linter::workload_quota(const Json& evaluated
   std::string description, path;
   for (const PodSpecLocation& location : find_pod_specs(evaluated, *policy_)) {
     auto made = PodView::make(evaluated, location);
-    if (!std::holds_alternative<PodView>(made)) continue;
-    const PodView& pod = std::get<PodView>(made);
+    if (!made) continue;
+    const PodView& pod = *made;
     // DRA claims count like extended resources (each claim once per pod).
     const int64_t per_pod =
         saturating_add(effective_pod_gpus(pod, *policy_),

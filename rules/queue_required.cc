@@ -22,7 +22,7 @@ bool earlier_gpu_pod_spec(const PodView& pod, const CompiledPolicy& policy) {
   for (const PodSpecLocation& location : find_pod_specs(object, policy)) {
     if (location.spec == pod.location().spec) return false;
     auto made = PodView::make(object, location);
-    if (const PodView* other = std::get_if<PodView>(&made); other && is_gpu_pod(*other, policy)) {
+    if (made && is_gpu_pod(*made, policy)) {
       return true;
     }
   }

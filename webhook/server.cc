@@ -398,7 +398,8 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
     return refuse_review(endpoint_name, 415, "Content-Type must be application/json", remote, -1);
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
-  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
+  AdmissionResult result =
+      handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
@@ -692,8 +693,9 @@ Server::~Server() {
   if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
 }
 
-std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
-    ServerConfig config, const Pipeline& pipeline, const Logger& logger) {
+Expected<std::unique_ptr<Server>, std::vector<std::string>> Server::create(ServerConfig config,
+                                                                           const Pipeline& pipeline,
+                                                                           const Logger& logger) {
   std::vector<std::string> errors;
   const auto listen = parse_listen_address(config.listen);
   if (!listen) errors.push_back("--listen " + config.listen + ": expected HOST:PORT or :PORT");
@@ -736,7 +738,7 @@ std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
       impl->key_pair.store(p);
     }
   }
-  if (!errors.empty()) return errors;
+  if (!errors.empty()) return Unexpected(std::move(errors));
   impl->policy_signature = certs::file_signature(impl->config.policy_path);
   impl->policy.store(std::move(loaded.policy));
 
@@ -761,7 +763,7 @@ std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
                        ": cannot bind (in use or not local?)");
     }
   }
-  if (!errors.empty()) return errors;
+  if (!errors.empty()) return Unexpected(std::move(errors));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -101,8 +101,8 @@ TEST_CASE("pod writer: each write, its result and the object after it") {
     const std::vector<PodSpecLocation> locations = find_pod_specs(pod, *policy);
     REQUIRE(locations.size() == 1);
     auto made = PodView::make(pod, locations[0]);
-    REQUIRE(std::holds_alternative<PodView>(made));
-    PodWriter writer(std::get<PodView>(made), pod);
+    REQUIRE(made.has_value());
+    PodWriter writer(*made, pod);
     CHECK(c.write(writer) == c.changed);
     CHECK(pod.dump() == c.after);
   }
