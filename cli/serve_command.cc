@@ -60,13 +60,12 @@ std::optional<std::string> parse_seconds(const Args& args, const char* name, dou
 int serve_command(const std::vector<std::string>& argv) {
   const auto started = std::chrono::steady_clock::now();
   Args args;
-  if (auto error =
-          Args::parse(argv,
-                      {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca",
-                       "threads", "max-body", "log-level", "watch-interval-ms", "shutdown-delay",
-                       "shutdown-deadline", "memory-budget", "request-timeout",
-                       "dra-lookup-timeout"},
-                      {"dra-lookup"}, args)) {
+  if (auto error = Args::parse(
+          argv,
+          {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca", "threads",
+           "max-body", "log-level", "watch-interval-ms", "shutdown-delay", "shutdown-deadline",
+           "memory-budget", "request-timeout", "dra-lookup-timeout"},
+          {"dra-lookup"}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -97,12 +96,11 @@ int serve_command(const std::vector<std::string>& argv) {
   long long watch_ms = config.watch_interval.count();
   long long memory_budget = static_cast<long long>(config.memory_budget);
   long long dra_timeout_ms = kube::KubeClaimResolverConfig{}.timeout.count();
-  for (const NumberFlag& flag :
-       {NumberFlag{"threads", 1, 4096, &threads},
-        NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
-        NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
-        NumberFlag{"memory-budget", 1ll << 20, 1ll << 40, &memory_budget},
-        NumberFlag{"dra-lookup-timeout", 10, 10000, &dra_timeout_ms}}) {
+  for (const NumberFlag& flag : {NumberFlag{"threads", 1, 4096, &threads},
+                                 NumberFlag{"max-body", 1024, 1ll << 30, &max_body},
+                                 NumberFlag{"watch-interval-ms", 10, 3600000, &watch_ms},
+                                 NumberFlag{"memory-budget", 1ll << 20, 1ll << 40, &memory_budget},
+                                 NumberFlag{"dra-lookup-timeout", 10, 10000, &dra_timeout_ms}}) {
     if (auto text = args.value(flag.name)) {
       if (!parse_number(*text, *flag.out) || *flag.out < flag.min || *flag.out > flag.max) {
         std::cerr << "gpuadmit serve: --" << flag.name << " must be a whole number from "
@@ -164,11 +162,11 @@ int serve_command(const std::vector<std::string>& argv) {
     };
   }
   auto created = webhook::Server::create(config, pipeline, logger);
-  if (auto* errors = std::get_if<std::vector<std::string>>(&created)) {
-    for (const std::string& e : *errors) logger.error("cannot start", {{"error", e}});
+  if (!created) {
+    for (const std::string& e : created.error()) logger.error("cannot start", {{"error", e}});
     return 2;
   }
-  webhook::Server& server = *std::get<std::unique_ptr<webhook::Server>>(created);
+  webhook::Server& server = **created;
 
   std::atomic<bool> done{false};
   std::thread signal_thread([&] {

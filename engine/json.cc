@@ -1,5 +1,7 @@
 #include "engine/json.h"
 
+#include <utility>
+
 namespace gpuadmit {
 
 bool json_depth_exceeds(std::string_view text, int max_depth) {
@@ -65,6 +67,28 @@ Json* find_member(Json& j, std::string_view key) {
   if (!j.is_object()) return nullptr;
   auto it = j.find(key);
   return it == j.end() ? nullptr : &*it;
+}
+
+namespace {
+
+// parent[key] as a container of `empty`'s type: created as `empty` (or a null replaced) when
+// absent; nullptr when `parent` is not an object or the member has another type.
+Json* member_of_type(Json& parent, std::string_view key, Json empty) {
+  if (!parent.is_object()) return nullptr;
+  Json* member = find_member(parent, key);
+  if (member == nullptr) return &(parent[std::string(key)] = std::move(empty));
+  if (member->is_null()) *member = empty;
+  return member->type() == empty.type() ? member : nullptr;
+}
+
+}  // namespace
+
+Json* member_object(Json& parent, std::string_view key) {
+  return member_of_type(parent, key, Json::object());
+}
+
+Json* member_array(Json& parent, std::string_view key) {
+  return member_of_type(parent, key, Json::array());
 }
 
 std::string_view string_member(const Json& j, std::string_view key) {

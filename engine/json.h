@@ -30,6 +30,11 @@ void append_pointer_token(std::string& out, std::string_view token);
 // Member lookup that never throws: nullptr when `j` is not an object or has no such key.
 const Json* find_member(const Json& j, std::string_view key);
 Json* find_member(Json& j, std::string_view key);
+// parent[key] as an object: created (or a null replaced) when absent. nullptr when `parent` is not
+// an object or the member has another type (left alone).
+Json* member_object(Json& parent, std::string_view key);
+// parent[key] as a list, created (or a null replaced) when absent; nullptr for another type.
+Json* member_array(Json& parent, std::string_view key);
 // The string value of a member, or empty when absent or not a string.
 std::string_view string_member(const Json& j, std::string_view key);
 // An object's name for messages: metadata.name, else metadata.generateName, else empty.

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "engine/kueue.h"
-#include "engine/pod_view.h"
+#include "engine/pod_writer.h"
 
 namespace gpuadmit {
 namespace {

@@ -1,7 +1,7 @@
 #pragma once
 // What Pipeline::evaluate_in_place compares the edited object against: a copy of the object
-// before the mutators run, reduced to the members mutators may write (the PodView contract,
-// engine/pod_view.h kMutableSpecMembers) — every other member is a placeholder that json_diff
+// before the mutators run, reduced to the members mutators may write (the mutation contract,
+// engine/pod_writer.h) — every other member is a placeholder that json_diff
 // takes as equal to whatever the target holds there. Objects and lists on the way keep all
 // their keys (in order) and elements, so the diff emits exactly the operations, in exactly the
 // order, of a diff against a whole copy, without copying or walking what no mutator writes.

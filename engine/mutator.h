@@ -1,11 +1,12 @@
 #pragma once
-// A mutator edits one pod spec in place (SPEC §4). It never builds patch operations: the
+// A mutator edits one pod spec in place (SPEC §4), through a PodWriter: only the members of the
+// mutation contract (engine/pod_writer.h) are writable. It never builds patch operations: the
 // pipeline computes the JSON Patch once, as a diff, at the end.
 
 #include <string_view>
 
 #include "engine/context.h"
-#include "engine/pod_view.h"
+#include "engine/pod_writer.h"
 
 namespace gpuadmit {
 
@@ -15,7 +16,7 @@ class Mutator {
   // Short stable name, listed in the gpuadmit.io/mutations audit annotation: "tolerations".
   virtual std::string_view name() const = 0;
   // Edits the pod spec; returns true when it changed anything. Must be idempotent.
-  virtual bool mutate(PodView& pod, PodContext& ctx) const = 0;
+  virtual bool mutate(PodWriter& pod, PodContext& ctx) const = 0;
   // False only when mutate() changes nothing whatever the pod spec holds (its guard on the
   // context, which mutate() checks first): when no mutator may change a pod spec, the pipeline
   // does not copy the object.

@@ -123,166 +123,225 @@ Evaluation Pipeline::evaluate_in_place(Json& object, const EvaluateOptions& opti
   return evaluate(object, &object, options, policy);
 }
 
-Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const EvaluateOptions& options,
-                              const CompiledPolicy& policy) const {
+// One evaluation's state, carried from step to step (declared in engine/pipeline.h).
+struct PipelineRun {
+  PipelineRun(const Json& object, Json* in_place, const EvaluateOptions& options,
+              const CompiledPolicy& policy)
+      : object(object), in_place(in_place), options(options), policy(policy) {}
+
+  const Json& object;
+  Json* in_place;  // `object` itself, writable (evaluate_in_place); nullptr for evaluate
+  const EvaluateOptions& options;
+  const CompiledPolicy& policy;
   Evaluation e;
-  // The object is copied only once a mutator may change it: until then the pod specs are read
-  // in place (PodView needs a non-const Json, but nothing edits `object`). In place, the
-  // "copy" is the skeleton of what mutators may write, and the mutators edit `object` itself.
+  std::vector<PodSpecLocation> locations;
+  // The object is copied only once a mutator may change it: until then the pod specs are read in
+  // place. In place, the "copy" is the skeleton of what mutators may write, and the mutators
+  // edit `object` itself.
   bool copied = false;
   Json skeleton;
-  std::vector<PodSpecLocation> locations;
-  auto copy = [&] {
+  RequestContext request;
+  const Tenant* tenant = nullptr;
+  bool mutate = false;  // the options ask for mutation and the tenant allows it
+
+  // What the pod views read: the object as the mutators leave it.
+  const Json& current() const {
+    return in_place != nullptr ? *in_place : copied ? e.mutated : object;
+  }
+  // What the mutators write: only once copy() ran.
+  Json& writable() { return in_place != nullptr ? *in_place : e.mutated; }
+
+  void copy() {
     if (in_place != nullptr) {
       skeleton = mutation_skeleton(object, locations);
     } else {
       e.mutated = object;
     }
     copied = true;
-  };
-  auto keep_unchanged = [&] {
+  }
+  void keep_unchanged() {
     if (!copied && options.copy_unchanged && in_place == nullptr) e.mutated = object;
-  };
-  if (!object.is_object()) {
-    keep_unchanged();
-    return e;
   }
-  if (policy.is_exempt(options.ns)) {
-    e.exempt = true;
-    keep_unchanged();
-    return e;
-  }
-  if (is_claim_object(string_member(object, "apiVersion"), string_member(object, "kind"))) {
-    evaluate_claim(object, options, policy, e);
-    keep_unchanged();
-    return e;
-  }
-  locations = find_pod_specs(object, policy);
-  if (locations.empty()) {
-    keep_unchanged();
-    return e;
-  }
-  e.is_workload = true;
-  // With several pod specs, one's mutators could edit what the next one reads: copy up front.
-  if (options.mutate && locations.size() > 1) copy();
+};
 
-  RequestContext request;
-  request.policy = &policy;
-  request.ns = options.ns;
+namespace {
+
+using Run = PipelineRun;
+
+enum class ObjectKind { kOther, kClaim, kWorkload };
+
+// What the pipeline does with the object: nothing (not an object, an exempt namespace, no pod
+// specs), the claim rules (a DRA claim), or mutate and check its pod specs.
+ObjectKind classify(Run& run) {
+  if (!run.object.is_object()) return ObjectKind::kOther;
+  if (run.policy.is_exempt(run.options.ns)) {
+    run.e.exempt = true;
+    return ObjectKind::kOther;
+  }
+  if (is_claim_object(string_member(run.object, "apiVersion"), string_member(run.object, "kind"))) {
+    return ObjectKind::kClaim;
+  }
+  run.locations = find_pod_specs(run.object, run.policy);
+  if (run.locations.empty()) return ObjectKind::kOther;
+  run.e.is_workload = true;
+  return ObjectKind::kWorkload;
+}
+
+void start_request(Run& run) {
+  const Json& object = run.object;
+  RequestContext& request = run.request;
+  request.policy = &run.policy;
+  request.ns = run.options.ns;
   request.api_version = std::string(string_member(object, "apiVersion"));
   request.kind = std::string(string_member(object, "kind"));
   request.name = object_name(object);
-  request.operation = options.operation;
+  request.operation = run.options.operation;
   request.daemonset_owned = owned_by_daemonset(object);
-  const Tenant* tenant = policy.tenant_for(options.ns);
-  if (tenant != nullptr) e.tenant = tenant->name;
+  run.tenant = run.policy.tenant_for(run.options.ns);
+  if (run.tenant != nullptr) run.e.tenant = run.tenant->name;
   // Staged rollout (docs/rollout.md): a tenant may keep its pod specs unmutated.
-  const bool mutate = options.mutate && (tenant == nullptr || tenant->enforcement.mutate);
+  run.mutate = run.options.mutate && (run.tenant == nullptr || run.tenant->enforcement.mutate);
+}
 
+// The mutators in order over one pod spec, each recorded with why it applied (`--explain`).
+void apply_mutators(Run& run, const std::vector<std::unique_ptr<const Mutator>>& mutators,
+                    PodView& pod, PodContext& ctx) {
+  if (!run.copied) {
+    run.copy();
+    pod.retarget(run.current());
+  }
+  PodWriter writer(pod, run.writable());
+  for (const auto& mutator : mutators) {
+    ctx.policy_paths.clear();
+    if (!mutator->mutate(writer, ctx)) continue;
+    add_unique(ctx.mutations, mutator->name());
+    if (ctx.policy_paths.empty()) ctx.policy_paths.emplace_back();
+    for (std::string& path : ctx.policy_paths) {
+      run.e.mutation_records.push_back(
+          MutationRecord{std::string(mutator->name()), std::move(path)});
+    }
+  }
+  for (const std::string& m : ctx.mutations) add_unique(run.e.mutations, m);
+}
+
+// The rules over one pod spec, with the severity the policy (and audit mode) gives each.
+void check_rules(Run& run, const std::vector<std::unique_ptr<const Rule>>& rules,
+                 const PodView& pod, const PodContext& ctx) {
   std::vector<Violation> violations;
-  for (size_t index = 0; index < locations.size(); ++index) {
-    const PodSpecLocation& location = locations[index];
-    Json& target = in_place != nullptr ? *in_place : copied ? e.mutated : const_cast<Json&>(object);
-    auto made = PodView::make(target, location);
-    if (auto* error = std::get_if<std::string>(&made)) {
-      e.findings.push_back(Finding{"PODSPEC", Severity::kError,
-                                   "cannot interpret the pod spec: " + *error +
-                                       "; fix the manifest so that it is a valid PodSpec",
-                                   location.path});
-      continue;
-    }
-    PodView& pod = std::get<PodView>(made);
-    PodContext ctx;
-    ctx.request = &request;
-    ctx.policy = &policy;
-    ctx.tenant = tenant;
-    // Read once for is_gpu_pod and, when nothing is mutated, for the rules too.
-    std::optional<PodGpuResources> gpu(std::in_place, pod, policy);
-    const PodDra dra = resolve_pod_claims(pod, policy, options.claims, options.ns);
-    ctx.dra = &dra;
-    ctx.gpu_pod = counts_as_gpu_pod(pod, *gpu, dra, policy);
-    resolve_pod_context(pod, ctx);
-    e.pod_specs.push_back(PodSpecOutcome{index, ctx.gpu_pod, ctx.class_name,
-                                         ctx.gpu_class != nullptr, ctx.mig_profile});
-    if (mutate && std::any_of(mutators_.begin(), mutators_.end(),
-                              [&](const auto& m) { return m->may_change(ctx); })) {
-      if (!copied) {
-        copy();
-        if (in_place == nullptr) pod.retarget(e.mutated);
-      }
-      for (const auto& mutator : mutators_) {
-        ctx.policy_paths.clear();
-        if (!mutator->mutate(pod, ctx)) continue;
-        add_unique(ctx.mutations, mutator->name());
-        if (ctx.policy_paths.empty()) ctx.policy_paths.emplace_back();
-        for (std::string& path : ctx.policy_paths) {
-          e.mutation_records.push_back(
-              MutationRecord{std::string(mutator->name()), std::move(path)});
-        }
-      }
-      for (const std::string& m : ctx.mutations) add_unique(e.mutations, m);
-      gpu.emplace(pod, policy);  // the mutators may have moved or changed what it points to
-    }
-    ctx.gpu_resources = &*gpu;
-    if (ctx.gpu_pod && !ctx.class_name.empty()) add_unique(e.classes, ctx.class_name);
-    for (const auto& rule : rules_) {
-      const Action action = policy.action_for(tenant, rule->id(), rule->default_action());
-      if (action == Action::kOff) continue;
-      violations.clear();
-      rule->check(pod, ctx, violations);
-      // Audit mode: what would deny warns instead, marked as audited.
-      const bool audit = tenant != nullptr && tenant->enforcement.audit && action != Action::kWarn;
-      for (Violation& v : violations) {
-        std::string because = v.policy_path.empty() ? enforcement_path(policy, tenant, rule->id())
-                                                    : std::move(v.policy_path);
-        e.findings.push_back(
-            Finding{std::string(rule->id()), audit ? Severity::kWarn : severity_for(action),
-                    std::move(v.message), std::move(v.path), std::move(because), audit});
-      }
+  for (const auto& rule : rules) {
+    const Action action = run.policy.action_for(run.tenant, rule->id(), rule->default_action());
+    if (action == Action::kOff) continue;
+    violations.clear();
+    rule->check(pod, ctx, violations);
+    // Audit mode: what would deny warns instead, marked as audited.
+    const bool audit =
+        run.tenant != nullptr && run.tenant->enforcement.audit && action != Action::kWarn;
+    for (Violation& v : violations) {
+      std::string because = v.policy_path.empty()
+                                ? enforcement_path(run.policy, run.tenant, rule->id())
+                                : std::move(v.policy_path);
+      run.e.findings.push_back(
+          Finding{std::string(rule->id()), audit ? Severity::kWarn : severity_for(action),
+                  std::move(v.message), std::move(v.path), std::move(because), audit});
     }
   }
+}
 
-  e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
-                           [](const Finding& f) { return f.severity != Severity::kWarn; });
+// One diff at the end (STYLE.md §5), in one walk that also tells whether the patch reproduces
+// the mutated object: a patch that would not is never sent. A denied object sends no patch:
+// only whether it would reproduce is needed.
+void diff_mutations(Run& run) {
+  Evaluation& e = run.e;
+  const PatchForm form = !run.options.patch || !e.allowed ? PatchForm::kNone
+                         : run.options.patch_as_text      ? PatchForm::kText
+                                                          : PatchForm::kJson;
+  JsonDiff diff = run.in_place != nullptr ? json_diff(run.skeleton, *run.in_place, form)
+                                          : json_diff(run.object, e.mutated, form);
+  free_json(run.skeleton);
+  if (diff.equal) return;
+  // json_diff knows whether its patch reproduces the mutated object (tests/engine/
+  // json_diff_test.cpp holds it to applying the patch with Json::patch), so the patch is not
+  // applied again here: that was a second deep copy and a second full comparison.
+  if (form == PatchForm::kJson) e.patch = std::move(diff.patch);
+  if (form == PatchForm::kText) e.patch_text = std::move(diff.patch_text);
+  if (diff.reproduces) {
+    e.has_changes = true;
+    return;
+  }
+  e.patch = Json::array();
+  e.patch_text.clear();
+  if (run.in_place == nullptr) e.mutated = run.object;  // in place, the edits stay: none is sent
+  e.allowed = false;
+  e.findings.push_back(Finding{"PATCH", Severity::kError,
+                               "internal error: the computed JSON Patch does not reproduce the "
+                               "mutated object; report this object to the gpuadmit maintainers",
+                               ""});
+}
+
+bool no_denial(const Evaluation& e) {
+  return std::none_of(e.findings.begin(), e.findings.end(),
+                      [](const Finding& f) { return f.severity != Severity::kWarn; });
+}
+
+}  // namespace
+
+Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const EvaluateOptions& options,
+                              const CompiledPolicy& policy) const {
+  Run run(object, in_place, options, policy);
+  const ObjectKind kind = classify(run);
+  if (kind == ObjectKind::kClaim) evaluate_claim(object, options, policy, run.e);
+  if (kind != ObjectKind::kWorkload) {
+    run.keep_unchanged();
+    return std::move(run.e);
+  }
+  // With several pod specs, one's mutators could edit what the next one reads: copy up front.
+  if (options.mutate && run.locations.size() > 1) run.copy();
+  start_request(run);
+  for (size_t index = 0; index < run.locations.size(); ++index) evaluate_pod_spec(run, index);
+  run.e.allowed = no_denial(run.e);
   // Uncopied, the object is unchanged: no diff.
-  if (options.mutate && copied) {
-    // One diff at the end (STYLE.md §5), in one walk that also tells whether the patch
-    // reproduces the mutated object: a patch that would not is never sent.
-    // A denied object sends no patch: only whether it would reproduce is needed.
-    const PatchForm form = !options.patch || !e.allowed ? PatchForm::kNone
-                           : options.patch_as_text      ? PatchForm::kText
-                                                        : PatchForm::kJson;
-    JsonDiff diff = in_place != nullptr ? json_diff(skeleton, *in_place, form)
-                                        : json_diff(object, e.mutated, form);
-    free_json(skeleton);
-    if (!diff.equal) {
-      // json_diff knows whether its patch reproduces the mutated object (tests/engine/
-      // json_diff_test.cpp holds it to applying the patch with Json::patch), so the patch is not
-      // applied again here: that was a second deep copy and a second full comparison.
-      if (form == PatchForm::kJson) e.patch = std::move(diff.patch);
-      if (form == PatchForm::kText) e.patch_text = std::move(diff.patch_text);
-      if (diff.reproduces) {
-        e.has_changes = true;
-      } else {
-        e.patch = Json::array();
-        e.patch_text.clear();
-        if (in_place == nullptr) e.mutated = object;  // in place, the edits stay: nothing is sent
-        e.allowed = false;
-        e.findings.push_back(
-            Finding{"PATCH", Severity::kError,
-                    "internal error: the computed JSON Patch does not reproduce the "
-                    "mutated object; report this object to the gpuadmit maintainers",
-                    ""});
-      }
-    }
+  if (options.mutate && run.copied) diff_mutations(run);
+  if (!run.e.allowed) {
+    run.e.patch = Json::array();
+    run.e.patch_text.clear();
+    run.e.has_changes = false;
   }
-  if (!e.allowed) {
-    e.patch = Json::array();
-    e.patch_text.clear();
-    e.has_changes = false;
+  run.keep_unchanged();
+  return std::move(run.e);
+}
+
+// One pod spec: its view (or a PODSPEC error), its context, the mutators, then the rules.
+void Pipeline::evaluate_pod_spec(PipelineRun& run, size_t index) const {
+  const PodSpecLocation& location = run.locations[index];
+  auto made = PodView::make(run.current(), location);
+  if (!made) {
+    run.e.findings.push_back(Finding{"PODSPEC", Severity::kError,
+                                     "cannot interpret the pod spec: " + made.error() +
+                                         "; fix the manifest so that it is a valid PodSpec",
+                                     location.path});
+    return;
   }
-  keep_unchanged();
-  return e;
+  PodView& pod = *made;
+  PodContext ctx;
+  ctx.request = &run.request;
+  ctx.policy = &run.policy;
+  ctx.tenant = run.tenant;
+  // Read once for is_gpu_pod and, when nothing is mutated, for the rules too.
+  std::optional<PodGpuResources> gpu(std::in_place, pod, run.policy);
+  const PodDra dra = resolve_pod_claims(pod, run.policy, run.options.claims, run.options.ns);
+  ctx.dra = &dra;
+  ctx.gpu_pod = counts_as_gpu_pod(pod, *gpu, dra, run.policy);
+  resolve_pod_context(pod, ctx);
+  run.e.pod_specs.push_back(PodSpecOutcome{index, ctx.gpu_pod, ctx.class_name,
+                                           ctx.gpu_class != nullptr, ctx.mig_profile});
+  if (run.mutate && std::any_of(mutators_.begin(), mutators_.end(),
+                                [&](const auto& m) { return m->may_change(ctx); })) {
+    apply_mutators(run, mutators_, pod, ctx);
+    gpu.emplace(pod, run.policy);  // the mutators may have moved or changed what it points to
+  }
+  ctx.gpu_resources = &*gpu;
+  if (ctx.gpu_pod && !ctx.class_name.empty()) add_unique(run.e.classes, ctx.class_name);
+  check_rules(run, rules_, pod, ctx);
 }
 
 void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options,
@@ -323,8 +382,7 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
                                    std::move(v.message), std::move(v.path)});
     }
   }
-  e.allowed = std::none_of(e.findings.begin(), e.findings.end(),
-                           [](const Finding& f) { return f.severity != Severity::kWarn; });
+  e.allowed = no_denial(e);
 }
 
 }  // namespace gpuadmit

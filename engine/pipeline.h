@@ -79,6 +79,8 @@ struct Evaluation {
   std::string deny_message() const;
 };
 
+struct PipelineRun;
+
 class Pipeline {
  public:
   Pipeline(std::vector<std::unique_ptr<const Mutator>> mutators,
@@ -102,6 +104,8 @@ class Pipeline {
   // `in_place` is `object` itself, writable, for evaluate_in_place; nullptr for evaluate.
   Evaluation evaluate(const Json& object, Json* in_place, const EvaluateOptions& options,
                       const CompiledPolicy& policy) const;
+  // One pod spec of the object, with the evaluation's state (engine/pipeline.cc).
+  void evaluate_pod_spec(PipelineRun& run, size_t index) const;  // index in run.locations
   // The rules' check_claim over a ResourceClaim / ResourceClaimTemplate (never mutated).
   void evaluate_claim(const Json& object, const EvaluateOptions& options,
                       const CompiledPolicy& policy, Evaluation& e) const;

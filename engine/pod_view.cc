@@ -160,13 +160,13 @@ bool metadata_well_formed(const Json& metadata) {
 
 }  // namespace
 
-std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLocation& location) {
-  if (!object.contains(location.spec)) return location.path + ": missing";
-  Json& spec = object.at(location.spec);
+Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& location) {
+  if (!object.contains(location.spec)) return Unexpected(location.path + ": missing");
+  const Json& spec = object.at(location.spec);
   ShapeChecker c;
   if (!spec.is_object()) {
     c.fail(location.path, "an object", spec);
-    return c.take();
+    return Unexpected(c.take());
   }
   const std::string& path = location.path;
   for (std::string_view list : kContainerLists) {
@@ -199,11 +199,11 @@ std::variant<PodView, std::string> PodView::make(Json& object, const PodSpecLoca
       c.string_map(metadata, "labels", meta_path);
     }
   }
-  if (!c.ok()) return c.take();
+  if (!c.ok()) return Unexpected(c.take());
   return PodView(object, location);
 }
 
-PodView::PodView(Json& object, const PodSpecLocation& location)
+PodView::PodView(const Json& object, const PodSpecLocation& location)
     : object_(&object), location_(&location) {
   const Json& spec = this->spec();
   const std::pair<std::string_view, ContainerKind> lists[] = {
@@ -228,37 +228,11 @@ PodView::PodView(Json& object, const PodSpecLocation& location)
   }
 }
 
-namespace {
-std::string_view list_key(ContainerKind kind) {
-  switch (kind) {
-    case ContainerKind::kInit:
-      return "initContainers";
-    case ContainerKind::kEphemeral:
-      return "ephemeralContainers";
-    case ContainerKind::kApp:
-      break;
-  }
-  return "containers";
-}
-}  // namespace
-
-Json& PodView::container(const ContainerRef& ref) {
-  Json& spec = this->spec();
-  if (Json* list = find_member(spec, list_key(ref.kind))) return (*list)[ref.index];
-  return spec[std::string(list_key(ref.kind))][ref.index];
-}
-
 const Json& PodView::container(const ContainerRef& ref) const {
-  return spec().at(std::string(list_key(ref.kind))).at(ref.index);
+  return spec().at(std::string(container_list(ref.kind))).at(ref.index);
 }
 
 const Json* PodView::metadata() const { return metadata_at(*object_, location_->metadata); }
-
-Json& PodView::mutable_metadata() {
-  Json& m = (*object_)[location_->metadata];
-  if (!m.is_object()) m = Json::object();
-  return m;
-}
 
 std::optional<std::string> PodView::setting(std::string_view key) const {
   const Json* pod_meta = metadata();
@@ -272,19 +246,6 @@ std::optional<std::string> PodView::setting(std::string_view key) const {
     if (auto v = lookup(top_meta, "labels", key)) return v;
   }
   return std::nullopt;
-}
-
-bool PodView::set_annotation(std::string_view key, std::string_view value) {
-  Json& meta = mutable_metadata();
-  Json& annotations = meta["annotations"];
-  if (!annotations.is_object()) annotations = Json::object();
-  Json* existing = find_member(annotations, key);
-  if (existing != nullptr && existing->is_string() &&
-      existing->get_ref<const std::string&>() == value) {
-    return false;
-  }
-  annotations[std::string(key)] = std::string(value);
-  return true;
 }
 
 }  // namespace gpuadmit

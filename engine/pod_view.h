@@ -3,36 +3,32 @@
 // and ephemeral containers included), its metadata and the workload settings (SPEC §2).
 // Built only after the spec's shape was checked, so accessors never meet a wrong JSON type.
 //
-//   auto view = PodView::make(object, location);            // or an error message
+//   Expected<PodView> view = PodView::make(object, location);   // or an error message
 //   for (const ContainerRef& c : view->containers()) view->container(c)["resources"] ...
 
 #include <optional>
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
+#include "engine/expected.h"
 #include "engine/json.h"
 #include "engine/workload.h"
 
 namespace gpuadmit {
 
-// What a mutator may write through a PodView, and nothing else: these members of the pod spec,
-// the `resources` and `env` of each container, the pod (template) metadata's `annotations` (the
-// metadata is created when absent), and the `labels` of the metadata Kueue reads the queue from
-// (engine/kueue.h kueue_queue_metadata: the top-level object's, a CronJob's jobTemplate's).
-// Pipeline::evaluate_in_place diffs only these against the object before mutation
-// (engine/mutation_skeleton.h); tests/engine/json_diff_test.cpp holds every mutator to it on the
-// corpus and the test policies.
-inline constexpr std::string_view kMutableSpecMembers[] = {
-    "tolerations", "affinity", "nodeSelector", "priorityClassName", "priority", "preemptionPolicy"};
+// Mutators never get a writable PodView: they get a PodWriter (engine/pod_writer.h), which
+// writes only the members of the mutation contract and reads through a const PodView.
+
+// The pod spec's container lists, in Kubernetes order.
 inline constexpr std::string_view kContainerLists[] = {"initContainers", "containers",
                                                        "ephemeralContainers"};
-inline constexpr std::string_view kMutableContainerMembers[] = {"resources", "env"};
-inline constexpr std::string_view kMutableMetadataMember = "annotations";
-inline constexpr std::string_view kMutableQueueMetadataMember = "labels";
 
-enum class ContainerKind { kInit, kApp, kEphemeral };
+enum class ContainerKind { kInit, kApp, kEphemeral };  // in kContainerLists order
+// The name of a container kind's list: "initContainers", "containers", "ephemeralContainers".
+inline std::string_view container_list(ContainerKind kind) {
+  return kContainerLists[static_cast<std::size_t>(kind)];
+}
 
 struct ContainerRef {
   ContainerKind kind = ContainerKind::kApp;
@@ -48,40 +44,33 @@ class PodView {
   // object `resources` whose requests/limits are objects; tolerations a list of objects;
   // nodeSelector a string map; affinity an object; metadata annotations/labels string maps).
   // Returns the view, or a message saying what is malformed and where.
-  static std::variant<PodView, std::string> make(Json& object, const PodSpecLocation& location);
+  static Expected<PodView> make(const Json& object, const PodSpecLocation& location);
 
   const PodSpecLocation& location() const { return *location_; }
   bool is_template() const { return location_->is_template; }
 
   // Points the view at a copy of its object (containers are kept by index, so they still hold).
-  void retarget(Json& copy) { object_ = &copy; }
+  void retarget(const Json& copy) { object_ = &copy; }
 
-  Json& object() { return *object_; }
   const Json& object() const { return *object_; }
   // Resolved on each call: a mutation that adds a sibling key (template metadata) may move the
   // spec in memory, so no reference to it is kept.
-  Json& spec() { return object_->at(location_->spec); }
   const Json& spec() const { return object_->at(location_->spec); }
 
   // Containers in Kubernetes order: init containers, then app containers, then ephemeral ones.
   const std::vector<ContainerRef>& containers() const { return containers_; }
-  Json& container(const ContainerRef& ref);
   const Json& container(const ContainerRef& ref) const;
 
-  // The pod (template) metadata, or null when absent. mutable_metadata() creates it.
+  // The pod (template) metadata, or null when absent.
   const Json* metadata() const;
-  Json& mutable_metadata();
 
   // A workload setting (SPEC §2): the pod (template) annotation, else its label, else the
   // top-level object's annotation, else its label. Annotations win over labels.
   std::optional<std::string> setting(std::string_view key) const;
 
-  // Sets an annotation on the pod (template) metadata; returns true when it changed.
-  bool set_annotation(std::string_view key, std::string_view value);
-
  private:
-  PodView(Json& object, const PodSpecLocation& location);
-  Json* object_;
+  PodView(const Json& object, const PodSpecLocation& location);
+  const Json* object_;
   const PodSpecLocation* location_;
   std::vector<ContainerRef> containers_;
 };

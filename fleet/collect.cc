@@ -209,7 +209,7 @@ std::shared_ptr<const Collector::Outcome> Collector::evaluate(Json& object, cons
   for (const PodSpecOutcome& spec : e.pod_specs) {
     if (!spec.gpu_pod || spec.location >= locations.size()) continue;
     auto made = PodView::make(mutated, locations[spec.location]);
-    if (!std::holds_alternative<PodView>(made)) continue;
+    if (!made) continue;
     Outcome::Spec out;
     out.location = spec.location;
     PodGroup& group = out.group;
@@ -220,7 +220,7 @@ std::shared_ptr<const Collector::Outcome> Collector::evaluate(Json& object, cons
     } else if (!class_allowed(tenant, spec.class_name)) {
       group.blocked = Unplaceable::kClassNotAllowed;
     }
-    fill_units(group, effective_pod_gpu_requests(std::get<PodView>(made), policy_), gpu_class,
+    fill_units(group, effective_pod_gpu_requests(*made, policy_), gpu_class,
                spec.mig_profile);
     outcome->specs.push_back(std::move(out));
   }

@@ -405,21 +405,37 @@ class FastParser {
     finish_value_line();
   }
 
+  // One line of a block scalar: its text without the content indentation, or empty.
+  struct BlockLine {
+    std::string_view text;
+    bool empty;
+    bool has_break;
+  };
+
   void parse_block_scalar(int parent_indent, Json& out) {
     const bool literal = *p_ == '|';
+    const char chomp = read_block_scalar_header();
+    const std::vector<BlockLine> lines = read_block_lines(parent_indent, literal);
+    out = block_scalar_text(lines, literal, chomp);
+    if (p_ < end_) advance_to_content();
+    if (p_ == end_) eof_ = true;
+  }
+
+  // `|`, `>`, optionally `-` or `+`, then the end of the line; returns the chomping ('c': clip).
+  char read_block_scalar_header() {
     ++p_;
     char chomp = 'c';
     if (p_ < end_ && (*p_ == '-' || *p_ == '+')) chomp = *p_++;
     // Explicit indentation indicators are rare in manifests: yaml-cpp reads them.
     if (p_ < end_ && !is_blank(*p_) && *p_ != '#') throw Unsupported{};
     finish_line();
+    return chomp;
+  }
 
-    struct Line {
-      std::string_view text;
-      bool empty;
-      bool has_break;
-    };
-    std::vector<Line> lines;
+  // The scalar's lines, up to the first one indented no more than `parent_indent` (or less than
+  // the content); leaves p_ at the start of that line.
+  std::vector<BlockLine> read_block_lines(int parent_indent, bool literal) {
+    std::vector<BlockLine> lines;
     int content_indent = -1;
     int leading_blank_spaces = 0;
     while (p_ < end_) {
@@ -466,6 +482,12 @@ class FastParser {
       ++line_;
       line_start_ = p_;
     }
+    return lines;
+  }
+
+  // The scalar's value: its content lines joined (kept or folded), then chomped.
+  static std::string block_scalar_text(const std::vector<BlockLine>& lines, bool literal,
+                                       char chomp) {
     // Lines after the last content line are trailing (chomping decides about them).
     size_t last_content = lines.size();
     for (size_t i = lines.size(); i > 0; --i) {
@@ -475,46 +497,50 @@ class FastParser {
       }
     }
     std::string text;
+    size_t trailing_from = 0;  // the lines whose breaks `+` keeps
     if (last_content < lines.size()) {
-      if (literal) {
-        for (size_t i = 0; i <= last_content; ++i) {
-          text.append(lines[i].text);
-          if (i < last_content) text += '\n';
-        }
-      } else {
-        int pending = 0;
-        bool first = true;
-        for (size_t i = 0; i <= last_content; ++i) {
-          if (lines[i].empty) {
-            ++pending;
-            continue;
-          }
-          if (first) {
-            text.append(static_cast<size_t>(pending), '\n');
-          } else if (pending == 0) {
-            text += ' ';
-          } else {
-            text.append(static_cast<size_t>(pending), '\n');
-          }
-          text.append(lines[i].text);
-          first = false;
-          pending = 0;
-        }
-      }
+      text = literal ? join_literal(lines, last_content) : join_folded(lines, last_content);
       if (chomp != '-' && lines[last_content].has_break) text += '\n';
-      if (chomp == '+') {
-        for (size_t i = last_content + 1; i < lines.size(); ++i) {
-          if (lines[i].has_break) text += '\n';
-        }
-      }
-    } else if (chomp == '+') {
-      for (const Line& l : lines) {
-        if (l.has_break) text += '\n';
+      trailing_from = last_content + 1;
+    }
+    if (chomp == '+') {
+      for (size_t i = trailing_from; i < lines.size(); ++i) {
+        if (lines[i].has_break) text += '\n';
       }
     }
-    out = std::move(text);
-    if (p_ < end_) advance_to_content();
-    if (p_ == end_) eof_ = true;
+    return text;
+  }
+
+  // `|`: the lines as they are, joined by line breaks.
+  static std::string join_literal(const std::vector<BlockLine>& lines, size_t last_content) {
+    std::string text;
+    for (size_t i = 0; i <= last_content; ++i) {
+      text.append(lines[i].text);
+      if (i < last_content) text += '\n';
+    }
+    return text;
+  }
+
+  // `>`: a line break between two content lines becomes a space; empty lines stay breaks.
+  static std::string join_folded(const std::vector<BlockLine>& lines, size_t last_content) {
+    std::string text;
+    int pending = 0;
+    bool first = true;
+    for (size_t i = 0; i <= last_content; ++i) {
+      if (lines[i].empty) {
+        ++pending;
+        continue;
+      }
+      if (first || pending != 0) {
+        text.append(static_cast<size_t>(pending), '\n');
+      } else {
+        text += ' ';
+      }
+      text.append(lines[i].text);
+      first = false;
+      pending = 0;
+    }
+    return text;
   }
 
   std::string parse_double_quoted() {

@@ -183,20 +183,35 @@ void Linter::lint_document(const SourceDocument& source, const std::string& disp
   std::vector<std::string> paths;
   std::vector<std::pair<size_t, size_t>> refs;  // per path: (result, finding or kNoFinding)
   pending_quota_.clear();
+  // An object's result joins the document's; returns its mutated object, if any.
+  auto add = [&](ObjectLint o) -> std::optional<Json> {
+    if (!o.result) return std::nullopt;
+    const size_t index = results.size();
+    for (auto& [path, finding] : o.locate) {
+      paths.push_back(std::move(path));
+      refs.emplace_back(index, finding.value_or(kNoFinding));
+    }
+    if (o.quota) {
+      o.quota->result = index;
+      pending_quota_.push_back(std::move(*o.quota));
+    }
+    results.push_back(std::move(*o.result));
+    return std::move(o.replacement);
+  };
   std::optional<Json> replacement;
   const Json& value = doc.value;
   if (value.is_object() && is_list(value)) {
     const Json& items = value["items"];
     for (size_t i = 0; i < items.size(); ++i) {
-      std::optional<Json> mutated = lint_object(
-          items[i], display, doc.line, "items[" + std::to_string(i) + "]", results, paths, refs);
+      std::optional<Json> mutated =
+          add(lint_object(items[i], display, doc.line, "items[" + std::to_string(i) + "]"));
       if (mutated) {
         if (!replacement) replacement = value;
         (*replacement)["items"][i] = std::move(*mutated);
       }
     }
   } else if (value.is_object()) {
-    replacement = lint_object(value, display, doc.line, "", results, paths, refs);
+    replacement = add(lint_object(value, display, doc.line, ""));
   }
 
   // Duplicate-key warnings belong to the document: to its object when it is one, else to a
@@ -258,13 +273,11 @@ void Linter::lint_document(const SourceDocument& source, const std::string& disp
   free_json(doc.value);
 }
 
-std::optional<Json> Linter::lint_object(const Json& object, const std::string& display, int line,
-                                        const std::string& locate_prefix,
-                                        std::vector<ObjectResult>& results,
-                                        std::vector<std::string>& paths,
-                                        std::vector<std::pair<size_t, size_t>>& refs) {
-  if (!object.is_object()) return std::nullopt;
-  ObjectResult r;
+Linter::ObjectLint Linter::lint_object(const Json& object, const std::string& display, int line,
+                                       const std::string& locate_prefix) {
+  ObjectLint out;
+  if (!object.is_object()) return out;
+  ObjectResult& r = out.result.emplace();
   r.file = display;
   r.api_version = std::string(string_member(object, "apiVersion"));
   r.kind = std::string(string_member(object, "kind"));
@@ -274,83 +287,72 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
   }
   if (r.ns.empty()) r.ns = options_.default_namespace;
   r.line = locate_prefix.empty() ? line : 0;
-  const size_t index = results.size();
-  const std::string prefix = locate_prefix.empty() ? std::string() : locate_prefix + ".";
 
   if (is_claim_object(r.api_version, r.kind)) {
-    lint_claim(object, r, index, prefix, locate_prefix, paths, refs);
-    results.push_back(std::move(r));
-    return std::nullopt;
+    lint_claim(object, locate_prefix, out);
+  } else if (is_workload_kind(r.api_version, r.kind, *policy_)) {
+    lint_workload(object, locate_prefix, out);
+  } else {
+    lint_document_rules(object, locate_prefix, out);
   }
-  if (is_workload_kind(r.api_version, r.kind, *policy_)) {
-    EvaluateOptions options;
-    options.claims = options_.claims;
-    options.ns = r.ns;
-    options.operation = Operation::kCreate;
-    options.mutate = true;
-    options.patch = false;           // lint needs the mutated object, not the webhook's JSON Patch
-    options.copy_unchanged = false;  // ... and only when the mutators edited a copy
-    Evaluation e = pipeline_.evaluate(object, options, *policy_);
-    const Json& evaluated = e.mutated.is_null() ? object : e.mutated;
-    // An exempt namespace returns before the pod specs are looked for.
-    r.is_workload = e.is_workload || (e.exempt && !find_pod_specs(object, *policy_).empty());
-    if (!r.is_workload) return std::nullopt;
-    ++summary_.workloads;
-    if (!locate_prefix.empty()) {
-      paths.push_back(locate_prefix);
-      refs.emplace_back(index, kNoFinding);
-    }
-    for (Finding& f : e.findings) {
-      LintFinding lf = finding_base(r);
-      lf.rule = std::move(f.rule);
-      lf.severity = f.severity;
-      lf.message = std::move(f.message);
-      lf.path = std::move(f.path);
-      lf.policy_path = std::move(f.policy_path);
-      tally(lf);
-      if (!lf.path.empty()) {
-        paths.push_back(prefix + lf.path);
-        refs.emplace_back(index, r.findings.size());
-      }
-      r.findings.push_back(std::move(lf));
-    }
-    std::optional<Json> replacement;
-    if (!e.exempt) {
-      const Tenant* tenant = policy_->tenant_for(r.ns);
-      if (tenant != nullptr && tenant->quota_gpus) {
-        int64_t gpus = 0;
-        std::string description, path;
-        // PodView needs a non-const object; nothing edits it here.
-        Json& counted = const_cast<Json&>(evaluated);
-        for (const PodSpecLocation& location : find_pod_specs(counted, *policy_)) {
-          auto made = PodView::make(counted, location);
-          if (!std::holds_alternative<PodView>(made)) continue;
-          const PodView& pod = std::get<PodView>(made);
-          // DRA claims count like extended resources (each claim once per pod).
-          const int64_t per_pod =
-              saturating_add(effective_pod_gpus(pod, *policy_),
-                             resolve_pod_claims(pod, *policy_, options_.claims, r.ns).pod_units);
-          if (per_pod <= 0) continue;
-          gpus = saturating_add(gpus, saturating_mul(location.replicas, per_pod));
-          if (!description.empty()) description += " + ";
-          description += std::to_string(location.replicas) + " × " + std::to_string(per_pod);
-          if (path.empty()) path = location.path;
-        }
-        if (gpus > 0) {
-          pending_quota_.push_back(
-              {index, gpus, r.kind + " " + r.name + ": " + description + " GPUs", path});
-        }
-      }
-    }
-    if (e.changed()) {
-      r.would_change = true;
-      ++summary_.fixable;
-      replacement = std::move(e.mutated);
-    }
-    results.push_back(std::move(r));
-    return replacement;
-  }
+  return out;
+}
 
+void Linter::lint_workload(const Json& object, const std::string& locate_prefix, ObjectLint& out) {
+  ObjectResult& r = *out.result;
+  EvaluateOptions options;
+  options.claims = options_.claims;
+  options.ns = r.ns;
+  options.operation = Operation::kCreate;
+  options.mutate = true;
+  options.patch = false;           // lint needs the mutated object, not the webhook's JSON Patch
+  options.copy_unchanged = false;  // ... and only when the mutators edited a copy
+  Evaluation e = pipeline_.evaluate(object, options, *policy_);
+  const Json& evaluated = e.mutated.is_null() ? object : e.mutated;
+  // An exempt namespace returns before the pod specs are looked for.
+  r.is_workload = e.is_workload || (e.exempt && !find_pod_specs(object, *policy_).empty());
+  if (!r.is_workload) {
+    out.result.reset();
+    return;
+  }
+  ++summary_.workloads;
+  if (!locate_prefix.empty()) out.locate.emplace_back(locate_prefix, std::nullopt);
+  add_findings(e.findings, locate_prefix, out);
+  if (!e.exempt) out.quota = workload_quota(evaluated, r);
+  if (e.changed()) {
+    r.would_change = true;
+    ++summary_.fixable;
+    out.replacement = std::move(e.mutated);
+  }
+}
+
+std::optional<Linter::PendingQuota> Linter::workload_quota(const Json& evaluated,
+                                                           const ObjectResult& r) {
+  const Tenant* tenant = policy_->tenant_for(r.ns);
+  if (tenant == nullptr || !tenant->quota_gpus) return std::nullopt;
+  int64_t gpus = 0;
+  std::string description, path;
+  for (const PodSpecLocation& location : find_pod_specs(evaluated, *policy_)) {
+    auto made = PodView::make(evaluated, location);
+    if (!made) continue;
+    const PodView& pod = *made;
+    // DRA claims count like extended resources (each claim once per pod).
+    const int64_t per_pod =
+        saturating_add(effective_pod_gpus(pod, *policy_),
+                       resolve_pod_claims(pod, *policy_, options_.claims, r.ns).pod_units);
+    if (per_pod <= 0) continue;
+    gpus = saturating_add(gpus, saturating_mul(location.replicas, per_pod));
+    if (!description.empty()) description += " + ";
+    description += std::to_string(location.replicas) + " × " + std::to_string(per_pod);
+    if (path.empty()) path = location.path;
+  }
+  if (gpus <= 0) return std::nullopt;
+  return PendingQuota{0, gpus, r.kind + " " + r.name + ": " + description + " GPUs", path};
+}
+
+void Linter::lint_document_rules(const Json& object, const std::string& locate_prefix,
+                                 ObjectLint& out) {
+  ObjectResult& r = *out.result;
   bool checked = false;
   for (const auto& rule : document_rules_) {
     if (!rule->handles(r.api_version, r.kind)) continue;
@@ -368,52 +370,49 @@ std::optional<Json> Linter::lint_object(const Json& object, const std::string& d
       lf.severity = severity_for(action);
       lf.message = std::move(v.message);
       lf.path = std::move(v.path);
-      tally(lf);
-      if (!lf.path.empty()) {
-        paths.push_back(prefix + lf.path);
-        refs.emplace_back(index, r.findings.size());
-      }
-      r.findings.push_back(std::move(lf));
+      add_finding(std::move(lf), locate_prefix, out);
     }
   }
-  if (checked) {
-    if (!locate_prefix.empty()) {
-      paths.push_back(locate_prefix);
-      refs.emplace_back(index, kNoFinding);
-    }
-    results.push_back(std::move(r));
+  if (!checked) {
+    out.result.reset();
+    return;
   }
-  return std::nullopt;
+  if (!locate_prefix.empty()) out.locate.emplace_back(locate_prefix, std::nullopt);
 }
 
-void Linter::lint_claim(const Json& object, ObjectResult& r, size_t index,
-                        const std::string& prefix, const std::string& locate_prefix,
-                        std::vector<std::string>& paths,
-                        std::vector<std::pair<size_t, size_t>>& refs) {
+void Linter::lint_claim(const Json& object, const std::string& locate_prefix, ObjectLint& out) {
   if (options_.claims != nullptr) options_.claims->add(object);
   EvaluateOptions options;
-  options.ns = r.ns;
+  options.ns = out.result->ns;
   options.mutate = false;
   options.patch = false;
   options.copy_unchanged = false;
   Evaluation e = pipeline_.evaluate(object, options, *policy_);
-  if (!locate_prefix.empty()) {
-    paths.push_back(locate_prefix);
-    refs.emplace_back(index, kNoFinding);
-  }
-  for (Finding& f : e.findings) {
-    LintFinding lf = finding_base(r);
+  if (!locate_prefix.empty()) out.locate.emplace_back(locate_prefix, std::nullopt);
+  add_findings(e.findings, locate_prefix, out);
+}
+
+void Linter::add_findings(std::vector<Finding>& findings, const std::string& locate_prefix,
+                          ObjectLint& out) {
+  for (Finding& f : findings) {
+    LintFinding lf = finding_base(*out.result);
     lf.rule = std::move(f.rule);
     lf.severity = f.severity;
     lf.message = std::move(f.message);
     lf.path = std::move(f.path);
-    tally(lf);
-    if (!lf.path.empty()) {
-      paths.push_back(prefix + lf.path);
-      refs.emplace_back(index, r.findings.size());
-    }
-    r.findings.push_back(std::move(lf));
+    lf.policy_path = std::move(f.policy_path);
+    add_finding(std::move(lf), locate_prefix, out);
   }
+}
+
+void Linter::add_finding(LintFinding lf, const std::string& locate_prefix, ObjectLint& out) {
+  tally(lf);
+  std::vector<LintFinding>& findings = out.result->findings;
+  if (!lf.path.empty()) {
+    out.locate.emplace_back(locate_prefix.empty() ? lf.path : locate_prefix + "." + lf.path,
+                            findings.size());
+  }
+  findings.push_back(std::move(lf));
 }
 
 void Linter::count_quota(int64_t gpus, const std::string& description, const std::string& ns,

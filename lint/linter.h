@@ -36,7 +36,7 @@ struct LintFinding {
   std::string rule;
   Severity severity = Severity::kDeny;
   std::string message;
-  std::string path;  // dotted JSON path in the object
+  std::string path;              // dotted JSON path in the object
   std::string policy_path = {};  // the policy field that caused it (Finding::policy_path)
 };
 
@@ -144,16 +144,35 @@ class Linter {
   // A PARSE error for an input that cannot be read, inside the current file's report.
   void unreadable(const std::string& display, const std::string& message);
   void lint_document(const SourceDocument& source, const std::string& display, bool json_file);
-  // Lints one object; returns the mutated object when the webhook would patch it.
-  std::optional<Json> lint_object(const Json& object, const std::string& display, int line,
-                                  const std::string& locate_prefix,
-                                  std::vector<ObjectResult>& results,
-                                  std::vector<std::string>& locate_paths_out,
-                                  std::vector<std::pair<size_t, size_t>>& locate_refs);
+  struct PendingQuota {
+    size_t result;  // index in the document's results
+    int64_t gpus;
+    std::string description;
+    std::string path;
+  };
+  // One object's lint, before its lines are located in the document's text.
+  struct ObjectLint {
+    std::optional<ObjectResult> result;  // none: lint does not look at this object
+    // Field paths to locate in the text ("items[2].spec..."), each with the index of its finding
+    // in `result`, or none for the object itself (a List item).
+    std::vector<std::pair<std::string, std::optional<size_t>>> locate;
+    std::optional<Json> replacement;    // the mutated object, when the webhook would patch it
+    std::optional<PendingQuota> quota;  // GPU013's sum; `result` is set by the caller
+  };
+  // Lints one object; `locate_prefix`: its path in the document ("" for the document itself).
+  ObjectLint lint_object(const Json& object, const std::string& display, int line,
+                         const std::string& locate_prefix);
+  // A workload: the pipeline, as the webhook runs it, and the GPUs it counts against its quota.
+  void lint_workload(const Json& object, const std::string& locate_prefix, ObjectLint& out);
+  std::optional<PendingQuota> workload_quota(const Json& evaluated, const ObjectResult& r);
   // A ResourceClaim / ResourceClaimTemplate: the pipeline's claim rules; kept for resolution.
-  void lint_claim(const Json& object, ObjectResult& r, size_t index, const std::string& prefix,
-                  const std::string& locate_prefix, std::vector<std::string>& paths,
-                  std::vector<std::pair<size_t, size_t>>& refs);
+  void lint_claim(const Json& object, const std::string& locate_prefix, ObjectLint& out);
+  // LimitRange, ResourceQuota, ...: the document rules that handle the kind.
+  void lint_document_rules(const Json& object, const std::string& locate_prefix, ObjectLint& out);
+  // The pipeline's findings as the object's, each located at its path.
+  void add_findings(std::vector<Finding>& findings, const std::string& locate_prefix,
+                    ObjectLint& out);
+  void add_finding(LintFinding lf, const std::string& locate_prefix, ObjectLint& out);
   // GPU013's sum: adds a workload's GPUs to its namespace; `where` locates the finding.
   void count_quota(int64_t gpus, const std::string& description, const std::string& ns,
                    const LintFinding& where);
@@ -167,13 +186,7 @@ class Linter {
   FixSink* fix_;
   LintSummary summary_;
   std::map<std::string, NamespaceUsage> namespaces_;
-  std::vector<Violation> violations_;  // reused
-  struct PendingQuota {
-    size_t result;  // index in the document's results
-    int64_t gpus;
-    std::string description;
-    std::string path;
-  };
+  std::vector<Violation> violations_;        // reused
   std::vector<PendingQuota> pending_quota_;  // of the current document
 };
 

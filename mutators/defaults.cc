@@ -86,11 +86,11 @@ class DefaultsMutator final : public Mutator {
     return ctx.gpu_pod && ctx.tenant != nullptr;
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const TenantDefaults& defaults = ctx.tenant->defaults;
-      const std::vector<std::string> budgeted = pod_budgeted(pod.spec());
+      const std::vector<std::string> budgeted = pod_budgeted(pod.view().spec());
       const std::vector<std::string> resources = default_resources(defaults, budgeted);
       if (resources.empty()) return false;
       bool changed = false;
@@ -102,16 +102,19 @@ class DefaultsMutator final : public Mutator {
         const int64_t claim_gpus = ctx.dra != nullptr && i < ctx.dra->container_units.size()
                                        ? ctx.dra->container_units[i]
                                        : 0;
-        changed |= default_container(pod.container(ref), defaults, resources, *ctx.policy,
-                                     claim_gpus, policy_path::tenant(*ctx.tenant) + ".defaults",
-                                     ctx);
+        changed |= default_container(pod.view().container(ref),
+                                     pod.container(ref, ContainerMember::kResources), defaults,
+                                     resources, *ctx.policy, claim_gpus,
+                                     policy_path::tenant(*ctx.tenant) + ".defaults", ctx);
       }
       return changed;
     });
   }
 
  private:
-  static bool default_container(Json& container, const TenantDefaults& defaults,
+  // `container` reads the container; `writable` is its resources, where the defaults go.
+  static bool default_container(const Json& container, WritableMember writable,
+                                const TenantDefaults& defaults,
                                 const std::vector<std::string>& resources,
                                 const CompiledPolicy& policy, int64_t claim_gpus,
                                 const std::string& defaults_path, PodContext& ctx) {
@@ -128,7 +131,7 @@ class DefaultsMutator final : public Mutator {
         const std::optional<Quantity> q = parse_json_quantity(*request);
         if (!q || *q > quantity) continue;
       }
-      if (Json* limits = section(container, "limits")) {
+      if (Json* limits = section(writable, "limits")) {
         (*limits)[resource] = quantity.to_string();
         because(ctx, policy_path::key(defaults_path + ".limit", resource));
         changed = true;
@@ -163,7 +166,7 @@ class DefaultsMutator final : public Mutator {
         value = *limit;
       }
       if (!value) continue;
-      if (Json* requests = section(container, "requests")) {
+      if (Json* requests = section(writable, "requests")) {
         (*requests)[resource] = std::move(*value);
         because(ctx, std::move(source));
         changed = true;
@@ -183,8 +186,8 @@ class DefaultsMutator final : public Mutator {
   }
 
   // container.resources.<name>, created when absent.
-  static Json* section(Json& container, std::string_view name) {
-    Json* resources = member_object(container, "resources");
+  static Json* section(WritableMember& resources_member, std::string_view name) {
+    Json* resources = resources_member.object();
     return resources == nullptr ? nullptr : member_object(*resources, name);
   }
 };

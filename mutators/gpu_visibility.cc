@@ -31,22 +31,22 @@ class GpuVisibilityMutator final : public Mutator {
            !runs_on_every_node(ctx);
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
-        if (container_may_get_gpus(pod, ref, *ctx.policy)) continue;
-        changed |= hide_gpus(pod.container(ref));
+        if (container_may_get_gpus(pod.view(), ref, *ctx.policy)) continue;
+        changed |= hide_gpus(pod.container(ref, ContainerMember::kEnv));
       }
       return changed;
     });
   }
 
  private:
-  static bool hide_gpus(Json& container) {
-    Json* env = member_array(container, "env");  // created (or a null replaced) when absent
-    if (env == nullptr) return false;            // not a list: the API server rejects it
+  static bool hide_gpus(WritableMember env_member) {
+    Json* env = env_member.array();    // created (or a null replaced) when absent
+    if (env == nullptr) return false;  // not a list: the API server rejects it
     for (const Json& entry : *env) {
       if (string_member(entry, "name") == kVisibleDevicesEnv) return false;
     }

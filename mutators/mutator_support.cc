@@ -5,22 +5,6 @@
 
 namespace gpuadmit::mutator_support {
 
-Json* member_object(Json& parent, std::string_view key) {
-  if (!parent.is_object()) return nullptr;
-  Json* member = find_member(parent, key);
-  if (member == nullptr) return &(parent[std::string(key)] = Json::object());
-  if (member->is_null()) *member = Json::object();
-  return member->is_object() ? member : nullptr;
-}
-
-Json* member_array(Json& parent, std::string_view key) {
-  if (!parent.is_object()) return nullptr;
-  Json* member = find_member(parent, key);
-  if (member == nullptr) return &(parent[std::string(key)] = Json::array());
-  if (member->is_null()) *member = Json::array();
-  return member->is_array() ? member : nullptr;
-}
-
 const Json* present(const Json& object, std::string_view key) {
   const Json* member = find_member(object, key);
   return (member == nullptr || member->is_null()) ? nullptr : member;

@@ -1,9 +1,9 @@
 #pragma once
-// Helpers shared by the mutators of mutators/: finding or creating JSON members without ever
-// throwing, the MIG profile check every MIG-aware mutation applies, and the guard that keeps an
-// unexpected exception from escaping a mutator.
+// Helpers shared by the mutators of mutators/ (engine/json.h member_object and member_array find
+// or create JSON members without ever throwing): the MIG profile check every MIG-aware mutation
+// applies, and the guard that keeps an unexpected exception from escaping a mutator.
 //
-//   Json& requests = member_object(container_resources, "requests");   // created when absent
+//   if (!mig_profile_valid(ctx)) return false;
 
 #include <exception>
 #include <string>
@@ -16,12 +16,6 @@ namespace gpuadmit::mutator_support {
 
 inline constexpr std::string_view kWholeGpuResource = "nvidia.com/gpu";
 inline constexpr std::string_view kSharedGpuResource = "nvidia.com/gpu.shared";
-
-// parent[key] as an object: created (or a null replaced) when absent. `parent` must be an
-// object (callers check); a member of another type is left alone and nullptr returned.
-Json* member_object(Json& parent, std::string_view key);
-// parent[key] as a list, created (or a null replaced) when absent; nullptr for another type.
-Json* member_array(Json& parent, std::string_view key);
 
 // A member that is present and not null ("key: null" counts as absent, as it does for the
 // rules' reading of requests and limits).

@@ -74,15 +74,14 @@ class NodeAffinityMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr && mig_profile_valid(ctx);
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const LabelSelectorValues labels = class_node_labels(*ctx.gpu_class, ctx.mig_profile);
       if (labels.empty()) return false;
-      if (class_conflict(pod, labels)) return false;  // GPU011
+      if (class_conflict(pod.view(), labels)) return false;  // GPU011
 
-      Json& spec = pod.spec();
-      Json* affinity = member_object(spec, "affinity");
+      Json* affinity = pod.spec(SpecMember::kAffinity).object();
       if (affinity == nullptr) return false;
       Json* node_affinity = member_object(*affinity, "nodeAffinity");
       if (node_affinity == nullptr) return false;

@@ -20,13 +20,6 @@ const std::string* wanted_class(const TenantPriority& priority, const std::strin
   return priority.default_class ? &*priority.default_class : nullptr;
 }
 
-bool set_if_different(Json& spec, std::string_view key, Json value) {
-  Json* current = find_member(spec, key);
-  if (current != nullptr && *current == value) return false;
-  spec[std::string(key)] = std::move(value);
-  return true;
-}
-
 // The in-tree Priority admission plugin (plugin/pkg/admission/priority/admission.go admitPod)
 // runs before mutating webhooks. On CREATE it resolves the pod's priorityClassName — or, when
 // there is none, the globalDefault class — and writes spec.priority and spec.preemptionPolicy
@@ -48,12 +41,11 @@ class PriorityMutator final : public Mutator {
     return ctx.gpu_pod && ctx.tenant != nullptr;
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const CompiledPolicy& policy = *ctx.policy;
-      Json& spec = pod.spec();
-      const std::string_view current = string_member(spec, "priorityClassName");
+      const std::string_view current = string_member(pod.view().spec(), "priorityClassName");
       if (!current.empty()) {
         const PriorityClassDecl* global_default = policy.global_default_priority_class();
         if (global_default == nullptr || global_default->name != current) return false;
@@ -67,10 +59,10 @@ class PriorityMutator final : public Mutator {
                        : policy_path::tenant(*ctx.tenant) + ".priority.default");
       const PriorityClassDecl* decl = policy.find_priority_class(*wanted);
       if (decl == nullptr) return false;  // the loader rejects this; never write half a setting
-      bool changed = set_if_different(spec, "priorityClassName", decl->name);
-      if (!pod.is_template()) {
-        changed |= set_if_different(spec, "priority", decl->value);
-        changed |= set_if_different(spec, "preemptionPolicy", decl->preemption_policy);
+      bool changed = pod.spec(SpecMember::kPriorityClassName).set(decl->name);
+      if (!pod.view().is_template()) {
+        changed |= pod.spec(SpecMember::kPriority).set(decl->value);
+        changed |= pod.spec(SpecMember::kPreemptionPolicy).set(decl->preemption_policy);
       }
       return changed;
     });

@@ -27,16 +27,13 @@ class QueueLabelMutator final : public Mutator {
            (ctx.request == nullptr || ctx.request->operation == Operation::kCreate);
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
-      Json& object = pod.object();
+      const Json& object = pod.view().object();
       const std::optional<JsonPointer> at = kueue_queue_metadata(object);
       if (!at || !kueue_queue_name(object, *at).empty()) return false;
-      if (!object.contains(*at) || object.at(*at).is_null()) object[*at] = Json::object();
-      Json& metadata = object[*at];  // created above when absent (a jobTemplate without one)
-      if (!metadata.is_object()) return false;
-      Json* labels = member_object(metadata, "labels");
+      Json* labels = pod.queue_labels();  // created when absent (a jobTemplate without metadata)
       if (labels == nullptr) return false;
       (*labels)[std::string(kQueueNameLabel)] = ctx.tenant->queue->name;
       return true;

@@ -26,7 +26,7 @@ class RequestsEqualLimitsMutator final : public Mutator {
     return ctx.gpu_pod && ctx.policy->policy().enforcement.requests_equal_limits == Action::kFix;
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       because(ctx, "spec.enforcement.requestsEqualLimits");
@@ -35,15 +35,15 @@ class RequestsEqualLimitsMutator final : public Mutator {
       for (const ContainerRef& ref : pod.containers()) {
         // Ephemeral containers may not declare resources at all (API validation).
         if (ref.kind == ContainerKind::kEphemeral) continue;
-        changed |= fix_container(pod.container(ref), policy);
+        changed |= fix_container(pod.container(ref, ContainerMember::kResources), policy);
       }
       return changed;
     });
   }
 
  private:
-  static bool fix_container(Json& container, const CompiledPolicy& policy) {
-    Json* resources = find_member(container, "resources");
+  static bool fix_container(WritableMember resources_member, const CompiledPolicy& policy) {
+    Json* resources = resources_member.find();
     if (resources == nullptr || !resources->is_object()) return false;
     const Json* requests = present(*resources, "requests");
     const Json* limits = present(*resources, "limits");

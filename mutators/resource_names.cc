@@ -42,7 +42,7 @@ class ResourceNamesMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr && mig_profile_valid(ctx);
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const GpuClass& gpu_class = *ctx.gpu_class;
@@ -60,15 +60,15 @@ class ResourceNamesMutator final : public Mutator {
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
         if (ref.kind == ContainerKind::kEphemeral) continue;
-        changed |= rename_in_container(pod.container(ref), target);
+        changed |= rename_in_container(pod.container(ref, ContainerMember::kResources), target);
       }
       return changed;
     });
   }
 
  private:
-  static bool rename_in_container(Json& container, const std::string& target) {
-    Json* resources = find_member(container, "resources");
+  static bool rename_in_container(WritableMember resources_member, const std::string& target) {
+    Json* resources = resources_member.find();
     if (resources == nullptr || !resources->is_object()) return false;
     bool any = false;
     for (std::string_view section : {"requests", "limits"}) {

@@ -102,7 +102,7 @@ class StripGpuPoolMutator final : public Mutator {
     return !ctx.gpu_pod && ctx.policy->policy().enforcement.non_gpu_on_gpu_pool == Action::kStrip;
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       because(ctx, "spec.enforcement.nonGpuOnGpuPool");
@@ -111,12 +111,11 @@ class StripGpuPoolMutator final : public Mutator {
           (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {
         return false;
       }
-      Json& spec = pod.spec();
       bool changed = false;
-      if (Json* tolerations = find_member(spec, "tolerations")) {
+      if (Json* tolerations = pod.spec(SpecMember::kTolerations).find()) {
         changed |= erase_if(*tolerations, [&](const Json& t) { return tolerates_pool(policy, t); });
       }
-      if (Json* selector = find_member(spec, "nodeSelector");
+      if (Json* selector = pod.spec(SpecMember::kNodeSelector).find();
           selector != nullptr && selector->is_object()) {
         std::vector<std::string> drop;
         for (auto it = selector->begin(); it != selector->end(); ++it) {
@@ -127,14 +126,15 @@ class StripGpuPoolMutator final : public Mutator {
         for (const std::string& key : drop) selector->erase(key);
         changed |= !drop.empty();
       }
-      changed |= strip_required_affinity(spec, policy);
+      changed |= strip_required_affinity(pod.spec(SpecMember::kAffinity), policy);
       return changed;
     });
   }
 
  private:
-  static bool strip_required_affinity(Json& spec, const CompiledPolicy& policy) {
-    Json* affinity = find_member(spec, "affinity");
+  static bool strip_required_affinity(WritableMember affinity_member,
+                                      const CompiledPolicy& policy) {
+    Json* affinity = affinity_member.find();
     if (affinity == nullptr || !affinity->is_object()) return false;
     Json* node_affinity = find_member(*affinity, "nodeAffinity");
     if (node_affinity == nullptr || !node_affinity->is_object()) return false;
@@ -148,7 +148,7 @@ class StripGpuPoolMutator final : public Mutator {
     if (terms->empty()) {
       node_affinity->erase("requiredDuringSchedulingIgnoredDuringExecution");
       if (node_affinity->empty()) affinity->erase("nodeAffinity");
-      if (affinity->empty()) spec.erase("affinity");
+      if (affinity->empty()) affinity_member.erase();
     }
     return true;
   }

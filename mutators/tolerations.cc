@@ -41,15 +41,15 @@ class TolerationsMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr && !ctx.gpu_class->taints.empty();
   }
 
-  bool mutate(PodView& pod, PodContext& ctx) const override {
+  bool mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
-      Json& spec = pod.spec();
+      WritableMember tolerations_member = pod.spec(SpecMember::kTolerations);
       bool changed = false;
       const std::vector<Taint>& taints = ctx.gpu_class->taints;
       for (size_t i = 0; i < taints.size(); ++i) {
-        if (any_tolerates(find_member(spec, "tolerations"), taints[i])) continue;
-        Json* tolerations = member_array(spec, "tolerations");
+        if (any_tolerates(tolerations_member.find(), taints[i])) continue;
+        Json* tolerations = tolerations_member.array();
         if (tolerations == nullptr) return changed;
         tolerations->push_back(toleration_for(taints[i]));
         because(ctx, policy_path::index(policy_path::cls(ctx.gpu_class->name) + ".taints", i));

@@ -547,10 +547,9 @@ class Loader {
   }
 
   void read_spec(const YAML::Node& node, const std::string& path) {
-    auto m =
-        map(node, path,
-            {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement", "workloads",
-             "nvidiaRuntimeClasses"});
+    auto m = map(node, path,
+                 {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement",
+                  "workloads", "nvidiaRuntimeClasses"});
     if (!m) return;
     with(*m, "gpuResources", [&](const YAML::Node& n, const std::string& p) {
       auto items = list(n, p);
@@ -575,9 +574,8 @@ class Loader {
     with(*m, "enforcement",
          [&](const YAML::Node& n, const std::string& p) { read_enforcement(n, p); });
     with(*m, "workloads", [&](const YAML::Node& n, const std::string& p) { read_workloads(n, p); });
-    with(*m, "nvidiaRuntimeClasses", [&](const YAML::Node& n, const std::string& p) {
-      read_nvidia_runtime_classes(n, p);
-    });
+    with(*m, "nvidiaRuntimeClasses",
+         [&](const YAML::Node& n, const std::string& p) { read_nvidia_runtime_classes(n, p); });
   }
 
   // RuntimeClass names: DNS-1123 subdomains (Kubernetes ValidateRuntimeClassName).
@@ -615,119 +613,25 @@ class Loader {
     }
   }
 
+  // A MIG profile as read, with where it was written: the product check reports it there.
+  using ProfileNodes = std::vector<std::pair<std::string, YAML::Node>>;
+
   void read_class(const YAML::Node& node, const std::string& path, GpuClass& c) {
     auto m = map(
         node, path,
         {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing", "deviceClasses"});
     if (!m) return;
-    std::vector<std::pair<std::string, YAML::Node>> profile_nodes;  // for the product check
-    with(*m, "nodeSelector", [&](const YAML::Node& n, const std::string& p) {
-      auto sel = free_map(n, p);
-      if (!sel) return;
-      for (const Field& f : sel->fields) {
-        const std::string kp = key_path(p, f.key);
-        if (f.key.empty()) {
-          add(f.key_node, kp, "label key must not be empty");
-          continue;
-        }
-        std::vector<std::string> values;
-        if (f.value.IsScalar()) {
-          // A single value is accepted for `key: value`, as a nodeSelector is usually written.
-          if (auto s = nonempty_string(f.value, kp)) values.push_back(*s);
-        } else if (auto items = list(f.value, kp)) {
-          for (size_t i = 0; i < items->size(); ++i) {
-            if (auto s = nonempty_string((*items)[i], index_path(kp, i))) values.push_back(*s);
-          }
-          if (items->empty()) {
-            add(f.value, kp, "must list at least one value (node affinity `In` needs one)");
-          }
-        }
-        if (!values.empty()) c.node_selector.emplace_back(f.key, std::move(values));
-      }
-    });
-    with(*m, "taints", [&](const YAML::Node& n, const std::string& p) {
-      auto items = list(n, p);
-      if (!items) return;
-      for (size_t i = 0; i < items->size(); ++i) {
-        const std::string tp = index_path(p, i);
-        auto tm = map((*items)[i], tp, {"key", "value", "effect"});
-        if (!tm) continue;
-        Taint t;
-        if (const Field* k = tm->get("key")) {
-          if (auto s = nonempty_string(k->value, child(tp, "key"))) t.key = *s;
-        } else {
-          missing(*tm, "key");
-        }
-        with(*tm, "value", [&](const YAML::Node& v, const std::string& vp) {
-          if (auto s = string(v, vp)) t.value = *s;
-        });
-        if (const Field* e = tm->get("effect")) {
-          if (auto s = one_of(e->value, child(tp, "effect"),
-                              {"NoSchedule", "PreferNoSchedule", "NoExecute"})) {
-            t.effect = *s;
-          }
-        } else {
-          missing(*tm, "effect");
-        }
-        c.taints.push_back(std::move(t));
-      }
-    });
+    ProfileNodes profile_nodes;
+    with(*m, "nodeSelector",
+         [&](const YAML::Node& n, const std::string& p) { read_node_selector(n, p, c); });
+    with(*m, "taints", [&](const YAML::Node& n, const std::string& p) { read_taints(n, p, c); });
     with(*m, "gpusPerNode",
          [&](const YAML::Node& n, const std::string& p) { c.gpus_per_node = count(n, p, 1); });
     with(*m, "nodes", [&](const YAML::Node& n, const std::string& p) { c.nodes = count(n, p, 0); });
-    with(*m, "mig", [&](const YAML::Node& n, const std::string& p) {
-      auto mm = map(n, p, {"strategy", "profiles"});
-      if (!mm) return;
-      MigConfig mig;
-      with(*mm, "strategy", [&](const YAML::Node& s, const std::string& sp) {
-        if (auto v = one_of(s, sp, {"mixed", "single"})) {
-          mig.strategy =
-              *v == "single" ? MigConfig::Strategy::kSingle : MigConfig::Strategy::kMixed;
-        }
-      });
-      if (const Field* pf = mm->get("profiles")) {
-        const std::string pp = child(p, "profiles");
-        if (auto items = list(pf->value, pp)) {
-          if (items->empty()) add(pf->value, pp, "must list at least one MIG profile");
-          for (size_t i = 0; i < items->size(); ++i) {
-            const std::string ip = index_path(pp, i);
-            auto s = string((*items)[i], ip);
-            if (!s) continue;
-            if (!is_mig_profile_syntax(*s)) {
-              add((*items)[i], ip,
-                  "invalid MIG profile " + quote(*s) +
-                      ": must be <n>g.<m>gb, optionally followed by +me (e.g. 1g.10gb, 3g.40gb, "
-                      "1g.10gb+me)");
-              continue;
-            }
-            if (std::find(mig.profiles.begin(), mig.profiles.end(), *s) != mig.profiles.end()) {
-              add((*items)[i], ip, "duplicate MIG profile " + quote(*s));
-              continue;
-            }
-            mig.profiles.push_back(*s);
-            profile_nodes.emplace_back(ip, (*items)[i]);
-          }
-        }
-      } else {
-        missing(*mm, "profiles");
-      }
-      c.mig = std::move(mig);
-    });
-    with(*m, "timeSlicing", [&](const YAML::Node& n, const std::string& p) {
-      auto tm = map(n, p, {"replicas", "renameByDefault", "failRequestsGreaterThanOne"});
-      if (!tm) return;
-      TimeSlicing ts;
-      with(*tm, "replicas", [&](const YAML::Node& v, const std::string& vp) {
-        if (auto r = count(v, vp, 1)) ts.replicas = *r;
-      });
-      with(*tm, "renameByDefault", [&](const YAML::Node& v, const std::string& vp) {
-        if (auto b = boolean(v, vp)) ts.rename_by_default = *b;
-      });
-      with(*tm, "failRequestsGreaterThanOne", [&](const YAML::Node& v, const std::string& vp) {
-        if (auto b = boolean(v, vp)) ts.fail_requests_greater_than_one = *b;
-      });
-      c.time_slicing = ts;
-    });
+    with(*m, "mig",
+         [&](const YAML::Node& n, const std::string& p) { read_mig(n, p, c, profile_nodes); });
+    with(*m, "timeSlicing",
+         [&](const YAML::Node& n, const std::string& p) { read_time_slicing(n, p, c); });
     with(*m, "deviceClasses",
          [&](const YAML::Node& n, const std::string& p) { read_device_classes(n, p, c); });
     if (const Field* ts = m->get("timeSlicing"); ts && m->get("mig")) {
@@ -735,7 +639,123 @@ class Loader {
           "a class cannot have both mig and timeSlicing: describe a MIG-partitioned pool and a "
           "time-sliced pool as two classes");
     }
-    // A profile the pool's GPU cannot make would leave every such pod Pending.
+    check_profiles_for_products(c, profile_nodes);
+  }
+
+  void read_node_selector(const YAML::Node& n, const std::string& p, GpuClass& c) {
+    auto sel = free_map(n, p);
+    if (!sel) return;
+    for (const Field& f : sel->fields) {
+      const std::string kp = key_path(p, f.key);
+      if (f.key.empty()) {
+        add(f.key_node, kp, "label key must not be empty");
+        continue;
+      }
+      std::vector<std::string> values;
+      if (f.value.IsScalar()) {
+        // A single value is accepted for `key: value`, as a nodeSelector is usually written.
+        if (auto s = nonempty_string(f.value, kp)) values.push_back(*s);
+      } else if (auto items = list(f.value, kp)) {
+        for (size_t i = 0; i < items->size(); ++i) {
+          if (auto s = nonempty_string((*items)[i], index_path(kp, i))) values.push_back(*s);
+        }
+        if (items->empty()) {
+          add(f.value, kp, "must list at least one value (node affinity `In` needs one)");
+        }
+      }
+      if (!values.empty()) c.node_selector.emplace_back(f.key, std::move(values));
+    }
+  }
+
+  void read_taints(const YAML::Node& n, const std::string& p, GpuClass& c) {
+    auto items = list(n, p);
+    if (!items) return;
+    for (size_t i = 0; i < items->size(); ++i) {
+      const std::string tp = index_path(p, i);
+      auto tm = map((*items)[i], tp, {"key", "value", "effect"});
+      if (!tm) continue;
+      Taint t;
+      if (const Field* k = tm->get("key")) {
+        if (auto s = nonempty_string(k->value, child(tp, "key"))) t.key = *s;
+      } else {
+        missing(*tm, "key");
+      }
+      with(*tm, "value", [&](const YAML::Node& v, const std::string& vp) {
+        if (auto s = string(v, vp)) t.value = *s;
+      });
+      if (const Field* e = tm->get("effect")) {
+        if (auto s = one_of(e->value, child(tp, "effect"),
+                            {"NoSchedule", "PreferNoSchedule", "NoExecute"})) {
+          t.effect = *s;
+        }
+      } else {
+        missing(*tm, "effect");
+      }
+      c.taints.push_back(std::move(t));
+    }
+  }
+
+  void read_mig(const YAML::Node& n, const std::string& p, GpuClass& c,
+                ProfileNodes& profile_nodes) {
+    auto mm = map(n, p, {"strategy", "profiles"});
+    if (!mm) return;
+    MigConfig mig;
+    with(*mm, "strategy", [&](const YAML::Node& s, const std::string& sp) {
+      if (auto v = one_of(s, sp, {"mixed", "single"})) {
+        mig.strategy = *v == "single" ? MigConfig::Strategy::kSingle : MigConfig::Strategy::kMixed;
+      }
+    });
+    if (const Field* pf = mm->get("profiles")) {
+      read_mig_profiles(pf->value, child(p, "profiles"), mig, profile_nodes);
+    } else {
+      missing(*mm, "profiles");
+    }
+    c.mig = std::move(mig);
+  }
+
+  void read_mig_profiles(const YAML::Node& n, const std::string& pp, MigConfig& mig,
+                         ProfileNodes& profile_nodes) {
+    auto items = list(n, pp);
+    if (!items) return;
+    if (items->empty()) add(n, pp, "must list at least one MIG profile");
+    for (size_t i = 0; i < items->size(); ++i) {
+      const std::string ip = index_path(pp, i);
+      auto s = string((*items)[i], ip);
+      if (!s) continue;
+      if (!is_mig_profile_syntax(*s)) {
+        add((*items)[i], ip,
+            "invalid MIG profile " + quote(*s) +
+                ": must be <n>g.<m>gb, optionally followed by +me (e.g. 1g.10gb, 3g.40gb, "
+                "1g.10gb+me)");
+        continue;
+      }
+      if (std::find(mig.profiles.begin(), mig.profiles.end(), *s) != mig.profiles.end()) {
+        add((*items)[i], ip, "duplicate MIG profile " + quote(*s));
+        continue;
+      }
+      mig.profiles.push_back(*s);
+      profile_nodes.emplace_back(ip, (*items)[i]);
+    }
+  }
+
+  void read_time_slicing(const YAML::Node& n, const std::string& p, GpuClass& c) {
+    auto tm = map(n, p, {"replicas", "renameByDefault", "failRequestsGreaterThanOne"});
+    if (!tm) return;
+    TimeSlicing ts;
+    with(*tm, "replicas", [&](const YAML::Node& v, const std::string& vp) {
+      if (auto r = count(v, vp, 1)) ts.replicas = *r;
+    });
+    with(*tm, "renameByDefault", [&](const YAML::Node& v, const std::string& vp) {
+      if (auto b = boolean(v, vp)) ts.rename_by_default = *b;
+    });
+    with(*tm, "failRequestsGreaterThanOne", [&](const YAML::Node& v, const std::string& vp) {
+      if (auto b = boolean(v, vp)) ts.fail_requests_greater_than_one = *b;
+    });
+    c.time_slicing = ts;
+  }
+
+  // A profile the pool's GPU cannot make would leave every such pod Pending.
+  void check_profiles_for_products(const GpuClass& c, const ProfileNodes& profile_nodes) {
     for (const auto& [key, values] : c.node_selector) {
       if (key != kProductLabel) continue;
       for (const std::string& product : values) {
@@ -925,117 +945,135 @@ class Loader {
     return out;
   }
 
+  // Tenant names read so far, with the path of each: a duplicate is reported with the first.
+  using TenantNames = std::vector<std::pair<std::string, std::string>>;
+
   void read_tenants(const YAML::Node& node, const std::string& path) {
     auto items = list(node, path);
     if (!items) return;
-    std::vector<std::pair<std::string, std::string>> seen;  // name -> path
-    for (size_t i = 0; i < items->size(); ++i) {
-      const std::string tp = index_path(path, i);
-      Tenant t;
-      auto m = map((*items)[i], tp,
-                   {"name", "namespaces", "defaultClass", "allowedClasses", "defaults", "limits",
-                    "quota", "priority", "queue", "dra",
-                    "enforcement"});
-      if (!m) continue;
-      if (const Field* f = m->get("name")) {
-        const std::string np = child(tp, "name");
-        if (auto s = nonempty_string(f->value, np)) {
-          t.name = *s;
-          auto dup = std::find_if(seen.begin(), seen.end(),
-                                  [&](const auto& s2) { return s2.first == *s; });
-          if (dup != seen.end()) {
-            add(f->value, np, "duplicate tenant name " + quote(*s) + " (also " + dup->second + ")");
-          } else {
-            seen.emplace_back(*s, tp);
-          }
-        }
-      } else {
-        missing(*m, "name");
+    TenantNames seen;
+    for (size_t i = 0; i < items->size(); ++i) read_tenant((*items)[i], index_path(path, i), seen);
+  }
+
+  void read_tenant(const YAML::Node& node, const std::string& tp, TenantNames& seen) {
+    Tenant t;
+    auto m = map(node, tp,
+                 {"name", "namespaces", "defaultClass", "allowedClasses", "defaults", "limits",
+                  "quota", "priority", "queue", "dra", "enforcement"});
+    if (!m) return;
+    read_tenant_name(*m, tp, t, seen);
+    if (const Field* f = m->get("namespaces")) {
+      const std::string np = child(tp, "namespaces");
+      t.namespaces = patterns(f->value, np);
+      if (f->value.IsSequence() && f->value.size() == 0) {
+        add(f->value, np, "must list at least one namespace pattern");
       }
-      if (const Field* f = m->get("namespaces")) {
-        const std::string np = child(tp, "namespaces");
-        t.namespaces = patterns(f->value, np);
-        if (f->value.IsSequence() && f->value.size() == 0) {
-          add(f->value, np, "must list at least one namespace pattern");
-        }
-      } else {
-        missing(*m, "namespaces");
-      }
-      std::optional<Ref> default_class;
-      with(*m, "defaultClass", [&](const YAML::Node& n, const std::string& p) {
-        if (auto s = nonempty_string(n, p)) {
-          t.default_class = *s;
-          default_class = Ref{p, n.Mark(), *s};
-          class_refs_.push_back(*default_class);
-        }
-      });
-      with(*m, "allowedClasses", [&](const YAML::Node& n, const std::string& p) {
-        std::vector<Ref> refs = names(n, p);
-        std::vector<std::string> allowed;
-        for (Ref& r : refs) {
-          allowed.push_back(r.name);
-          class_refs_.push_back(std::move(r));
-        }
-        if (n.IsSequence()) {
-          if (default_class) {
-            class_members_.push_back(MemberRef{*default_class, "allowedClasses", p, allowed});
-          }
-          t.allowed_classes = std::move(allowed);
-        }
-      });
-      with(*m, "defaults", [&](const YAML::Node& n, const std::string& p) {
-        auto dm = map(n, p, {"request", "limit", "perGPU"});
-        if (!dm) return;
-        std::vector<YAML::Mark> request_marks;
-        with(*dm, "request", [&](const YAML::Node& r, const std::string& rp) {
-          t.defaults.request = resources(r, rp, &request_marks);
-        });
-        with(*dm, "limit", [&](const YAML::Node& r, const std::string& rp) {
-          t.defaults.limit = resources(r, rp);
-        });
-        with(*dm, "perGPU", [&](const YAML::Node& r, const std::string& rp) {
-          t.defaults.per_gpu = resources(r, rp);
-        });
-        // LimitRange rejects a defaultRequest above the default limit; so do we.
-        for (size_t i = 0; i < t.defaults.request.size(); ++i) {
-          const auto& [name, q] = t.defaults.request[i];
-          for (const auto& [lname, lq] : t.defaults.limit) {
-            if (lname == name && q > lq) {
-              add(request_marks[i], key_path(child(p, "request"), name),
-                  "default request " + q.to_string() + " is above the default limit " +
-                      lq.to_string());
-            }
-          }
-        }
-      });
-      with(*m, "limits", [&](const YAML::Node& n, const std::string& p) {
-        auto lm = map(n, p, {"maxGPUsPerContainer", "maxGPUsPerPod"});
-        if (!lm) return;
-        with(*lm, "maxGPUsPerContainer", [&](const YAML::Node& v, const std::string& vp) {
-          t.limits.max_gpus_per_container = count(v, vp, 0);
-        });
-        with(*lm, "maxGPUsPerPod", [&](const YAML::Node& v, const std::string& vp) {
-          t.limits.max_gpus_per_pod = count(v, vp, 0);
-        });
-      });
-      with(*m, "quota", [&](const YAML::Node& n, const std::string& p) {
-        auto qm = map(n, p, {"gpus"});
-        if (!qm) return;
-        with(*qm, "gpus",
-             [&](const YAML::Node& v, const std::string& vp) { t.quota_gpus = count(v, vp, 0); });
-      });
-      with(*m, "priority", [&](const YAML::Node& n, const std::string& p) {
-        read_tenant_priority(n, p, t.priority);
-      });
-      with(*m, "queue",
-           [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
-      with(*m, "dra",
-           [&](const YAML::Node& n, const std::string& p) { read_tenant_dra(n, p, t.dra); });
-      with(*m, "enforcement", [&](const YAML::Node& n, const std::string& p) {
-        read_tenant_enforcement(n, p, t.enforcement);
-      });
-      policy_.tenants.push_back(std::move(t));
+    } else {
+      missing(*m, "namespaces");
     }
+    read_tenant_classes(*m, t);
+    with(*m, "defaults", [&](const YAML::Node& n, const std::string& p) {
+      read_tenant_defaults(n, p, t.defaults);
+    });
+    with(*m, "limits",
+         [&](const YAML::Node& n, const std::string& p) { read_tenant_limits(n, p, t.limits); });
+    with(*m, "quota", [&](const YAML::Node& n, const std::string& p) {
+      auto qm = map(n, p, {"gpus"});
+      if (!qm) return;
+      with(*qm, "gpus",
+           [&](const YAML::Node& v, const std::string& vp) { t.quota_gpus = count(v, vp, 0); });
+    });
+    with(*m, "priority", [&](const YAML::Node& n, const std::string& p) {
+      read_tenant_priority(n, p, t.priority);
+    });
+    with(*m, "queue",
+         [&](const YAML::Node& n, const std::string& p) { t.queue = read_queue(n, p); });
+    with(*m, "dra",
+         [&](const YAML::Node& n, const std::string& p) { read_tenant_dra(n, p, t.dra); });
+    with(*m, "enforcement", [&](const YAML::Node& n, const std::string& p) {
+      read_tenant_enforcement(n, p, t.enforcement);
+    });
+    policy_.tenants.push_back(std::move(t));
+  }
+
+  void read_tenant_name(const MapView& m, const std::string& tp, Tenant& t, TenantNames& seen) {
+    const Field* f = m.get("name");
+    if (f == nullptr) {
+      missing(m, "name");
+      return;
+    }
+    const std::string np = child(tp, "name");
+    auto s = nonempty_string(f->value, np);
+    if (!s) return;
+    t.name = *s;
+    auto dup =
+        std::find_if(seen.begin(), seen.end(), [&](const auto& s2) { return s2.first == *s; });
+    if (dup != seen.end()) {
+      add(f->value, np, "duplicate tenant name " + quote(*s) + " (also " + dup->second + ")");
+    } else {
+      seen.emplace_back(*s, tp);
+    }
+  }
+
+  // defaultClass and allowedClasses: references checked once every class is read, and the
+  // default class must be one of the allowed ones.
+  void read_tenant_classes(const MapView& m, Tenant& t) {
+    std::optional<Ref> default_class;
+    with(m, "defaultClass", [&](const YAML::Node& n, const std::string& p) {
+      if (auto s = nonempty_string(n, p)) {
+        t.default_class = *s;
+        default_class = Ref{p, n.Mark(), *s};
+        class_refs_.push_back(*default_class);
+      }
+    });
+    with(m, "allowedClasses", [&](const YAML::Node& n, const std::string& p) {
+      std::vector<Ref> refs = names(n, p);
+      std::vector<std::string> allowed;
+      for (Ref& r : refs) {
+        allowed.push_back(r.name);
+        class_refs_.push_back(std::move(r));
+      }
+      if (n.IsSequence()) {
+        if (default_class) {
+          class_members_.push_back(MemberRef{*default_class, "allowedClasses", p, allowed});
+        }
+        t.allowed_classes = std::move(allowed);
+      }
+    });
+  }
+
+  void read_tenant_defaults(const YAML::Node& n, const std::string& p, TenantDefaults& d) {
+    auto dm = map(n, p, {"request", "limit", "perGPU"});
+    if (!dm) return;
+    std::vector<YAML::Mark> request_marks;
+    with(*dm, "request", [&](const YAML::Node& r, const std::string& rp) {
+      d.request = resources(r, rp, &request_marks);
+    });
+    with(*dm, "limit",
+         [&](const YAML::Node& r, const std::string& rp) { d.limit = resources(r, rp); });
+    with(*dm, "perGPU",
+         [&](const YAML::Node& r, const std::string& rp) { d.per_gpu = resources(r, rp); });
+    // LimitRange rejects a defaultRequest above the default limit; so do we.
+    for (size_t i = 0; i < d.request.size(); ++i) {
+      const auto& [name, q] = d.request[i];
+      for (const auto& [lname, lq] : d.limit) {
+        if (lname == name && q > lq) {
+          add(request_marks[i], key_path(child(p, "request"), name),
+              "default request " + q.to_string() + " is above the default limit " + lq.to_string());
+        }
+      }
+    }
+  }
+
+  void read_tenant_limits(const YAML::Node& n, const std::string& p, TenantLimits& limits) {
+    auto lm = map(n, p, {"maxGPUsPerContainer", "maxGPUsPerPod"});
+    if (!lm) return;
+    with(*lm, "maxGPUsPerContainer", [&](const YAML::Node& v, const std::string& vp) {
+      limits.max_gpus_per_container = count(v, vp, 0);
+    });
+    with(*lm, "maxGPUsPerPod", [&](const YAML::Node& v, const std::string& vp) {
+      limits.max_gpus_per_pod = count(v, vp, 0);
+    });
   }
 
   // `queue: {name: team-a, require: true}`: the LocalQueue name becomes a label value

@@ -16,13 +16,13 @@ namespace {
 using namespace rule_support;
 
 // True when a pod spec of the object before this one is a GPU pod: the workload's missing
-// queue is reported once, at its first GPU pod spec. (PodView::make only reads the object.)
+// queue is reported once, at its first GPU pod spec.
 bool earlier_gpu_pod_spec(const PodView& pod, const CompiledPolicy& policy) {
-  Json& object = const_cast<Json&>(pod.object());
+  const Json& object = pod.object();
   for (const PodSpecLocation& location : find_pod_specs(object, policy)) {
     if (location.spec == pod.location().spec) return false;
     auto made = PodView::make(object, location);
-    if (const PodView* other = std::get_if<PodView>(&made); other && is_gpu_pod(*other, policy)) {
+    if (made && is_gpu_pod(*made, policy)) {
       return true;
     }
   }

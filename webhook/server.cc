@@ -687,8 +687,9 @@ Server::~Server() {
   if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
 }
 
-std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
-    ServerConfig config, const Pipeline& pipeline, const Logger& logger) {
+Expected<std::unique_ptr<Server>, std::vector<std::string>> Server::create(ServerConfig config,
+                                                                           const Pipeline& pipeline,
+                                                                           const Logger& logger) {
   std::vector<std::string> errors;
   const auto listen = parse_listen_address(config.listen);
   if (!listen) errors.push_back("--listen " + config.listen + ": expected HOST:PORT or :PORT");
@@ -731,7 +732,7 @@ std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
       impl->key_pair.store(p);
     }
   }
-  if (!errors.empty()) return errors;
+  if (!errors.empty()) return Unexpected(std::move(errors));
   impl->policy_signature = certs::file_signature(impl->config.policy_path);
   impl->policy.store(std::move(loaded.policy));
 
@@ -756,7 +757,7 @@ std::variant<std::unique_ptr<Server>, std::vector<std::string>> Server::create(
                        ": cannot bind (in use or not local?)");
     }
   }
-  if (!errors.empty()) return errors;
+  if (!errors.empty()) return Unexpected(std::move(errors));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

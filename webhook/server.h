@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/expected.h"
 #include "engine/pipeline.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
@@ -66,7 +67,7 @@ class Server {
  public:
   // Loads the policy and the key pair, sets up TLS and binds both listeners. Every error at once,
   // each one line naming the file or flag.
-  static std::variant<std::unique_ptr<Server>, std::vector<std::string>> create(
+  static Expected<std::unique_ptr<Server>, std::vector<std::string>> create(
       ServerConfig config, const Pipeline& pipeline, const Logger& logger);
   ~Server();
   Server(const Server&) = delete;

@@ -162,7 +162,7 @@ TEST_CASE("dra: a pod's claims per container and per pod, shared claims counted 
           {"name": "c", "resources": {"claims": [{"name": "shared", "request": "n"}]}},
           {"name": "d"}])");
   const auto locations = find_pod_specs(pod, *policy);
-  auto view = std::get<PodView>(PodView::make(pod, locations[0]));
+  auto view = *PodView::make(pod, locations[0]);
   const PodDra dra = resolve_pod_claims(view, *policy, &claims, "ml");
   REQUIRE(dra.claims.size() == 3);  // "odd" names nothing: skipped
   CHECK(dra.claims[0].units == 2);

@@ -133,22 +133,24 @@ std::vector<fs::path> files_under(const fs::path& dir, const std::vector<std::st
 
 // Every object document of the golden cases, the lint cases and the shared corpus (List items
 // and AdmissionReview objects included).
+// A document, then its List items and its AdmissionReview's object, when it has them.
+void add_objects(const Json& doc, std::vector<Json>& docs) {
+  if (!doc.is_object()) return;
+  docs.push_back(doc);
+  if (const Json* items = find_member(doc, "items"); items != nullptr && items->is_array()) {
+    for (const Json& item : *items) {
+      if (item.is_object()) docs.push_back(item);
+    }
+  }
+  if (const Json* request = find_member(doc, "request")) {
+    if (const Json* object = find_member(*request, "object"); object && object->is_object()) {
+      docs.push_back(*object);
+    }
+  }
+}
+
 std::vector<Json> all_documents() {
   std::vector<Json> docs;
-  auto add = [&](const Json& doc) {
-    if (!doc.is_object()) return;
-    docs.push_back(doc);
-    if (const Json* items = find_member(doc, "items"); items != nullptr && items->is_array()) {
-      for (const Json& item : *items) {
-        if (item.is_object()) docs.push_back(item);
-      }
-    }
-    if (const Json* request = find_member(doc, "request")) {
-      if (const Json* object = find_member(*request, "object"); object && object->is_object()) {
-        docs.push_back(*object);
-      }
-    }
-  };
   std::vector<fs::path> files =
       files_under(fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "cases", {".yaml"});
   for (const fs::path& f : files_under(fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "lint" / "cases",
@@ -162,7 +164,7 @@ std::vector<Json> all_documents() {
   for (const fs::path& f : files) {
     if (f.filename().string().rfind("policy", 0) == 0) continue;
     try {
-      for (const Json& doc : testing::yaml_file_documents(f.string())) add(doc);
+      for (const Json& doc : testing::yaml_file_documents(f.string())) add_objects(doc, docs);
     } catch (const std::exception&) {
       // A deliberately unreadable lint case: nothing to evaluate.
     }
@@ -302,7 +304,37 @@ class DocumentClaims final : public ClaimResolver {
   std::map<std::string, Json> by_key_;
 };
 
-// evaluate_in_place diffs against a skeleton of what mutators may write (engine/pod_view.h):
+// The webhook's path (evaluate_in_place: the patch is a diff against a skeleton of the members
+// mutators may write, engine/pod_writer.h) against lint --fix's (evaluate: a diff of two whole
+// documents), for one document under one policy, with and without mutation, patch as JSON and as
+// text. Returns the number of those evaluations that changed the document.
+int check_in_place_equals_copy(const Pipeline& pipeline, const Json& doc,
+                               const ClaimResolver& claims, const CompiledPolicy& policy) {
+  int changed = 0;
+  const std::string ns = namespace_of(doc);
+  for (const bool as_text : {false, true}) {
+    for (const bool mutate : {true, false}) {
+      const EvaluateOptions options{
+          .ns = ns, .mutate = mutate, .patch_as_text = as_text, .claims = &claims};
+      const Evaluation copy = pipeline.evaluate(doc, options, policy);
+      Json object = doc;
+      Evaluation in_place = pipeline.evaluate_in_place(object, options, policy);
+      INFO(doc.dump());
+      CHECK(in_place.mutated.is_null());
+      // The object is the mutated one (a copy's evaluation keeps the mutated copy even when
+      // the object is denied).
+      CHECK(object == copy.mutated);
+      in_place.mutated = std::move(object);
+      CHECK(evaluation_json(in_place).dump() == evaluation_json(copy).dump());
+      CHECK(in_place.patch.dump() == copy.patch.dump());
+      CHECK(in_place.patch_text == copy.patch_text);
+      if (copy.changed()) ++changed;
+    }
+  }
+  return changed;
+}
+
+// evaluate_in_place diffs against a skeleton of what mutators may write (engine/pod_writer.h):
 // any mutator writing elsewhere would lose that edit from the patch, and this test would see it.
 TEST_CASE("pipeline: evaluating in place gives the evaluation and patch of evaluating a copy") {
   const Pipeline pipeline(default_mutators(), default_rules());
@@ -315,30 +347,79 @@ TEST_CASE("pipeline: evaluating in place gives the evaluation and patch of evalu
   REQUIRE(claims.size() >= 10);
   int changed = 0;
   for (const PolicyPtr& policy : policies) {
-    for (const Json& doc : docs) {
-      const std::string ns = namespace_of(doc);
-      for (const bool as_text : {false, true}) {
-        for (const bool mutate : {true, false}) {
-          const EvaluateOptions options{
-              .ns = ns, .mutate = mutate, .patch_as_text = as_text, .claims = &claims};
-          const Evaluation copy = pipeline.evaluate(doc, options, *policy);
-          Json object = doc;
-          Evaluation in_place = pipeline.evaluate_in_place(object, options, *policy);
-          INFO(doc.dump());
-          CHECK(in_place.mutated.is_null());
-          // The object is the mutated one (a copy's evaluation keeps the mutated copy even when
-          // the object is denied).
-          CHECK(object == copy.mutated);
-          in_place.mutated = std::move(object);
-          CHECK(evaluation_json(in_place).dump() == evaluation_json(copy).dump());
-          CHECK(in_place.patch.dump() == copy.patch.dump());
-          CHECK(in_place.patch_text == copy.patch_text);
-          if (copy.changed()) ++changed;
-        }
-      }
-    }
+    for (const Json& doc : docs)
+      changed += check_in_place_equals_copy(pipeline, doc, claims, *policy);
   }
   CHECK(changed > 200);
+}
+
+// The same check, counted: every golden case (tests/cases/<case>/input.yaml under the case's own
+// policy, its claims resolved from its own documents) and every pod-bearing document of the shared
+// corpus (under the corpus's lint policy, as the lint parity test reads it) is evaluated both ways.
+TEST_CASE("pipeline: in place equals a copy on every golden case and pod-bearing corpus document") {
+  const Pipeline pipeline(default_mutators(), default_rules());
+  const fs::path cases = fs::path(GPUADMIT_SOURCE_DIR) / "tests" / "cases";
+  size_t golden_cases = 0, golden_pod_cases = 0;
+  int changed = 0;
+  for (const fs::path& input : files_under(cases, {".yaml"})) {
+    if (input.filename() != "input.yaml") continue;
+    const fs::path dir = input.parent_path();
+    INFO("case " << dir.filename().string());
+    const fs::path policy_file =
+        fs::exists(dir / "policy.yaml") ? dir / "policy.yaml" : cases / "policy.yaml";
+    PolicyLoadResult loaded = load_policy_file(policy_file.string());
+    REQUIRE(loaded.ok());
+    const PolicyPtr policy = CompiledPolicy::compile(std::move(*loaded.policy));
+    std::vector<Json> docs = testing::yaml_file_documents(input.string());
+    if (fs::exists(dir / "claims.yaml")) {
+      for (Json& d : testing::yaml_file_documents((dir / "claims.yaml").string())) {
+        docs.push_back(std::move(d));
+      }
+    }
+    const DocumentClaims claims(docs);
+    bool pods = false, podless_kinds = true;
+    for (const Json& doc : docs) {
+      pods |= !find_pod_specs(doc, *policy).empty();
+      const std::string_view kind = string_member(doc, "kind");
+      podless_kinds &= kind == "ConfigMap" || kind == "Service" || kind == "ResourceClaim" ||
+                       kind == "ResourceClaimTemplate";
+      changed += check_in_place_equals_copy(pipeline, doc, claims, *policy);
+    }
+    ++golden_cases;
+    golden_pod_cases += pods;
+    CHECK((pods || podless_kinds));  // a case without a pod spec is about objects that have none
+  }
+  // Every case directory has an input.yaml.
+  size_t dirs = 0;
+  for (const auto& e : fs::directory_iterator(cases)) dirs += e.is_directory();
+  CHECK(golden_cases == dirs);
+
+  PolicyLoadResult loaded = load_policy_file(
+      (fs::path(GPUADMIT_SOURCE_DIR) / "tests/lint/cases/workloads_mix/policy.yaml").string());
+  REQUIRE(loaded.ok());
+  const PolicyPtr policy = CompiledPolicy::compile(std::move(*loaded.policy));
+  std::vector<Json> corpus;
+  size_t unreadable = 0;
+  for (const fs::path& f :
+       files_under(fs::path(GPUADMIT_SHARED_DIR) / "corpus", {".yaml", ".yml", ".json"})) {
+    try {
+      for (const Json& doc : testing::yaml_file_documents(f.string())) add_objects(doc, corpus);
+    } catch (const std::exception&) {
+      ++unreadable;  // a deliberately malformed manifest: lint reports PARSE, nothing to evaluate
+    }
+  }
+  const DocumentClaims claims(corpus);
+  size_t corpus_pod_docs = 0;
+  for (const Json& doc : corpus) {
+    if (find_pod_specs(doc, *policy).empty()) continue;
+    ++corpus_pod_docs;
+    changed += check_in_place_equals_copy(pipeline, doc, claims, *policy);
+  }
+  CHECK(golden_cases >= 115);
+  CHECK(golden_pod_cases >= 106);
+  CHECK(corpus_pod_docs >= 100);
+  CHECK(unreadable <= 2);
+  CHECK(changed > 100);
 }
 
 // The members the gpu-visibility and queue mutations write (containers' env, Kueue's labels) are
@@ -415,8 +496,8 @@ TEST_CASE("mutators: may_change false means mutate changes nothing, on real mani
         for (const auto& mutator : mutators) {
           Json object = doc;
           auto made = PodView::make(object, location);
-          if (!std::holds_alternative<PodView>(made)) continue;
-          PodView& pod = std::get<PodView>(made);
+          if (!made) continue;
+          PodView& pod = *made;
           PodContext ctx;
           ctx.request = &request;
           ctx.policy = policy.get();
@@ -426,7 +507,8 @@ TEST_CASE("mutators: may_change false means mutate changes nothing, on real mani
           if (mutator->may_change(ctx)) continue;
           ++refused;
           INFO(std::string(mutator->name()) << " on " << doc.dump());
-          CHECK_FALSE(mutator->mutate(pod, ctx));
+          PodWriter writer(pod, object);
+          CHECK_FALSE(mutator->mutate(writer, ctx));
           CHECK(object == doc);
         }
       }
@@ -446,8 +528,8 @@ TEST_CASE("resources: the shared GPU resources agree with reading each container
       Json object = doc;
       for (const PodSpecLocation& location : find_pod_specs(object, *policy)) {
         auto made = PodView::make(object, location);
-        if (!std::holds_alternative<PodView>(made)) continue;
-        const PodView& pod = std::get<PodView>(made);
+        if (!made) continue;
+        const PodView& pod = *made;
         const PodGpuResources gpu(pod, *policy);
         INFO(doc.dump());
         ++pods;

@@ -99,8 +99,8 @@ TEST_CASE("resources: PodGpuResources reads each container's GPU resources once"
       const auto locations = find_pod_specs(object, *policy);
       REQUIRE(locations.size() == 1);
       auto made = PodView::make(object, locations[0]);
-      REQUIRE(std::holds_alternative<PodView>(made));
-      const PodView& pod = std::get<PodView>(made);
+      REQUIRE(made.has_value());
+      const PodView& pod = *made;
       const PodGpuResources gpu(pod, *policy);
       REQUIRE(gpu.size() == c.resources.size());
       for (size_t i = 0; i < gpu.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/pod_view.h"
+#include "engine/pod_writer.h"
 #include "engine/resources.h"
 #include "tests/support/fixtures.h"
 
@@ -23,7 +24,7 @@ std::string shape_error(Json object) {
   auto locations = find_pod_specs(object, *policy);
   REQUIRE(locations.size() == 1);
   auto made = PodView::make(object, locations[0]);
-  if (auto* error = std::get_if<std::string>(&made)) return *error;
+  if (!made) return made.error();
   return "";
 }
 
@@ -70,13 +71,14 @@ TEST_CASE(
                 "labels":{"gpuadmit.io/mig-profile":"1g.10gb"}},
     "spec":{"template":{"metadata":{"labels":{"gpuadmit.io/class":"from-label"}},"spec":{}}}})");
   auto locations = find_pod_specs(deployment, *policy);
-  auto view = std::get<PodView>(PodView::make(deployment, locations[0]));
+  auto view = *PodView::make(deployment, locations[0]);
   CHECK(view.setting("gpuadmit.io/class") == "from-label");
   CHECK(view.setting("gpuadmit.io/workload") == "training");
   CHECK(view.setting("gpuadmit.io/mig-profile") == "1g.10gb");
   CHECK_FALSE(view.setting("gpuadmit.io/other"));
-  CHECK(view.set_annotation("gpuadmit.io/class", "a100"));
-  CHECK_FALSE(view.set_annotation("gpuadmit.io/class", "a100"));
+  PodWriter writer(view, deployment);
+  CHECK(writer.set_annotation("gpuadmit.io/class", "a100"));
+  CHECK_FALSE(writer.set_annotation("gpuadmit.io/class", "a100"));
   CHECK(view.setting("gpuadmit.io/class") == "a100");
   CHECK(deployment["spec"]["template"]["metadata"]["annotations"] ==
         Json{{"gpuadmit.io/class", "a100"}});
@@ -139,7 +141,7 @@ TEST_CASE("resources: effective pod GPUs as the scheduler computes them") {
     INFO(c.name);
     Json object = pod(c.spec);
     auto locations = find_pod_specs(object, *policy);
-    auto view = std::get<PodView>(PodView::make(object, locations[0]));
+    auto view = *PodView::make(object, locations[0]);
     CHECK(effective_pod_gpus(view, *policy) == c.gpus);
     CHECK(is_gpu_pod(view, *policy) == c.gpu_pod);
   }

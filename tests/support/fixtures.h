@@ -3,7 +3,8 @@
 //
 //   auto policy = policy_from_yaml(R"YAML(... GPUPolicy ...)YAML");
 //   PodFixture pod(policy, R"JSON({"apiVersion":"v1","kind":"Pod",...})JSON", "ml-team");
-//   Mutator.mutate(pod.view(), pod.ctx);  REQUIRE(pod.object == expected);
+//   PodWriter writer(pod.view(), pod.object);
+//   mutator.mutate(writer, pod.ctx);  REQUIRE(pod.object == expected);
 
 #include <catch2/catch.hpp>
 
@@ -56,8 +57,8 @@ class PodFixture {
     request.kind = std::string(string_member(object, "kind"));
     request.api_version = std::string(string_member(object, "apiVersion"));
     auto made = PodView::make(object, location_);
-    if (auto* error = std::get_if<std::string>(&made)) FAIL("pod spec rejected: " << *error);
-    view_.emplace(std::get<PodView>(std::move(made)));
+    if (!made) FAIL("pod spec rejected: " << made.error());
+    view_.emplace(*std::move(made));
     ctx.request = &request;
     ctx.policy = policy_.get();
     ctx.tenant = policy_->tenant_for(request.ns);

@@ -4,7 +4,8 @@
 #include <map>
 #include <random>
 
-#include "tests/mutators/mutator_test_util.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/fleet_policy.h"
 
 namespace gpuadmit::testing {
 namespace {
@@ -18,7 +19,7 @@ struct TolerationCase {
 
 // The first block is Kubernetes' own table (staging/src/k8s.io/api/core/v1/toleration_test.go
 // TestTolerationToleratesTaint), case for case; then the edges gpuadmit depends on.
-TEST_CASE("mutator scheduling: tolerates mirrors Toleration.ToleratesTaint", "[scheduling]") {
+TEST_CASE("scheduling: tolerates mirrors Toleration.ToleratesTaint", "[scheduling]") {
   const std::vector<TolerationCase> cases = {
       {"k8s: same key and effect, Exists, taint without value",
        R"({"key":"foo","operator":"Exists","effect":"NoSchedule"})",
@@ -133,7 +134,7 @@ TEST_CASE("mutator scheduling: tolerates mirrors Toleration.ToleratesTaint", "[s
   }
 }
 
-TEST_CASE("mutator scheduling: any_tolerates over a list, null or absent", "[scheduling]") {
+TEST_CASE("scheduling: any_tolerates over a list, null or absent", "[scheduling]") {
   const Taint taint{"nvidia.com/gpu", "", "NoSchedule"};
   const Json list = Json::parse(R"([{"key":"a","operator":"Exists"},{"key":"nvidia.com/gpu",
       "operator":"Exists"}])");
@@ -151,7 +152,7 @@ struct RequirementCase {
   bool allowed;
 };
 
-TEST_CASE("mutator scheduling: requirement_allows mirrors nodeaffinity requirement matching",
+TEST_CASE("scheduling: requirement_allows mirrors nodeaffinity requirement matching",
           "[scheduling]") {
   const std::string key = "nvidia.com/gpu.product";
   const std::vector<RequirementCase> cases = {
@@ -177,7 +178,7 @@ TEST_CASE("mutator scheduling: requirement_allows mirrors nodeaffinity requireme
   }
 }
 
-TEST_CASE("mutator scheduling: class_node_labels targets the MIG product for strategy single",
+TEST_CASE("scheduling: class_node_labels targets the MIG product for strategy single",
           "[scheduling]") {
   auto policy = policy_from_yaml(fleet_policy());
   const GpuClass& h100 = *policy->find_class("h100");
@@ -201,8 +202,7 @@ struct ConflictCase {
   std::string conflict;  // "" = compatible
 };
 
-TEST_CASE("mutator scheduling: class_conflict finds placements that exclude the class",
-          "[scheduling]") {
+TEST_CASE("scheduling: class_conflict finds placements that exclude the class", "[scheduling]") {
   auto policy = policy_from_yaml(fleet_policy());
   const LabelSelectorValues t4 = policy->find_class("t4")->node_selector;
   const std::vector<ConflictCase> cases = {
@@ -286,7 +286,7 @@ std::string affinity_terms(const std::string& terms) {
 
 // Pods that no class node can run although some node could run them alone: each a shape of the
 // 18 pods GPU011 let through (issue 15).
-TEST_CASE("mutator scheduling: class_conflict decides each label key exactly", "[scheduling]") {
+TEST_CASE("scheduling: class_conflict decides each label key exactly", "[scheduling]") {
   auto policy = policy_from_yaml(fleet_policy());
   const LabelSelectorValues t4 = policy->find_class("t4")->node_selector;
   const std::vector<ConflictCase> cases = {
@@ -311,8 +311,7 @@ TEST_CASE("mutator scheduling: class_conflict decides each label key exactly", "
        "(nvidia.com/gpu.product NotIn [Tesla-T4]) allows none of the class's "
        "nvidia.com/gpu.product values [Tesla-T4]"},
       {"a pod no node can run at all is not the class's conflict",
-       "{" +
-           affinity_terms(R"([{"matchExpressions":[{"key":"tier","operator":"Exists"},
+       "{" + affinity_terms(R"([{"matchExpressions":[{"key":"tier","operator":"Exists"},
                                         {"key":"tier","operator":"DoesNotExist"}]}])") +
            "}",
        ""},
@@ -323,10 +322,11 @@ TEST_CASE("mutator scheduling: class_conflict decides each label key exactly", "
                                         {"key":"cloud.example.com/pool","operator":"Exists"}]}])") +
            "}",
        ""},
-      {"Gt and Lt leave no integer", "{" + affinity_terms(R"([{"matchExpressions":[
+      {"Gt and Lt leave no integer",
+       "{" + affinity_terms(R"([{"matchExpressions":[
             {"key":"gpus","operator":"Gt","values":["3"]},{"key":"gpus","operator":"Lt","values":["4"]}]},
             {"matchExpressions":[{"key":"cloud.example.com/pool","operator":"In","values":["x"]}]}])") +
-                                          "}",
+           "}",
        "required node affinity nodeSelectorTerms[0] (gpus Gt [3], gpus Lt [4]) admits no node "
        "with the pod's nodeSelector and the class's labels on gpus; nodeSelectorTerms[1] "
        "(cloud.example.com/pool In [x]) allows none of the class's cloud.example.com/pool values "
@@ -345,7 +345,7 @@ TEST_CASE("mutator scheduling: class_conflict decides each label key exactly", "
 // reference: a node runs a pod when its nodeSelector matches and one non-empty required term
 // matches (labels.Requirement.Matches per expression). class_conflict must report a conflict
 // exactly when some node runs the pod and no node of the class does.
-TEST_CASE("mutator scheduling: class_conflict agrees with a reference over every node",
+TEST_CASE("scheduling: class_conflict agrees with a reference over every node",
           "[scheduling][property]") {
   auto policy = policy_from_yaml(fleet_policy());
   const std::vector<std::string> keys = {"cloud.example.com/pool", "tier"};
@@ -416,8 +416,8 @@ TEST_CASE("mutator scheduling: class_conflict agrees with a reference over every
         class_node_runs_it |= runs && (pool == "t4-a" || pool == "t4-b");
       }
     }
-    const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" +
-                            spec.dump() + "}";
+    const std::string pod =
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":)" + spec.dump() + "}";
     PodFixture fixture(policy, pod, "web-a");
     const bool expected = pod_runs_somewhere && !class_node_runs_it;
     INFO(spec.dump());
