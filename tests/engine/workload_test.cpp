@@ -113,7 +113,9 @@ TEST_CASE("workload: policy-declared kinds with * and [*] paths") {
   CHECK(paths == std::vector<std::string>{"/spec/roles/a/spec", "/spec/roles/b/spec"});
 }
 
-TEST_CASE("workload: Job pods are min(parallelism, completions); Ray groups × numOfHosts") {
+TEST_CASE(
+    "workload: Job pods are the smaller of parallelism and completions, Ray groups times "
+    "numOfHosts") {
   const PolicyPtr policy = empty_policy();
   struct Case {
     std::string object;
