@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 
+#include "lint/report.h"
+
 namespace gpuadmit::fleet {
 namespace {
 
@@ -15,29 +17,8 @@ constexpr int kRow = kCell + kGap;
 constexpr int kLine = 16;  // text line height
 constexpr int kListWidth = 520;
 
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even escaped.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
-}
+// XML 1.0 text, as lint's JUnit report writes it (invalid UTF-8 becomes U+FFFD).
+std::string escape(std::string_view text) { return lint::xml_text(text); }
 
 // A distinct colour per workload, none of them red (red marks stranded GPUs): Tableau's
 // palette without its red, then hues by the golden angle outside the reds.
