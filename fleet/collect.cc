@@ -220,8 +220,7 @@ std::shared_ptr<const Collector::Outcome> Collector::evaluate(Json& object, cons
     } else if (!class_allowed(tenant, spec.class_name)) {
       group.blocked = Unplaceable::kClassNotAllowed;
     }
-    fill_units(group, effective_pod_gpu_requests(*made, policy_), gpu_class,
-               spec.mig_profile);
+    fill_units(group, effective_pod_gpu_requests(*made, policy_), gpu_class, spec.mig_profile);
     outcome->specs.push_back(std::move(out));
   }
   return outcome;
