@@ -17,9 +17,6 @@ constexpr int kRow = kCell + kGap;
 constexpr int kLine = 16;  // text line height
 constexpr int kListWidth = 520;
 
-// XML 1.0 text, as lint's JUnit report writes it (invalid UTF-8 becomes U+FFFD).
-std::string escape(std::string_view text) { return lint::xml_text(text); }
-
 // A distinct colour per workload, none of them red (red marks stranded GPUs): Tableau's
 // palette without its red, then hues by the golden angle outside the reds.
 std::string colour(size_t index) {
@@ -35,7 +32,7 @@ std::string colour(size_t index) {
 
 std::string text(int x, int y, std::string_view content, std::string_view extra = "") {
   return "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\"" +
-         std::string(extra) + ">" + escape(content) + "</text>\n";
+         std::string(extra) + ">" + lint::xml_text(content) + "</text>\n";
 }
 
 struct Canvas {
@@ -75,7 +72,7 @@ void draw_class(const ClassReport& c, const FleetReport& report, const FleetInpu
         legend.emplace(w, legend.size());
         fill = colour(legend.at(w));
       }
-      canvas.body += "<rect class=\"" + cls + "\" data-class=\"" + escape(c.name) +
+      canvas.body += "<rect class=\"" + cls + "\" data-class=\"" + lint::xml_text(c.name) +
                      "\" data-node=\"" + std::to_string(n) + "\" data-gpu=\"" + std::to_string(g) +
                      "\" x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(canvas.y) +
                      "\" width=\"" + std::to_string(kCell) + "\" height=\"" +
