@@ -20,11 +20,11 @@
 #include "engine/pipeline.h"
 #include "lint/linter.h"
 #include "lint/report.h"
-#include "lint/yaml_reader.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
 #include "rules/document_rules.h"
+#include "yaml/reader.h"
 
 namespace {
 
@@ -154,9 +154,9 @@ int main(int argc, char** argv) {
     size_t docs = 0;
     for (const std::string& file : files) {
       std::FILE* in = std::fopen(file.c_str(), "rb");
-      gpuadmit::lint::DocumentStream stream(in);
-      gpuadmit::lint::SourceDocument source;
-      while (stream.next(source)) docs += !gpuadmit::lint::parse_document(source, false).empty;
+      gpuadmit::yaml::DocumentStream stream(in);
+      gpuadmit::yaml::SourceDocument source;
+      while (stream.next(source)) docs += !gpuadmit::yaml::parse_document(source, false).empty;
       std::fclose(in);
     }
     const double s =

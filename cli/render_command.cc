@@ -9,9 +9,9 @@
 #include "certs/certs.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "lint/yaml_emitter.h"
 #include "policies/loader.h"
 #include "render/cluster_objects.h"
+#include "yaml/emitter.h"
 
 namespace gpuadmit::cli {
 namespace {
@@ -76,7 +76,7 @@ int render_command(const std::vector<std::string>& argv) {
   std::string out;
   for (const Json& object : render::cluster_objects(*loaded.policy, target)) {
     out += "---\n";
-    lint::emit_yaml(object, out);
+    yaml::emit_yaml(object, out);
   }
   std::cout << out;
   return std::cout.good() ? 0 : 2;

@@ -5,16 +5,16 @@
 #include <cerrno>
 #include <cstring>
 
-#include "lint/yaml_reader.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::fleet {
 namespace {
 
-void read_documents(lint::DocumentStream& stream, const std::string& display, bool json_file,
+void read_documents(yaml::DocumentStream& stream, const std::string& display, bool json_file,
                     Collector& collector, std::vector<InputError>& errors) {
-  lint::SourceDocument source;
+  yaml::SourceDocument source;
   while (stream.next(source)) {
-    lint::ParsedDocument doc = lint::parse_document(source, json_file);
+    yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
     if (doc.empty) continue;
     if (doc.error) {
       std::string message = "cannot read this document: " + doc.error->message;
@@ -44,14 +44,14 @@ std::string InputError::to_string() const {
 
 void read_stream(std::FILE* file, const std::string& display, bool json_file, Collector& collector,
                  std::vector<InputError>& errors) {
-  lint::DocumentStream stream(file);
+  yaml::DocumentStream stream(file);
   read_documents(stream, display, json_file, collector, errors);
 }
 
 void read_text(std::string_view text, const std::string& display, bool json_file,
                Collector& collector, std::vector<InputError>& errors) {
   collector.expect_bytes(text.size());
-  lint::DocumentStream stream(text);
+  yaml::DocumentStream stream(text);
   read_documents(stream, display, json_file, collector, errors);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Reads manifests into a Collector with lint's reader (lint/yaml_reader.h): multi-document YAML
+// Reads manifests into a Collector with the YAML reader (yaml/reader.h): multi-document YAML
 // and JSON, each document with its line; a document that cannot be read is an InputError.
 
 #include <cstdio>

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "lint/report.h"
+#include "xml/escape.h"
 
 namespace gpuadmit::fleet {
 namespace {
@@ -32,7 +32,7 @@ std::string colour(size_t index) {
 
 std::string text(int x, int y, std::string_view content, std::string_view extra = "") {
   return "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\"" +
-         std::string(extra) + ">" + lint::xml_text(content) + "</text>\n";
+         std::string(extra) + ">" + xml::escape(content) + "</text>\n";
 }
 
 struct Canvas {
@@ -72,7 +72,7 @@ void draw_class(const ClassReport& c, const FleetReport& report, const FleetInpu
         legend.emplace(w, legend.size());
         fill = colour(legend.at(w));
       }
-      canvas.body += "<rect class=\"" + cls + "\" data-class=\"" + lint::xml_text(c.name) +
+      canvas.body += "<rect class=\"" + cls + "\" data-class=\"" + xml::escape(c.name) +
                      "\" data-node=\"" + std::to_string(n) + "\" data-gpu=\"" + std::to_string(g) +
                      "\" x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(canvas.y) +
                      "\" width=\"" + std::to_string(kCell) + "\" height=\"" +

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "lint/yaml_reader.h"
 #include "policies/loader.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::lint {
 
@@ -21,10 +21,10 @@ std::optional<Json> policy_document(const std::string& path) {
     ss << in.rdbuf();
     text = ss.str();
   }
-  DocumentStream stream{std::string_view(text)};
-  SourceDocument source;
+  yaml::DocumentStream stream{std::string_view(text)};
+  yaml::SourceDocument source;
   while (stream.next(source)) {
-    ParsedDocument doc = parse_document(source, false);
+    yaml::ParsedDocument doc = yaml::parse_document(source, false);
     if (doc.error) return std::nullopt;
     if (!doc.empty) return std::move(doc.value);
   }
@@ -33,7 +33,7 @@ std::optional<Json> policy_document(const std::string& path) {
 
 const Json* policy_value(const Json& document, std::string_view policy_path) {
   const Json* node = &document;
-  for (const std::string& token : split_dotted_path(policy_path)) {
+  for (const std::string& token : yaml::split_dotted_path(policy_path)) {
     if (node->is_object()) {
       node = find_member(*node, token);
     } else if (node->is_array()) {

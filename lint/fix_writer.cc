@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "lint/yaml_emitter.h"
+#include "yaml/emitter.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -92,17 +92,17 @@ void FixWriter::begin_file(const std::string& file, bool json_file) {
   if (file_ == nullptr) errors_.push_back(target_ + ": " + std::strerror(errno));
 }
 
-void FixWriter::document(const SourceDocument& source, const ParsedDocument& parsed,
+void FixWriter::document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
                          const Json* replacement) {
   std::string text;
   bool carries_marker = false;
   if (replacement != nullptr) {
     text = leading_comments(source.text);
-    if (json_file_ && !dir_.empty() && parsed.format == DocumentFormat::kJson) {
+    if (json_file_ && !dir_.empty() && parsed.format == yaml::DocumentFormat::kJson) {
       text += replacement->dump(2, ' ', false, Json::error_handler_t::replace);
       text += '\n';
     } else {
-      emit_yaml(*replacement, text);
+      yaml::emit_yaml(*replacement, text);
     }
   } else if (source.too_large) {
     text = "# gpuadmit: a document larger than 64 MiB was left out here\n";

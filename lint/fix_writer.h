@@ -1,6 +1,6 @@
 #pragma once
 // `lint --fix` output: every document of every input in input order; the ones the mutating
-// webhook would patch re-emitted from the patched object (lint/yaml_emitter.h), the others
+// webhook would patch re-emitted from the patched object (yaml/emitter.h), the others
 // verbatim (comments kept, CR LF made LF). To a stream as one YAML stream, or with --write
 // under a directory that mirrors the input paths (each file written to a temporary name and
 // renamed, so that --write into the input folder never truncates a file being read).
@@ -30,7 +30,7 @@ class FixWriter final : public FixSink {
   ~FixWriter() override;
 
   void begin_file(const std::string& file, bool json_file) override;
-  void document(const SourceDocument& source, const ParsedDocument& parsed,
+  void document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
                 const Json* replacement) override;
   void end_file() override;
   void discard_file() override;  // --write: the target is left as it was

@@ -118,20 +118,21 @@ void Linter::lint_file(const std::string& path, const std::string& display) {
 }
 
 void Linter::lint_stream(std::FILE* file, const std::string& display, bool json_file) {
-  DocumentStream stream(file);
+  yaml::DocumentStream stream(file);
   lint_documents(stream, display, json_file);
 }
 
 void Linter::lint_text(std::string_view text, const std::string& display, bool json_file) {
-  DocumentStream stream(text);
+  yaml::DocumentStream stream(text);
   lint_documents(stream, display, json_file);
 }
 
-void Linter::lint_documents(DocumentStream& stream, const std::string& display, bool json_file) {
+void Linter::lint_documents(yaml::DocumentStream& stream, const std::string& display,
+                            bool json_file) {
   ++summary_.files;
   reporter_.begin_file(display);
   if (fix_ != nullptr) fix_->begin_file(display, json_file);
-  SourceDocument source;
+  yaml::SourceDocument source;
   const size_t documents_before = summary_.documents;
   while (stream.next(source)) lint_document(source, display, json_file);
   if (!stream.read_error() && summary_.documents == documents_before) {
@@ -147,9 +148,9 @@ void Linter::lint_documents(DocumentStream& stream, const std::string& display, 
   reporter_.end_file(display);
 }
 
-void Linter::lint_document(const SourceDocument& source, const std::string& display,
+void Linter::lint_document(const yaml::SourceDocument& source, const std::string& display,
                            bool json_file) {
-  ParsedDocument doc = parse_document(source, json_file);
+  yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
   if (doc.empty) {
     if (fix_ != nullptr) fix_->document(source, doc, nullptr);
     return;
@@ -229,7 +230,7 @@ void Linter::lint_document(const SourceDocument& source, const std::string& disp
     warning_result = results.size();
     results.push_back(std::move(r));
   }
-  for (const ParseIssue& w : doc.warnings) {
+  for (const yaml::ParseIssue& w : doc.warnings) {
     ObjectResult& r = results[warning_result];
     LintFinding f = finding_base(r);
     f.line = w.line;
@@ -243,7 +244,7 @@ void Linter::lint_document(const SourceDocument& source, const std::string& disp
   // Lines: each List item's, then each finding's field (one extra pass over the text, only for
   // documents with findings).
   std::vector<int> lines;
-  if (!paths.empty()) lines = locate_paths(source, doc, paths);
+  if (!paths.empty()) lines = yaml::locate_paths(source, doc, paths);
   for (size_t k = 0; k < lines.size(); ++k) {
     if (refs[k].second == kNoFinding && lines[k] > 0) results[refs[k].first].line = lines[k];
   }

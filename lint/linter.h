@@ -21,8 +21,8 @@
 #include "engine/json.h"
 #include "engine/pipeline.h"
 #include "lint/manifest_claims.h"
-#include "lint/yaml_reader.h"
 #include "policies/compiled_policy.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::lint {
 
@@ -97,7 +97,7 @@ class FixSink {
  public:
   virtual ~FixSink() = default;
   virtual void begin_file(const std::string& /*file*/, bool /*json_file*/) {}
-  virtual void document(const SourceDocument& source, const ParsedDocument& parsed,
+  virtual void document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
                         const Json* replacement) = 0;
   virtual void end_file() {}
   // Instead of end_file when reading the input failed part-way: its output would be truncated.
@@ -140,10 +140,11 @@ class Linter {
     std::optional<LintFinding> crossing;  // the object that took the total over the quota
   };
 
-  void lint_documents(DocumentStream& stream, const std::string& display, bool json_file);
+  void lint_documents(yaml::DocumentStream& stream, const std::string& display, bool json_file);
   // A PARSE error for an input that cannot be read, inside the current file's report.
   void unreadable(const std::string& display, const std::string& message);
-  void lint_document(const SourceDocument& source, const std::string& display, bool json_file);
+  void lint_document(const yaml::SourceDocument& source, const std::string& display,
+                     bool json_file);
   struct PendingQuota {
     size_t result;  // index in the document's results
     int64_t gpus;

@@ -1,7 +1,7 @@
 #include "lint/manifest_claims.h"
 
 #include "engine/dra.h"
-#include "lint/yaml_reader.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::lint {
 
@@ -43,22 +43,22 @@ void ManifestClaims::add(const Json& object) {
 
 template <typename Stream>
 void ManifestClaims::add_documents(Stream& stream, bool json_file) {
-  SourceDocument source;
+  yaml::SourceDocument source;
   while (stream.next(source)) {
     if (source.text.find("ResourceClaim") == std::string::npos) continue;
-    ParsedDocument doc = parse_document(source, json_file);
+    yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
     if (doc.empty || doc.error) continue;
     add(doc.value);
   }
 }
 
 void ManifestClaims::add_stream(std::FILE* file, bool json_file) {
-  DocumentStream stream(file);
+  yaml::DocumentStream stream(file);
   add_documents(stream, json_file);
 }
 
 void ManifestClaims::add_text(std::string_view text, bool json_file) {
-  DocumentStream stream(text);
+  yaml::DocumentStream stream(text);
   add_documents(stream, json_file);
 }
 

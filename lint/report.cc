@@ -1,6 +1,7 @@
 #include "lint/report.h"
 
 #include "lint/explain.h"
+#include "xml/escape.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -223,74 +224,6 @@ class SarifReporter final : public Reporter {
 // ---------------------------------------------------------------------------------------------
 // junit
 
-// The length of the valid UTF-8 sequence at s[i] that XML 1.0 may carry (not U+FFFE/U+FFFF),
-// or 0.
-size_t xml_utf8_length(std::string_view s, size_t i) {
-  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  size_t length = 0;
-  uint32_t cp = 0, min = 0;
-  if (b(0) >= 0xC2 && b(0) <= 0xDF) {
-    length = 2, cp = b(0) & 0x1F, min = 0x80;
-  } else if (b(0) >= 0xE0 && b(0) <= 0xEF) {
-    length = 3, cp = b(0) & 0x0F, min = 0x800;
-  } else if (b(0) >= 0xF0 && b(0) <= 0xF4) {
-    length = 4, cp = b(0) & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + length > s.size()) return 0;
-  for (size_t k = 1; k < length; ++k) {
-    if ((b(k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(k) & 0x3F);
-  }
-  if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF || cp == 0xFFFE || cp == 0xFFFF) {
-    return 0;
-  }
-  return length;
-}
-
-// XML 1.0 text: escapes markup, drops the control characters XML cannot carry, and replaces
-// bytes that are not UTF-8 (a file name can hold any byte) with U+FFFD.
-std::string xml(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char ch = s[i];
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c >= 0x80) {
-      const size_t length = xml_utf8_length(s, i);
-      if (length == 0) {
-        out += "\xEF\xBF\xBD";
-      } else {
-        out.append(s, i, length);
-        i += length - 1;
-      }
-      continue;
-    }
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if ((c < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') || c == 0x7f) break;
-        out += ch;
-    }
-  }
-  return out;
-}
-
 std::string finding_line(const LintFinding& f) {
   std::string s = f.file + ":" + std::to_string(f.line) + ": " +
                   std::string(severity_name(f.severity)) + " " + f.rule + ": " + f.message;
@@ -328,17 +261,19 @@ class JunitReporter final : public Reporter {
       }
     }
     ++suite_tests_;
-    suite_ += "    <testcase classname=\"" + xml(file_) + "\" name=\"" + xml(name) + "\">\n";
+    suite_ += "    <testcase classname=\"" + xml::escape(file_) + "\" name=\"" + xml::escape(name) +
+              "\">\n";
     if (r.unreadable) {
       ++suite_errors_;
-      suite_ += "      <error type=\"PARSE\" message=\"" + xml(r.findings.front().message) + "\">" +
-                xml(failures) + "</error>\n";
+      suite_ += "      <error type=\"PARSE\" message=\"" + xml::escape(r.findings.front().message) +
+                "\">" + xml::escape(failures) + "</error>\n";
     } else if (!failures.empty()) {
       ++suite_failures_;
-      suite_ += "      <failure type=\"" + xml(types) + "\" message=\"" + xml(first_failure(r)) +
-                "\">" + xml(failures) + "</failure>\n";
+      suite_ += "      <failure type=\"" + xml::escape(types) + "\" message=\"" +
+                xml::escape(first_failure(r)) + "\">" + xml::escape(failures) + "</failure>\n";
     }
-    if (!warnings.empty()) suite_ += "      <system-out>" + xml(warnings) + "</system-out>\n";
+    if (!warnings.empty())
+      suite_ += "      <system-out>" + xml::escape(warnings) + "</system-out>\n";
     suite_ += "    </testcase>\n";
   }
   void end_file(const std::string&) override { flush_suite(file_); }
@@ -350,13 +285,14 @@ class JunitReporter final : public Reporter {
     ++suite_tests_;
     const std::string name = "namespace " + r.ns + ": " + std::to_string(r.total) + " of " +
                              std::to_string(r.quota) + " GPUs (tenant " + r.tenant + ")";
-    suite_ += "    <testcase classname=\"namespace GPU quotas\" name=\"" + xml(name) + "\">\n";
+    suite_ +=
+        "    <testcase classname=\"namespace GPU quotas\" name=\"" + xml::escape(name) + "\">\n";
     if (r.finding && r.finding->severity != Severity::kWarn) {
       ++suite_failures_;
-      suite_ += "      <failure type=\"GPU013\" message=\"" + xml(r.finding->message) + "\">" +
-                xml(finding_line(*r.finding)) + "</failure>\n";
+      suite_ += "      <failure type=\"GPU013\" message=\"" + xml::escape(r.finding->message) +
+                "\">" + xml::escape(finding_line(*r.finding)) + "</failure>\n";
     } else if (r.finding) {
-      suite_ += "      <system-out>" + xml(finding_line(*r.finding)) + "</system-out>\n";
+      suite_ += "      <system-out>" + xml::escape(finding_line(*r.finding)) + "</system-out>\n";
     }
     suite_ += "    </testcase>\n";
   }
@@ -391,7 +327,7 @@ class JunitReporter final : public Reporter {
     failures_ += suite_failures_;
     errors_ += suite_errors_;
     const std::string text =
-        "  <testsuite name=\"" + xml(name) + "\" tests=\"" + std::to_string(suite_tests_) +
+        "  <testsuite name=\"" + xml::escape(name) + "\" tests=\"" + std::to_string(suite_tests_) +
         "\" failures=\"" + std::to_string(suite_failures_) + "\" errors=\"" +
         std::to_string(suite_errors_) + "\" skipped=\"0\">\n" + suite_ + "  </testsuite>\n";
     if (spool_ != nullptr) {
@@ -481,7 +417,5 @@ std::unique_ptr<Reporter> make_reporter(OutputFormat format, std::FILE* out,
   }
   return nullptr;
 }
-
-std::string xml_text(std::string_view s) { return xml(s); }
 
 }  // namespace gpuadmit::lint

@@ -42,8 +42,4 @@ Json finding_json(const LintFinding& f);
 // absolute ones become file:// URIs.
 std::string sarif_uri(std::string_view path, std::string_view base_dir = {});
 
-// XML 1.0 text or attribute value: markup escaped, control characters XML cannot carry dropped,
-// bytes that are not UTF-8 replaced by U+FFFD (JUnit writers: lint's and `gpuadmit test`'s).
-std::string xml_text(std::string_view s);
-
 }  // namespace gpuadmit::lint

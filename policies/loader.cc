@@ -21,7 +21,7 @@
 #include <set>
 
 #include "policies/mig_profiles.h"
-#include "policies/yaml_documents.h"
+#include "yaml/yaml_cpp_scan.h"
 
 namespace gpuadmit {
 
@@ -126,7 +126,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Map:
       return "a map";
     case YAML::NodeType::Scalar:
-      return (is_plain(node) ? "" : "string ") + quote(utf8_from_yaml_cpp(node.Scalar()));
+      return (is_plain(node) ? "" : "string ") + quote(yaml::utf8_from_yaml_cpp(node.Scalar()));
     default:
       return "nothing";
   }
@@ -181,8 +181,8 @@ class Loader {
       return result;
     }
     // Scanned before it is loaded: yaml-cpp 0.7's LoadAll never returns on some inputs
-    // (policies/yaml_documents.h).
-    const YamlScan scan = scan_yaml_documents(text, {kMaxDocuments, kMaxNodes});
+    // (yaml/yaml_cpp_scan.h).
+    const yaml::YamlScan scan = yaml::scan_yaml_documents(text, {kMaxDocuments, kMaxNodes});
     if (scan.problem) {
       add_scan_problem(*scan.problem);
     } else if (scan.content_documents == 0) {
@@ -197,7 +197,7 @@ class Loader {
     } else {
       YAML::Node doc;
       try {
-        doc = load_yaml_document(text, scan.first_content);
+        doc = yaml::load_yaml_document(text, scan.first_content);
       } catch (const YAML::Exception& e) {
         add(e.mark, "", "invalid YAML: " + e.msg);
       }
@@ -249,17 +249,17 @@ class Loader {
     add(mark, std::move(path), std::move(message));
   }
 
-  void add_scan_problem(const YamlProblem& problem) {
+  void add_scan_problem(const yaml::YamlProblem& problem) {
     switch (problem.kind) {
-      case YamlProblem::Kind::kSyntax:
+      case yaml::YamlProblem::Kind::kSyntax:
         add(problem.mark, "", "invalid YAML: " + problem.message);
         return;
-      case YamlProblem::Kind::kTooManyDocuments:
+      case yaml::YamlProblem::Kind::kTooManyDocuments:
         add(problem.mark, "",
             "a policy file holds exactly one YAML document; this one has more than " +
                 std::to_string(kMaxDocuments) + " (empty ones included)");
         return;
-      case YamlProblem::Kind::kTooManyNodes:
+      case yaml::YamlProblem::Kind::kTooManyNodes:
         add(problem.mark, "",
             "the policy has more than " + std::to_string(kMaxNodes) +
                 " YAML nodes; it is too large to be a policy, check that this is the right file");
@@ -297,7 +297,7 @@ class Loader {
         add(it->first, path, "map keys must be strings, got " + describe(it->first));
         continue;
       }
-      const std::string key = utf8_from_yaml_cpp(it->first.Scalar());
+      const std::string key = yaml::utf8_from_yaml_cpp(it->first.Scalar());
       const std::string field_path = key_path(path, key);
       if (const Field* prev = view.get(key)) {
         add(it->first, field_path,
@@ -348,7 +348,7 @@ class Loader {
       add(node, path, "must be a string, got " + describe(node));
       return std::nullopt;
     }
-    return utf8_from_yaml_cpp(node.Scalar());  // yaml-cpp 0.7 writes \_ and \N as Latin-1
+    return yaml::utf8_from_yaml_cpp(node.Scalar());  // yaml-cpp 0.7 writes \_ and \N as Latin-1
   }
 
   std::optional<std::string> nonempty_string(const YAML::Node& node, const std::string& path) {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lint/report.h"
+#include "xml/escape.h"
 
 namespace gpuadmit::policytest {
 namespace {
@@ -14,8 +14,6 @@ std::string plural(size_t n, std::string_view one, std::string_view many) {
 std::string where(const SuiteOutcome& outcome, const CaseResult& c) {
   return outcome.file + (c.line > 0 ? ":" + std::to_string(c.line) : "");
 }
-
-using lint::xml_text;
 
 }  // namespace
 
@@ -64,7 +62,7 @@ std::string junit_xml(const std::vector<SuiteOutcome>& outcomes) {
   size_t tests = 0, failures = 0, errors = 0;
   std::string body;
   for (const SuiteOutcome& o : outcomes) {
-    const std::string name = xml_text(o.name), file = xml_text(o.file);
+    const std::string name = xml::escape(o.name), file = xml::escape(o.file);
     if (o.bad()) {
       ++tests;
       ++errors;
@@ -74,7 +72,7 @@ std::string junit_xml(const std::vector<SuiteOutcome>& outcomes) {
               "\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
               "    <testcase classname=\"" +
               name + "\" name=\"(suite)\" file=\"" + file + "\">\n      <error message=\"" +
-              xml_text(o.errors.front().to_string()) + "\">" + xml_text(text) +
+              xml::escape(o.errors.front().to_string()) + "\">" + xml::escape(text) +
               "</error>\n    </testcase>\n  </testsuite>\n";
       continue;
     }
@@ -84,16 +82,16 @@ std::string junit_xml(const std::vector<SuiteOutcome>& outcomes) {
             std::to_string(o.cases.size()) + "\" failures=\"" + std::to_string(o.failed()) +
             "\" errors=\"0\">\n";
     for (const CaseResult& c : o.cases) {
-      body += "    <testcase classname=\"" + name + "\" name=\"" + xml_text(c.name) + "\" file=\"" +
-              file + "\" line=\"" + std::to_string(c.line) + "\"";
+      body += "    <testcase classname=\"" + name + "\" name=\"" + xml::escape(c.name) +
+              "\" file=\"" + file + "\" line=\"" + std::to_string(c.line) + "\"";
       if (c.passed()) {
         body += "/>\n";
         continue;
       }
       std::string text;
       for (const std::string& why : c.failures) text += why + "\n";
-      body += ">\n      <failure message=\"" + xml_text(c.failures.front()) + "\">" +
-              xml_text(text) + "</failure>\n    </testcase>\n";
+      body += ">\n      <failure message=\"" + xml::escape(c.failures.front()) + "\">" +
+              xml::escape(text) + "</failure>\n    </testcase>\n";
     }
     body += "  </testsuite>\n";
   }

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "engine/admission.h"
-#include "lint/yaml_reader.h"
 #include "mutators/all_mutators.h"
 #include "rules/all_rules.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::policytest {
 namespace {
@@ -192,7 +192,7 @@ std::optional<std::string> base64_decode(std::string_view text) {
 
 const Json* find_path(const Json& root, std::string_view dotted_path) {
   const Json* node = &root;
-  for (const std::string& token : lint::split_dotted_path(dotted_path)) {
+  for (const std::string& token : yaml::split_dotted_path(dotted_path)) {
     if (node->is_object()) {
       node = find_member(*node, token);
     } else if (node->is_array()) {

@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "lint/yaml_reader.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::policytest {
 namespace {
@@ -48,16 +48,16 @@ ReadFile read_file(const std::string& path) {
 // The one document of a YAML or JSON text, read with lint's reader (its document splitter and
 // parsers terminate on any input, unlike yaml-cpp 0.7's LoadAll: issue 11).
 struct OneDocument {
-  lint::SourceDocument source;
-  lint::ParsedDocument parsed;
+  yaml::SourceDocument source;
+  yaml::ParsedDocument parsed;
   std::string error;  // empty when read
   int error_line = 0;
 };
 
 OneDocument read_one_document(std::string_view text, bool json) {
   OneDocument out;
-  lint::DocumentStream stream(text);
-  lint::SourceDocument source;
+  yaml::DocumentStream stream(text);
+  yaml::SourceDocument source;
   bool found = false;
   while (stream.next(source)) {
     if (source.too_large) {
@@ -65,7 +65,7 @@ OneDocument read_one_document(std::string_view text, bool json) {
       out.error_line = source.first_line;
       return out;
     }
-    lint::ParsedDocument parsed = lint::parse_document(source, json);
+    yaml::ParsedDocument parsed = yaml::parse_document(source, json);
     if (parsed.error) {
       out.error = parsed.error->message;
       out.error_line = parsed.error->line;
@@ -120,7 +120,7 @@ class Loader {
     std::vector<std::string> paths;
     for (const SuiteError& e : errors_) paths.push_back(e.path);
     for (TestCase* c : case_lines_) paths.push_back(case_paths_[c]);
-    const std::vector<int> lines = lint::locate_paths(doc_->source, doc_->parsed, paths);
+    const std::vector<int> lines = yaml::locate_paths(doc_->source, doc_->parsed, paths);
     for (size_t i = 0; i < errors_.size(); ++i) errors_[i].line = lines[i];
     for (size_t i = 0; i < case_lines_.size(); ++i) {
       case_lines_[i]->line = lines[errors_.size() + i];

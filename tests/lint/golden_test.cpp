@@ -20,11 +20,11 @@
 #include "engine/pipeline.h"
 #include "engine/workload.h"
 #include "lint/manifest_claims.h"
-#include "lint/yaml_reader.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
 #include "tests/support/process.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -49,10 +49,10 @@ void write_file(const fs::path& path, const std::string& text) {
 
 std::vector<Json> documents_of(const std::string& text) {
   std::vector<Json> docs;
-  DocumentStream stream(text);
-  SourceDocument source;
+  yaml::DocumentStream stream(text);
+  yaml::SourceDocument source;
   while (stream.next(source)) {
-    ParsedDocument d = parse_document(source, false);
+    yaml::ParsedDocument d = yaml::parse_document(source, false);
     if (!d.empty && !d.error) docs.push_back(std::move(d.value));  // unreadable: printed as is
   }
   return docs;
@@ -103,11 +103,11 @@ void check_case(const fs::path& dir) {
   ManifestClaims claims("default");
   for (const fs::path& file : input_files(dir / "input")) claims.add_file(file.string());
   for (const fs::path& file : input_files(dir / "input")) {
-    SourceDocument source;
+    yaml::SourceDocument source;
     std::string text = testing::slurp(file.string());
-    DocumentStream s2(text);
+    yaml::DocumentStream s2(text);
     while (s2.next(source)) {
-      ParsedDocument d = parse_document(source, file.extension() == ".json");
+      yaml::ParsedDocument d = yaml::parse_document(source, file.extension() == ".json");
       if (d.empty || d.error) continue;
       std::vector<Json*> objects;
       Json fixed_doc = d.value;

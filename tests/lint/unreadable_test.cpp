@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "engine/json.h"
-#include "lint/yaml_reader.h"
 #include "tests/support/process.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -16,11 +16,11 @@ namespace {
 std::string gpuadmit() { return std::string("'") + GPUADMIT_BINARY + "'"; }
 
 // Every document of `text`, through the reader lint uses (fast path, then yaml-cpp).
-std::vector<ParsedDocument> parse_all(std::string_view text) {
-  DocumentStream stream(text);
-  std::vector<ParsedDocument> out;
-  SourceDocument d;
-  while (stream.next(d)) out.push_back(parse_document(d, false));
+std::vector<yaml::ParsedDocument> parse_all(std::string_view text) {
+  yaml::DocumentStream stream(text);
+  std::vector<yaml::ParsedDocument> out;
+  yaml::SourceDocument d;
+  while (stream.next(d)) out.push_back(yaml::parse_document(d, false));
   return out;
 }
 
@@ -45,9 +45,9 @@ TEST_CASE("text yaml-cpp cannot read past is an error with its line, on both pat
           "[lint][reader][issue11]") {
   for (const Unreadable& c : kUnreadable) {
     INFO(c.text);
-    std::vector<ParsedDocument> docs = parse_all(c.text);
+    std::vector<yaml::ParsedDocument> docs = parse_all(c.text);
     REQUIRE_FALSE(docs.empty());
-    const ParsedDocument& last = docs.back();
+    const yaml::ParsedDocument& last = docs.back();
     CHECK_FALSE(last.empty);
     REQUIRE(last.error);
     CHECK(last.error->line == c.line);
@@ -55,11 +55,11 @@ TEST_CASE("text yaml-cpp cannot read past is an error with its line, on both pat
     CHECK(last.error->message == c.message);
 
     // The fallback alone agrees (the fast path hands such text to it).
-    DocumentStream stream(c.text);
-    SourceDocument source;
+    yaml::DocumentStream stream(c.text);
+    yaml::SourceDocument source;
     while (stream.next(source)) {
     }
-    ParsedDocument fallback = parse_document_yaml_cpp(source);
+    yaml::ParsedDocument fallback = yaml::parse_document_yaml_cpp(source);
     REQUIRE(fallback.error);
     CHECK(fallback.error->line == c.line);
     CHECK(fallback.error->message == c.message);
@@ -68,33 +68,33 @@ TEST_CASE("text yaml-cpp cannot read past is an error with its line, on both pat
 
 TEST_CASE("a JSON number beyond a double is a PARSE error in a .json file, a string in YAML",
           "[lint][reader]") {
-  // Found by fuzz/lint_reader_fuzz.cc: nlohmann's out_of_range escaped and ended the lint run.
-  DocumentStream stream(std::string_view("[[1e738]]\n"));
-  SourceDocument source;
+  // Found by fuzz/yaml_reader_fuzz.cc: nlohmann's out_of_range escaped and ended the lint run.
+  yaml::DocumentStream stream(std::string_view("[[1e738]]\n"));
+  yaml::SourceDocument source;
   REQUIRE(stream.next(source));
-  const ParsedDocument json = parse_document(source, true);
+  const yaml::ParsedDocument json = yaml::parse_document(source, true);
   REQUIRE(json.error);
   CHECK(json.error->line == 1);
   CHECK(json.error->message == "invalid JSON: number overflow parsing '1e738'");
-  const ParsedDocument yaml = parse_document(source, false);
+  const yaml::ParsedDocument yaml = yaml::parse_document(source, false);
   REQUIRE_FALSE(yaml.error);
   CHECK(yaml.value == Json::parse(R"([["1e738"]])"));
 }
 
 TEST_CASE("yaml-cpp's NEL and NBSP escapes come out as UTF-8, as the fast path reads them",
           "[lint][reader]") {
-  // Found by fuzz/lint_reader_fuzz.cc: yaml-cpp 0.7 wrote them as the bytes 0x85 and 0xA0, and
+  // Found by fuzz/yaml_reader_fuzz.cc: yaml-cpp 0.7 wrote them as the bytes 0x85 and 0xA0, and
   // dumping the value threw nlohmann's invalid-UTF-8 type_error.
   for (const char* text : {"a: &x \"\\_ \\N\"\n", "\"\\_{\"", "\"\\_\": \"\\_\"\n"}) {
     INFO(text);
-    DocumentStream stream{std::string_view(text)};
-    SourceDocument source;
+    yaml::DocumentStream stream{std::string_view(text)};
+    yaml::SourceDocument source;
     REQUIRE(stream.next(source));
-    const ParsedDocument fallback = parse_document_yaml_cpp(source);
+    const yaml::ParsedDocument fallback = yaml::parse_document_yaml_cpp(source);
     REQUIRE_FALSE(fallback.error);
     const std::string dumped = fallback.value.dump();
     CHECK(dumped.find("\xC2\xA0") != std::string::npos);
-    const ParsedDocument doc = parse_document(source, false);
+    const yaml::ParsedDocument doc = yaml::parse_document(source, false);
     REQUIRE_FALSE(doc.error);
     CHECK(doc.value.dump() == dumped);
   }

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "engine/json.h"
-#include "lint/yaml_reader.h"
 #include "tests/support/process.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -67,10 +67,10 @@ std::vector<std::string> manifest_files(const fs::path& dir) {
 // The readable, non-empty documents of a text, in order.
 std::vector<Json> documents_of(const std::string& text, bool json_file) {
   std::vector<Json> docs;
-  DocumentStream stream(text);
-  SourceDocument source;
+  yaml::DocumentStream stream(text);
+  yaml::SourceDocument source;
   while (stream.next(source)) {
-    ParsedDocument d = parse_document(source, json_file);
+    yaml::ParsedDocument d = yaml::parse_document(source, json_file);
     if (!d.empty && !d.error) docs.push_back(std::move(d.value));
   }
   return docs;

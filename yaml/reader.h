@@ -13,7 +13,7 @@
 // Parsing takes a fast path for the block YAML that manifests are written in (and nlohmann for
 // JSON) and falls back to yaml-cpp for anything the fast path does not fully understand (anchors,
 // aliases, tags, complex keys, multi-line plain scalars, ...). Both apply the same scalar typing
-// (lint/yaml_scalar.h), last-wins duplicate keys and the same limits.
+// (yaml/scalar.h), last-wins duplicate keys and the same limits.
 
 #include <cstddef>
 #include <cstdio>
@@ -24,7 +24,7 @@
 
 #include "engine/json.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 
 // Limits that keep memory and time bounded on hostile input (SPEC §9): a document larger than
 // kMaxDocumentBytes, nested deeper than kMaxDepth, or whose aliases expand to more than
@@ -108,4 +108,4 @@ std::vector<int> locate_paths(const SourceDocument& source, const ParsedDocument
 // "spec.x[0][\"a.b\"]" → {"spec", "x", "0", "a.b"}.
 std::vector<std::string> split_dotted_path(std::string_view path);
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

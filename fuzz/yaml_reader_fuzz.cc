@@ -1,5 +1,5 @@
-// lint's manifest reader on arbitrary bytes (docs/fuzzing.md): the document splitter, the fast
-// YAML path and the yaml-cpp fallback all return (libFuzzer's -timeout and -rss_limit_mb bound
+// The YAML reader (yaml/reader.h) on arbitrary bytes (docs/fuzzing.md): the document splitter, the
+// fast YAML path and the yaml-cpp fallback all return (libFuzzer's -timeout and -rss_limit_mb bound
 // them), never crash, and agree: a document the fast path reads, yaml-cpp reads as the same JSON
 // (or rejects: it is stricter in places); a PARSE error's line is a line of the document; field
 // lines are looked up without a crash.
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "fuzz/check.h"
-#include "lint/yaml_reader.h"
+#include "yaml/reader.h"
 
 namespace {
 
-using namespace gpuadmit::lint;
+using namespace gpuadmit::yaml;
 
 int line_count(std::string_view text) {
   int lines = 1;

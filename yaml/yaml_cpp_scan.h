@@ -11,8 +11,8 @@
 //   if (scan.problem) ...;  // scan.problem->mark, ->message
 //   YAML::Node doc = load_yaml_document(text, scan.first_content);
 //
-// Used by the policy loader (policies/loader.cc) and lint's yaml-cpp fallback
-// (lint/yaml_reader.cc).
+// Used by the policy loader (policies/loader.cc) and the manifest reader's yaml-cpp fallback
+// (yaml/reader.cc).
 
 #include <yaml-cpp/yaml.h>
 
@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-namespace gpuadmit {
+namespace gpuadmit::yaml {
 
 struct YamlLimits {
   size_t max_documents = 1000;  // documents in the stream, empty ones included
@@ -55,7 +55,7 @@ YamlScan scan_yaml_documents(std::string_view text, const YamlLimits& limits);
 
 // yaml-cpp 0.7 writes the escapes `\N` and `\_` of a double-quoted scalar as the single bytes
 // 0x85 and 0xA0 (Latin-1), not as UTF-8 (U+0085, U+00A0), so a scalar read from valid UTF-8 can
-// come back invalid (found by fuzz/lint_reader_fuzz.cc: nlohmann's dump then throws). This
+// come back invalid (found by fuzz/yaml_reader_fuzz.cc: nlohmann's dump then throws). This
 // re-encodes such lone bytes; everything else is left as it is.
 std::string utf8_from_yaml_cpp(std::string scalar);
 
@@ -63,4 +63,4 @@ std::string utf8_from_yaml_cpp(std::string scalar);
 // scan_yaml_documents read without a problem, as yaml-cpp's node tree.
 YAML::Node load_yaml_document(std::string_view text, size_t index);
 
-}  // namespace gpuadmit
+}  // namespace gpuadmit::yaml

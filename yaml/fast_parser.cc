@@ -1,11 +1,11 @@
-#include "lint/fast_yaml.h"
+#include "yaml/fast_parser.h"
 
 #include <cstring>
 
-#include "lint/yaml_reader.h"
-#include "lint/yaml_scalar.h"
+#include "yaml/reader.h"
+#include "yaml/scalar.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 namespace {
 
 // Thrown (rarely) to hand the document to yaml-cpp; exceptions cost nothing on the fast path.
@@ -821,4 +821,4 @@ FastResult fast_parse_yaml(std::string_view text, Json& out, std::vector<Duplica
   return parser.run(out);
 }
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "lint/yaml_reader.h"
-#include "lint/yaml_scalar.h"
 #include "tests/support/yaml_to_json.h"
+#include "yaml/reader.h"
+#include "yaml/scalar.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 namespace {
 
 namespace fs = std::filesystem;
@@ -366,4 +366,4 @@ TEST_CASE("mangled corpus files never crash the reader, and the fast path never 
 }
 
 }  // namespace
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

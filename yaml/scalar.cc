@@ -1,4 +1,4 @@
-#include "lint/yaml_scalar.h"
+#include "yaml/scalar.h"
 
 #include <cerrno>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -305,4 +305,4 @@ bool plain_scalar_is_safe(std::string_view s) {
   return true;
 }
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

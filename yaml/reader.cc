@@ -1,4 +1,4 @@
-#include "lint/yaml_reader.h"
+#include "yaml/reader.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -9,11 +9,11 @@
 #include <exception>
 
 #include "engine/json_parse.h"
-#include "lint/fast_yaml.h"
-#include "lint/yaml_scalar.h"
-#include "policies/yaml_documents.h"
+#include "yaml/fast_parser.h"
+#include "yaml/scalar.h"
+#include "yaml/yaml_cpp_scan.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 namespace {
 
 enum class Marker { kNone, kStart, kEnd };
@@ -369,7 +369,7 @@ void parse_with_yaml_cpp(const SourceDocument& source, ParsedDocument& doc) {
         "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
     return;
   }
-  // Scanned before it is loaded: yaml-cpp 0.7 can stop making progress (policies/yaml_documents.h),
+  // Scanned before it is loaded: yaml-cpp 0.7 can stop making progress (yaml/yaml_cpp_scan.h),
   // and YAML::Load would then read an empty document where the text holds a syntax error.
   const YamlScan scan = scan_yaml_documents(source.text, {16, kMaxExpandedNodes});
   if (scan.problem) {
@@ -589,7 +589,7 @@ ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
       }
       doc.value = nullptr;  // flow YAML that is not JSON: read as YAML below
     } catch (const Json::out_of_range& e) {
-      // A number beyond a double (`1e999`; found by fuzz/lint_reader_fuzz.cc): Go's
+      // A number beyond a double (`1e999`; found by fuzz/yaml_reader_fuzz.cc): Go's
       // encoding/json refuses it as well. As YAML it is a string (go-yaml v2 resolves only what
       // strconv.ParseFloat accepts).
       if (json_file) {
@@ -706,4 +706,4 @@ std::vector<int> locate_paths(const SourceDocument& source, const ParsedDocument
   return result;
 }
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

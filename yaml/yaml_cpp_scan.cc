@@ -1,6 +1,6 @@
-// See yaml_documents.h: why yaml-cpp 0.7 is read through a scan first.
+// See yaml_cpp_scan.h: why yaml-cpp 0.7 is read through a scan first.
 
-#include "policies/yaml_documents.h"
+#include "yaml/yaml_cpp_scan.h"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <sstream>
 
-namespace gpuadmit {
+namespace gpuadmit::yaml {
 namespace {
 
 // Thrown out of yaml-cpp's parser by the handler when a budget is spent or the parser is stuck;
@@ -163,4 +163,4 @@ YAML::Node load_yaml_document(std::string_view text, size_t index) {
   return index < documents.size() ? documents[index] : YAML::Node();
 }
 
-}  // namespace gpuadmit
+}  // namespace gpuadmit::yaml

@@ -1,4 +1,4 @@
-// The guarded yaml-cpp reader (policies/yaml_documents.h): what the scan counts, where it stops,
+// The guarded yaml-cpp reader (yaml/yaml_cpp_scan.h): what the scan counts, where it stops,
 // and that it stops on the inputs yaml-cpp 0.7 never finishes (issue 11).
 
 #include <catch2/catch.hpp>
@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "policies/yaml_documents.h"
+#include "yaml/yaml_cpp_scan.h"
 
-namespace gpuadmit {
+namespace gpuadmit::yaml {
 namespace {
 
 TEST_CASE("yaml scan: counts documents, the content ones and where the second starts",
@@ -79,9 +79,9 @@ TEST_CASE("yaml scan: yaml-cpp's own errors keep their message and mark", "[poli
 }
 
 }  // namespace
-}  // namespace gpuadmit
+}  // namespace gpuadmit::yaml
 
-namespace gpuadmit {
+namespace gpuadmit::yaml {
 namespace {
 
 // Exhaustive over short texts of YAML indicators: every scan ends, and progresses — no more
@@ -109,4 +109,4 @@ TEST_CASE("yaml scan: every text of up to 3 YAML indicators ends, with progress"
 }
 
 }  // namespace
-}  // namespace gpuadmit
+}  // namespace gpuadmit::yaml

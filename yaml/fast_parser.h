@@ -1,11 +1,11 @@
 #pragma once
-// lint's fast path for the YAML subset manifests are written in: block maps and sequences,
+// The reader's fast path for the YAML subset manifests are written in: block maps and sequences,
 // plain/single/double-quoted scalars on one line, `|`/`>` block scalars, flow `[]`/`{}` (so JSON
 // too), comments, CRLF. Everything else (anchors, aliases, tags, `?` keys, merge keys, multi-line
 // plain or quoted scalars, tabs in indentation, anything malformed) is kUnsupported, and the
 // caller hands the document to yaml-cpp, which either reads it or reports the error. So the fast
 // path never has to get an error message right; it only has to never accept what it does not
-// understand. Internal to lint/.
+// understand. Internal to yaml/.
 
 #include <string>
 #include <string_view>
@@ -13,7 +13,7 @@
 
 #include "engine/json.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 
 // Records the line of the deepest node of each target path met while parsing.
 struct Locator {
@@ -40,4 +40,4 @@ struct FastResult {
 FastResult fast_parse_yaml(std::string_view text, Json& out, std::vector<DuplicateKey>* duplicates,
                            Locator* locator);
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

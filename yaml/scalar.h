@@ -1,8 +1,9 @@
 #pragma once
 // YAML scalar typing as kubectl sees it. kubectl turns YAML into JSON with sigs.k8s.io/yaml, which
 // decodes with go-yaml v2 (YAML 1.1 rules): `yes`/`no`/`on`/`off`/`y`/`n` are booleans, `0x1F`
-// and `1_000` are integers, timestamps stay strings. lint uses the same rules so that the object
-// it evaluates is the JSON the API server (and so the webhook) would receive (docs/lint.md).
+// and `1_000` are integers, timestamps stay strings. The reader (and so lint, fleet and `gpuadmit
+// test`) uses the same rules, so that the object it evaluates is the JSON the API server (and so
+// the webhook) would receive (docs/lint.md).
 //
 //   resolve_plain_scalar("on") == true;   resolve_plain_scalar("500m") == "500m"
 //   plain_scalar_is_safe("1") == false    // the emitter must quote it: "1"
@@ -12,7 +13,7 @@
 
 #include "engine/json.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 
 // The JSON value of a plain (unquoted, untagged) scalar.
 Json resolve_plain_scalar(std::string_view text);
@@ -36,4 +37,4 @@ bool has_unsafe_unicode(std::string_view s);
 // `json_escaped` (a JSON string literal, as nlohmann writes it) with those characters escaped.
 std::string escape_unsafe_unicode(std::string_view json_escaped);
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml

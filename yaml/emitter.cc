@@ -1,10 +1,10 @@
-#include "lint/yaml_emitter.h"
+#include "yaml/emitter.h"
 
 #include <cmath>
 
-#include "lint/yaml_scalar.h"
+#include "yaml/scalar.h"
 
-namespace gpuadmit::lint {
+namespace gpuadmit::yaml {
 namespace {
 
 void indent_to(int indent, std::string& out) { out.append(static_cast<size_t>(indent), ' '); }
@@ -146,4 +146,4 @@ void emit_yaml(const Json& value, std::string& out) {
   }
 }
 
-}  // namespace gpuadmit::lint
+}  // namespace gpuadmit::yaml
