@@ -9,6 +9,7 @@
 
 #include "certs/certs.h"
 #include "engine/json.h"
+#include "tests/support/eventually.h"
 #include "tests/webhook/support.h"
 
 namespace {
@@ -122,7 +123,9 @@ TEST_CASE("lifecycle: --client-ca requires a client certificate from that CA") {
 TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in flight, exits 0") {
   TempDir dir;
   generate_certs(dir.path());
-  ServerProcess server(dir.path(), {"--shutdown-delay", "0.6"});
+  // The delay is the server's time to read the half request sent before the signal (it takes
+  // microseconds); every step below waits for an event, not for a time.
+  ServerProcess server(dir.path(), {"--shutdown-delay", "1"});
   REQUIRE(server.wait_ready());
   TlsClient::Options options;
   options.ca_path = dir / "ca.crt";
@@ -138,18 +141,26 @@ TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in fligh
       in_flight.send_raw("POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Type: "
                          "application/json\r\nContent-Length: " +
                          std::to_string(review.size()) + "\r\n\r\n" + review.substr(0, half)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   server.signal(SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
 
-  auto ready = prober.request("GET", "/readyz");
+  // /readyz fails once the signal is handled, on the connection kept alive.
+  std::optional<HttpResponse> ready;
+  CHECK(eventually([&] {
+    ready = prober.request("GET", "/readyz");
+    return !ready || ready->status != 200;
+  }));
   REQUIRE(ready.has_value());
   CHECK(ready->status == 503);
   CHECK(ready->body == "draining\n");
   prober.close();
   CHECK_FALSE(server.wait_exit(0).has_value());
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past the delay: listener closed
+  // Past the delay the listener is closed: a new connection is refused.
+  CHECK(eventually([&] {
+    TlsClient late;
+    return !late.connect(server.port(), options).empty();
+  }));
+  CHECK_FALSE(server.wait_exit(0).has_value());  // the request in flight holds it
   REQUIRE(in_flight.send_raw(review.substr(half)));
   auto res = in_flight.read_response();
   REQUIRE(res.has_value());
@@ -157,11 +168,9 @@ TEST_CASE("lifecycle: SIGTERM fails /readyz first, finishes the request in fligh
   CHECK(res->header("connection") == "close");
   CHECK(Json::parse(res->body)["response"]["uid"] == "in-flight");
 
-  const auto code = server.wait_exit(5000);
+  const auto code = server.wait_exit(static_cast<int>(kEventDeadline.count()));
   REQUIRE(code.has_value());
   CHECK(*code == 0);
-  TlsClient late;
-  CHECK_FALSE(late.connect(server.port(), options).empty());
   const std::string log = server.log();
   CHECK(log.find("\"msg\":\"draining\"") < log.find("\"uid\":\"in-flight\""));
   CHECK(log.find("\"msg\":\"stopped\",\"clean\":true") != std::string::npos);
@@ -184,7 +193,7 @@ TEST_CASE("lifecycle: --shutdown-deadline closes a request that never finishes, 
   server.signal(SIGTERM);
   // A byte every 100 ms: the request is alive, but will not be whole before the deadline.
   std::optional<int> code;
-  for (int i = 0; i < 40 && !code; ++i) {
+  for (int i = 0; i < 300 && !code; ++i) {
     slow.send_raw("{");
     code = server.wait_exit(100);
   }
@@ -193,8 +202,10 @@ TEST_CASE("lifecycle: --shutdown-deadline closes a request that never finishes, 
                         std::chrono::steady_clock::now() - start)
                         .count();
   CHECK(*code == 1);
+  // Not before the deadline; and well before the 60 s request timeout, so the deadline ended it
+  // (no tighter bound: a loaded machine may take seconds to deliver the signal).
   CHECK(took >= 900);
-  CHECK(took < 2500);
+  CHECK(took < 30000);
   const std::string log = server.log();
   CHECK(log.find("\"msg\":\"stopped\",\"clean\":false") != std::string::npos);
 }
@@ -202,21 +213,21 @@ TEST_CASE("lifecycle: --shutdown-deadline closes a request that never finishes, 
 TEST_CASE("lifecycle: --shutdown-delay keeps serving with /readyz failing, on both ports") {
   TempDir dir;
   generate_certs(dir.path());
-  ServerProcess server(dir.path(), {"--shutdown-delay", "0.5"});
+  // The only time this test depends on: a new connection made within 2 s of /readyz failing.
+  ServerProcess server(dir.path(), {"--shutdown-delay", "2"});
   REQUIRE(server.wait_ready());
   TlsClient::Options options;
   options.ca_path = dir / "ca.crt";
   CHECK(plain_get(server.metrics_port(), "/readyz") == "ok\n");
   server.signal(SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  CHECK(plain_get(server.metrics_port(), "/readyz") == "draining\n");
+  CHECK(eventually([&] { return plain_get(server.metrics_port(), "/readyz") == "draining\n"; }));
   CHECK(plain_get(server.metrics_port(), "/healthz") == "ok\n");
   TlsClient late;  // a new connection during the delay is still served
   REQUIRE(late.connect(server.port(), options).empty());
   auto res = late.request("POST", "/mutate", admission_review("during-delay", kGpuPod));
   REQUIRE(res.has_value());
   CHECK(res->status == 200);
-  const auto code = server.wait_exit(3000);
+  const auto code = server.wait_exit(static_cast<int>(kEventDeadline.count()));
   REQUIRE(code.has_value());
   CHECK(*code == 0);
 }

@@ -15,6 +15,7 @@
 #include "certs/certs.h"
 #include "certs/key_pair.h"
 #include "engine/json.h"
+#include "tests/support/eventually.h"
 #include "tests/webhook/support.h"
 
 namespace {
@@ -53,13 +54,8 @@ void publish(const std::string& dir, const std::string& version, const std::stri
   }
 }
 
-bool wait_for_metric(const ServerProcess& server, const std::string& series, double at_least,
-                     int timeout_ms = 5000) {
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (metric_value(server.metrics(), series) >= at_least) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
+bool wait_for_metric(const ServerProcess& server, const std::string& series, double at_least) {
+  return eventually([&] { return metric_value(server.metrics(), series) >= at_least; });
 }
 
 Json offline(const std::string& body, const std::string& policy) {
@@ -76,6 +72,8 @@ TEST_CASE("reload: certificate rotation under load fails no request and serves t
   const certs::PemPair ca = std::get<certs::PemPair>(certs::generate_ca("rotation CA", 30));
   write_file(dir / "ca.crt", ca.cert_pem);
   const certs::PemPair first = issue(ca, 100), second = issue(ca, 200), third = issue(ca, 300);
+  const std::string first_serial = serial_of(first), second_serial = serial_of(second),
+                    third_serial = serial_of(third);
   publish(dir.path(), "v1", first.cert_pem, first.key_pem);
 
   ServerProcess server(dir.path(), {"--threads", "16"});
@@ -88,6 +86,15 @@ TEST_CASE("reload: certificate rotation under load fails no request and serves t
   std::atomic<int> requests{0}, failures{0};
   std::mutex serials_mutex;
   std::set<std::string> serials;
+  // The load's progress, observed: a pair has served a handshake, requests have been answered.
+  auto served = [&](const std::string& serial) {
+    std::lock_guard<std::mutex> lock(serials_mutex);
+    return serials.count(serial) == 1;
+  };
+  auto answered_more = [&](int count) {
+    const int until = requests.load() + count;
+    return eventually([&] { return requests.load() >= until; });
+  };
   std::vector<std::thread> load;
   for (int t = 0; t < 4; ++t) {
     load.emplace_back([&] {
@@ -109,17 +116,19 @@ TEST_CASE("reload: certificate rotation under load fails no request and serves t
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(eventually([&] { return served(first_serial); }));
+  CHECK(answered_more(20));
 
-  // 1. An atomic ..data swap to a new pair.
+  // 1. An atomic ..data swap to a new pair: new handshakes get it.
   publish(dir.path(), "v2", second.cert_pem, second.key_pem);
   CHECK(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="success"})", 1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(eventually([&] { return served(second_serial); }));
+  CHECK(answered_more(20));
 
   // 2. A half-done rotation (new certificate, old key) is refused; the old pair keeps serving.
   publish(dir.path(), "v3", third.cert_pem, second.key_pem);
   CHECK(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="failure"})", 1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(answered_more(20));
   {
     TlsClient probe;
     REQUIRE(probe.connect(server.port(), options).empty());
@@ -128,7 +137,8 @@ TEST_CASE("reload: certificate rotation under load fails no request and serves t
   // ... until the key arrives.
   replace_file(dir.path() + "/..v3/tls.key", third.key_pem);
   CHECK(wait_for_metric(server, R"(gpuadmit_certificate_reloads_total{result="success"})", 2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(eventually([&] { return served(third_serial); }));
+  CHECK(answered_more(20));
   stop.store(true);
   for (auto& t : load) t.join();
 
