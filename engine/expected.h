@@ -1,7 +1,7 @@
 #pragma once
 // A value or the error that kept it from being made: the one shape of "value or error" in
-// gpuadmit (PodView::make, handle_admission_review, webhook::Server::create). The subset of
-// C++23's std::expected the project uses, spelled the same, so it can be swapped for it.
+// gpuadmit (for example PodView::make, webhook::Server::create). The subset of C++23's
+// std::expected the project uses, spelled the same, so it can be swapped for it.
 //
 //   Expected<PodView> made = PodView::make(object, location);
 //   if (!made) return Unexpected(made.error());   // or: made->containers()

@@ -113,6 +113,19 @@ double strtod_c(const char* first, const char* last) {
   return strtod_l(text, nullptr, c_locale);
 }
 
+// An RFC 8259 §6 number token, scanned: its sign, its integer part (when it fits in 64 bits),
+// and for Clinger's fast path (a decimal mantissa ≤ 2^53 scaled by 10^±22 at most converts
+// exactly) its digits and decimal exponent while they stay exact.
+struct NumberScan {
+  bool negative = false;
+  std::uint64_t mantissa = 0;  // the integer part
+  bool overflow = false;       // the integer part does not fit in 64 bits
+  bool is_float = false;       // a fraction or an exponent
+  bool fast = false;           // digits × 10^exponent is exact
+  std::uint64_t digits = 0;
+  std::int64_t exponent = 0;
+};
+
 class Parser {
  public:
   Parser(std::string_view text, std::vector<Member>& scratch, std::size_t max_depth)
@@ -158,10 +171,23 @@ class Parser {
     return true;
   }
 
+  // parse()'s steps. A value into `slot`: a '{' or '[' opens a frame (`opened`), unless the
+  // container closes at once.
+  bool parse_value(std::size_t slot, Json& root, bool& opened);
+  bool open_container(std::size_t slot, Json& root, bool& opened);
+  // After a value (or just after '{' / '['): closes the containers that end here and sets
+  // `slot` to where the next value goes.
+  enum class Next { kValue, kEnd, kError };
+  Next next_slot(Json& root, bool opened, std::size_t& slot);
+  // An object member's `"key" :`; `slot` is its value's place (a repeated key's old one).
+  bool member_slot(std::size_t& slot);
+
   bool parse_string(std::string_view& out);
   bool unescape(const unsigned char*& p, std::string& out);
+  bool unescape_unicode(const unsigned char*& p, std::string& out);
   bool skip_utf8(const unsigned char*& p, std::uint8_t cls);
   int hex4(const unsigned char* p) const;
+  bool scan_number(NumberScan& n);
   bool parse_number(Json& target);
   void close(const Frame& frame, Json& root);
 
@@ -170,7 +196,8 @@ class Parser {
   std::vector<Member>& scratch_;
   const std::size_t max_depth_;
   bool too_deep_ = false;
-  std::string unescaped_;  // the value of the last string that had escapes
+  std::string unescaped_;      // the value of the last string that had escapes
+  std::vector<Frame> frames_;  // the open containers, innermost last
 };
 
 // The first byte at or after `p` that is not kPlain, or `end`.
@@ -294,10 +321,14 @@ bool Parser::unescape(const unsigned char*& p, std::string& out) {
       out += '\t';
       return true;
     case 'u':
-      break;
+      return unescape_unicode(p, out);
     default:
       return false;
   }
+}
+
+// p is just after `\u`: four hex digits, a surrogate pair's second `\uXXXX` too, as UTF-8.
+bool Parser::unescape_unicode(const unsigned char*& p, std::string& out) {
   int cp = hex4(p);
   if (cp < 0) return false;
   p += 4;
@@ -372,51 +403,38 @@ bool Parser::skip_utf8(const unsigned char*& p, std::uint8_t cls) {
   return true;
 }
 
-// RFC 8259 §6 numbers, typed as nlohmann's scan_number types them: no fraction or exponent →
-// number_unsigned (no '-') or number_integer ('-', "-0" included) when strtoull / strtoll would
-// not overflow, else number_float of the whole token; a float that is not finite is an error
-// (nlohmann's parser: "number overflow").
-bool Parser::parse_number(Json& target) {
-  const unsigned char* const start = p_;
-  const unsigned char* p = p_;
-  const bool negative = *p == '-';
-  if (negative) ++p;
-  if (p == end_ || *p < '0' || *p > '9') return false;
-
+// Scans the number at p_ and moves past it; false when it is not one.
+bool Parser::scan_number(NumberScan& n) {
   constexpr std::uint64_t kMax53 = std::uint64_t{1} << 53;
-  std::uint64_t mantissa = 0;
-  bool overflow = false;  // the integer part does not fit in 64 bits
+  const unsigned char* p = p_;
+  n.negative = *p == '-';
+  if (n.negative) ++p;
+  if (p == end_ || *p < '0' || *p > '9') return false;
   if (*p == '0') {
     ++p;  // a leading zero stands alone ("01" fails at the next token)
   } else {
     while (p != end_ && *p >= '0' && *p <= '9') {
       const unsigned d = *p - '0';
-      if (mantissa > (std::numeric_limits<std::uint64_t>::max() - d) / 10) overflow = true;
-      if (!overflow) mantissa = mantissa * 10 + d;
+      if (n.mantissa > (std::numeric_limits<std::uint64_t>::max() - d) / 10) n.overflow = true;
+      if (!n.overflow) n.mantissa = n.mantissa * 10 + d;
       ++p;
     }
   }
-
-  // Clinger's fast path: a decimal mantissa ≤ 2^53 scaled by 10^±22 at most converts exactly.
-  bool fast = !overflow && mantissa <= kMax53;
-  std::uint64_t digits = mantissa;
-  std::int64_t exponent = 0;
-  bool is_float = false;
+  n.fast = !n.overflow && n.mantissa <= kMax53;
+  n.digits = n.mantissa;
   if (p != end_ && *p == '.') {
-    is_float = true;
+    n.is_float = true;
     ++p;
     if (p == end_ || *p < '0' || *p > '9') return false;
-    while (p != end_ && *p >= '0' && *p <= '9') {
-      if (fast) {
-        digits = digits * 10 + static_cast<unsigned>(*p - '0');
-        --exponent;
-        if (digits > kMax53) fast = false;
-      }
-      ++p;
+    for (; p != end_ && *p >= '0' && *p <= '9'; ++p) {
+      if (!n.fast) continue;
+      n.digits = n.digits * 10 + static_cast<unsigned>(*p - '0');
+      --n.exponent;
+      if (n.digits > kMax53) n.fast = false;
     }
   }
   if (p != end_ && (*p == 'e' || *p == 'E')) {
-    is_float = true;
+    n.is_float = true;
     ++p;
     bool exp_negative = false;
     if (p != end_ && (*p == '+' || *p == '-')) {
@@ -425,32 +443,42 @@ bool Parser::parse_number(Json& target) {
     }
     if (p == end_ || *p < '0' || *p > '9') return false;
     std::int64_t e = 0;
-    while (p != end_ && *p >= '0' && *p <= '9') {
+    for (; p != end_ && *p >= '0' && *p <= '9'; ++p) {
       if (e < 100000) e = e * 10 + (*p - '0');  // beyond that only strtod's answer matters
-      ++p;
     }
-    exponent += exp_negative ? -e : e;
+    n.exponent += exp_negative ? -e : e;
   }
   p_ = p;
+  return true;
+}
 
-  if (!is_float) {
-    if (!negative && !overflow) {
-      target = static_cast<Json::number_unsigned_t>(mantissa);
+// Typed as nlohmann's scan_number types numbers: no fraction or exponent → number_unsigned (no
+// '-') or number_integer ('-', "-0" included) when strtoull / strtoll would not overflow, else
+// number_float of the whole token; a float that is not finite is an error (nlohmann's parser:
+// "number overflow").
+bool Parser::parse_number(Json& target) {
+  const unsigned char* const start = p_;
+  NumberScan n;
+  if (!scan_number(n)) return false;
+  if (!n.is_float) {
+    if (!n.negative && !n.overflow) {
+      target = static_cast<Json::number_unsigned_t>(n.mantissa);
       return true;
     }
     constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;  // |INT64_MIN|
-    if (negative && !overflow && mantissa <= kMinMagnitude) {
-      target = mantissa == kMinMagnitude ? std::numeric_limits<Json::number_integer_t>::min()
-                                         : -static_cast<Json::number_integer_t>(mantissa);
+    if (n.negative && !n.overflow && n.mantissa <= kMinMagnitude) {
+      target = n.mantissa == kMinMagnitude ? std::numeric_limits<Json::number_integer_t>::min()
+                                           : -static_cast<Json::number_integer_t>(n.mantissa);
       return true;
     }
-  } else if (fast && exponent >= -22 && exponent <= 22) {
-    double v = static_cast<double>(digits);
-    v = exponent >= 0 ? v * kPow10[exponent] : v / kPow10[-exponent];
-    target = negative ? -v : v;
+  } else if (n.fast && n.exponent >= -22 && n.exponent <= 22) {
+    double v = static_cast<double>(n.digits);
+    v = n.exponent >= 0 ? v * kPow10[n.exponent] : v / kPow10[-n.exponent];
+    target = n.negative ? -v : v;
     return true;
   }
-  const double v = strtod_c(reinterpret_cast<const char*>(start), reinterpret_cast<const char*>(p));
+  const double v =
+      strtod_c(reinterpret_cast<const char*>(start), reinterpret_cast<const char*>(p_));
   if (!std::isfinite(v)) return false;
   target = v;
   return true;
@@ -497,103 +525,121 @@ std::size_t Parser::find_member_slot(Frame& frame, std::string_view key) {
 bool Parser::parse(Json& root) {
   // nlohmann's lexer skips one UTF-8 BOM at the very start (skip_bom).
   if (end_ - p_ >= 3 && p_[0] == 0xEF && p_[1] == 0xBB && p_[2] == 0xBF) p_ += 3;
-
-  std::vector<Frame> frames;
+  frames_.clear();
   std::size_t slot = kRoot;
   for (;;) {
-    // A value goes into `slot`.
-    skip_whitespace();
-    if (p_ == end_) return false;
     bool opened = false;
-    switch (*p_) {
-      case '{':
-      case '[': {
-        const bool object = *p_ == '{';
-        ++p_;
-        if (frames.size() == max_depth_) {
-          too_deep_ = true;
-          return false;
-        }
-        frames.push_back({scratch_.size(), slot, object});
-        opened = true;
-        skip_whitespace();
-        if (p_ != end_ && *p_ == (object ? '}' : ']')) {
-          ++p_;
-          close(frames.back(), root);
-          frames.pop_back();
-          opened = false;
-        }
+    if (!parse_value(slot, root, opened)) return false;
+    switch (next_slot(root, opened, slot)) {
+      case Next::kValue:
         break;
-      }
-      case '"': {
-        std::string_view sv;
-        if (!parse_string(sv)) return false;
-        slot_value(slot, root) = std::string(sv);
-        break;
-      }
-      case 't':
-        if (!literal("true", 4)) return false;
-        slot_value(slot, root) = true;
-        break;
-      case 'f':
-        if (!literal("false", 5)) return false;
-        slot_value(slot, root) = false;
-        break;
-      case 'n':
-        if (!literal("null", 4)) return false;
-        slot_value(slot, root) = nullptr;
-        break;
-      default:
-        if (!parse_number(slot_value(slot, root))) return false;
-        break;
-    }
-
-    // After a value (or just after '{' / '['): find where the next value goes.
-    bool expect_member = opened && frames.back().object;
-    bool expect_element = opened && !frames.back().object;
-    while (!expect_member && !expect_element) {
-      skip_whitespace();
-      if (frames.empty()) {
-        // nlohmann's lexer reads a NUL byte as the end of input.
-        return p_ == end_ || *p_ == '\0';
-      }
-      if (p_ == end_) return false;
-      const Frame& top = frames.back();
-      if (*p_ == ',') {
-        ++p_;
-        (top.object ? expect_member : expect_element) = true;
-      } else if (*p_ == (top.object ? '}' : ']')) {
-        ++p_;
-        close(top, root);
-        frames.pop_back();
-      } else {
+      case Next::kEnd:
+        return true;
+      case Next::kError:
         return false;
-      }
-    }
-    if (expect_element) {
-      scratch_.emplace_back();
-      slot = scratch_.size() - 1;
-      continue;
-    }
-    // An object member: "key" ':' value. A repeated key keeps its first position and takes the
-    // last value, as nlohmann's json_sax_dom_parser (object->operator[](key), then assignment).
-    skip_whitespace();
-    if (p_ == end_ || *p_ != '"') return false;
-    std::string_view key;
-    if (!parse_string(key)) return false;
-    skip_whitespace();
-    if (p_ == end_ || *p_ != ':') return false;
-    ++p_;
-    slot = find_member_slot(frames.back(), key);
-    if (slot == kRoot) {
-      scratch_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
-                            std::forward_as_tuple());
-      slot = scratch_.size() - 1;
-      if (KeyIndex* index = frames.back().keys.get()) {
-        index->emplace(std::hash<std::string_view>()(key), slot);
-      }
     }
   }
+}
+
+bool Parser::parse_value(std::size_t slot, Json& root, bool& opened) {
+  skip_whitespace();
+  if (p_ == end_) return false;
+  switch (*p_) {
+    case '{':
+    case '[':
+      return open_container(slot, root, opened);
+    case '"': {
+      std::string_view sv;
+      if (!parse_string(sv)) return false;
+      slot_value(slot, root) = std::string(sv);
+      return true;
+    }
+    case 't':
+      if (!literal("true", 4)) return false;
+      slot_value(slot, root) = true;
+      return true;
+    case 'f':
+      if (!literal("false", 5)) return false;
+      slot_value(slot, root) = false;
+      return true;
+    case 'n':
+      if (!literal("null", 4)) return false;
+      slot_value(slot, root) = nullptr;
+      return true;
+    default:
+      return parse_number(slot_value(slot, root));
+  }
+}
+
+bool Parser::open_container(std::size_t slot, Json& root, bool& opened) {
+  const bool object = *p_ == '{';
+  ++p_;
+  if (frames_.size() == max_depth_) {
+    too_deep_ = true;
+    return false;
+  }
+  frames_.push_back({scratch_.size(), slot, object});
+  opened = true;
+  skip_whitespace();
+  if (p_ != end_ && *p_ == (object ? '}' : ']')) {
+    ++p_;
+    close(frames_.back(), root);
+    frames_.pop_back();
+    opened = false;
+  }
+  return true;
+}
+
+Parser::Next Parser::next_slot(Json& root, bool opened, std::size_t& slot) {
+  bool expect_member = opened && frames_.back().object;
+  bool expect_element = opened && !frames_.back().object;
+  while (!expect_member && !expect_element) {
+    skip_whitespace();
+    if (frames_.empty()) {
+      // nlohmann's lexer reads a NUL byte as the end of input.
+      return p_ == end_ || *p_ == '\0' ? Next::kEnd : Next::kError;
+    }
+    if (p_ == end_) return Next::kError;
+    const Frame& top = frames_.back();
+    if (*p_ == ',') {
+      ++p_;
+      (top.object ? expect_member : expect_element) = true;
+    } else if (*p_ == (top.object ? '}' : ']')) {
+      ++p_;
+      close(top, root);
+      frames_.pop_back();
+    } else {
+      return Next::kError;
+    }
+  }
+  if (expect_element) {
+    scratch_.emplace_back();
+    slot = scratch_.size() - 1;
+    return Next::kValue;
+  }
+  return member_slot(slot) ? Next::kValue : Next::kError;
+}
+
+// A repeated key keeps its first position and takes the last value, as nlohmann's
+// json_sax_dom_parser (object->operator[](key), then assignment).
+bool Parser::member_slot(std::size_t& slot) {
+  skip_whitespace();
+  if (p_ == end_ || *p_ != '"') return false;
+  std::string_view key;
+  if (!parse_string(key)) return false;
+  skip_whitespace();
+  if (p_ == end_ || *p_ != ':') return false;
+  ++p_;
+  slot = find_member_slot(frames_.back(), key);
+  if (slot == kRoot) {
+    scratch_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
+                          std::forward_as_tuple());
+    slot = scratch_.size() - 1;
+    if (KeyIndex* index = frames_.back().keys.get()) {
+      index->emplace(std::hash<std::string_view>()(key), slot);
+    }
+  }
+  return true;
 }
 
 }  // namespace

@@ -157,75 +157,95 @@ void Linter::lint_document(const yaml::SourceDocument& source, const std::string
   }
   ++summary_.documents;
   if (doc.error) {
-    summary_.input_error = true;
-    ObjectResult r;
-    r.file = display;
-    r.line = doc.error->line;
-    r.unreadable = true;
-    LintFinding f = finding_base(r);
-    f.line = doc.error->line;
-    f.document_line = doc.line;
-    f.rule = "PARSE";
-    f.severity = Severity::kError;
-    f.message = "cannot read this document: " + doc.error->message;
-    if (doc.error->column > 0) {
-      f.message += " (line " + std::to_string(doc.error->line) + ", column " +
-                   std::to_string(doc.error->column) + ")";
-    }
-    f.message += "; fix the syntax (the other documents are still linted)";
-    tally(f);
-    r.findings.push_back(std::move(f));
-    reporter_.object(r);
-    if (fix_ != nullptr) fix_->document(source, doc, nullptr);
+    report_unreadable_document(source, doc, display);
     return;
   }
+  DocumentLint lint = lint_objects(doc, display);
+  add_duplicate_key_warnings(doc, display, lint.results);
+  place_lines(source, doc, lint);
+  count_document_quotas(lint.results);
+  for (const ObjectResult& r : lint.results) reporter_.object(r);
+  if (fix_ != nullptr) fix_->document(source, doc, lint.replacement ? &*lint.replacement : nullptr);
+  // Children first is cheaper than the destructors (engine/json.h).
+  if (lint.replacement) free_json(*lint.replacement);
+  free_json(doc.value);
+}
 
-  std::vector<ObjectResult> results;
-  std::vector<std::string> paths;
-  std::vector<std::pair<size_t, size_t>> refs;  // per path: (result, finding or kNoFinding)
+void Linter::report_unreadable_document(const yaml::SourceDocument& source,
+                                        const yaml::ParsedDocument& doc,
+                                        const std::string& display) {
+  summary_.input_error = true;
+  ObjectResult r;
+  r.file = display;
+  r.line = doc.error->line;
+  r.unreadable = true;
+  LintFinding f = finding_base(r);
+  f.line = doc.error->line;
+  f.document_line = doc.line;
+  f.rule = "PARSE";
+  f.severity = Severity::kError;
+  f.message = "cannot read this document: " + doc.error->message;
+  if (doc.error->column > 0) {
+    f.message += " (line " + std::to_string(doc.error->line) + ", column " +
+                 std::to_string(doc.error->column) + ")";
+  }
+  f.message += "; fix the syntax (the other documents are still linted)";
+  tally(f);
+  r.findings.push_back(std::move(f));
+  reporter_.object(r);
+  if (fix_ != nullptr) fix_->document(source, doc, nullptr);
+}
+
+Linter::DocumentLint Linter::lint_objects(const yaml::ParsedDocument& doc,
+                                          const std::string& display) {
+  DocumentLint lint;
   pending_quota_.clear();
-  // An object's result joins the document's; returns its mutated object, if any.
-  auto add = [&](ObjectLint o) -> std::optional<Json> {
-    if (!o.result) return std::nullopt;
-    const size_t index = results.size();
-    for (auto& [path, finding] : o.locate) {
-      paths.push_back(std::move(path));
-      refs.emplace_back(index, finding.value_or(kNoFinding));
-    }
-    if (o.quota) {
-      o.quota->result = index;
-      pending_quota_.push_back(std::move(*o.quota));
-    }
-    results.push_back(std::move(*o.result));
-    return std::move(o.replacement);
-  };
-  std::optional<Json> replacement;
   const Json& value = doc.value;
   if (value.is_object() && is_list(value)) {
     const Json& items = value["items"];
     for (size_t i = 0; i < items.size(); ++i) {
-      std::optional<Json> mutated =
-          add(lint_object(items[i], display, doc.line, "items[" + std::to_string(i) + "]"));
+      std::optional<Json> mutated = add_object(
+          lint_object(items[i], display, doc.line, "items[" + std::to_string(i) + "]"), lint);
       if (mutated) {
-        if (!replacement) replacement = value;
-        (*replacement)["items"][i] = std::move(*mutated);
+        if (!lint.replacement) lint.replacement = value;
+        (*lint.replacement)["items"][i] = std::move(*mutated);
       }
     }
   } else if (value.is_object()) {
-    replacement = add(lint_object(value, display, doc.line, ""));
+    lint.replacement = add_object(lint_object(value, display, doc.line, ""), lint);
   }
+  return lint;
+}
 
-  // Duplicate-key warnings belong to the document: to its object when it is one, else to a
-  // result of their own (a List, or a document lint does not otherwise look at).
+std::optional<Json> Linter::add_object(ObjectLint o, DocumentLint& lint) {
+  if (!o.result) return std::nullopt;
+  const size_t index = lint.results.size();
+  for (auto& [path, finding] : o.locate) {
+    lint.paths.push_back(std::move(path));
+    lint.refs.emplace_back(index, finding.value_or(kNoFinding));
+  }
+  if (o.quota) {
+    o.quota->result = index;
+    pending_quota_.push_back(std::move(*o.quota));
+  }
+  lint.results.push_back(std::move(*o.result));
+  return std::move(o.replacement);
+}
+
+// Duplicate-key warnings belong to the document: to its object when it is one, else to a result
+// of their own (a List, or a document lint does not otherwise look at).
+void Linter::add_duplicate_key_warnings(const yaml::ParsedDocument& doc, const std::string& display,
+                                        std::vector<ObjectResult>& results) {
+  if (doc.warnings.empty()) return;
   size_t warning_result = 0;
-  if (!doc.warnings.empty() && results.size() != 1) {
+  if (results.size() != 1) {
     ObjectResult r;
     r.file = display;
     r.line = doc.line;
-    if (value.is_object()) {
-      r.api_version = std::string(string_member(value, "apiVersion"));
-      r.kind = std::string(string_member(value, "kind"));
-      r.name = object_name(value);
+    if (doc.value.is_object()) {
+      r.api_version = std::string(string_member(doc.value, "apiVersion"));
+      r.kind = std::string(string_member(doc.value, "kind"));
+      r.name = object_name(doc.value);
     }
     warning_result = results.size();
     results.push_back(std::move(r));
@@ -240,15 +260,19 @@ void Linter::lint_document(const yaml::SourceDocument& source, const std::string
     tally(f);
     r.findings.push_back(std::move(f));
   }
+}
 
-  // Lines: each List item's, then each finding's field (one extra pass over the text, only for
-  // documents with findings).
+// Lines: each List item's, then each finding's field (one extra pass over the text, only for
+// documents with findings).
+void Linter::place_lines(const yaml::SourceDocument& source, const yaml::ParsedDocument& doc,
+                         DocumentLint& lint) {
   std::vector<int> lines;
-  if (!paths.empty()) lines = yaml::locate_paths(source, doc, paths);
+  if (!lint.paths.empty()) lines = yaml::locate_paths(source, doc, lint.paths);
   for (size_t k = 0; k < lines.size(); ++k) {
-    if (refs[k].second == kNoFinding && lines[k] > 0) results[refs[k].first].line = lines[k];
+    const auto [result, finding] = lint.refs[k];
+    if (finding == kNoFinding && lines[k] > 0) lint.results[result].line = lines[k];
   }
-  for (ObjectResult& r : results) {
+  for (ObjectResult& r : lint.results) {
     if (r.line == 0) r.line = doc.line;
     for (LintFinding& f : r.findings) {
       f.document_line = r.line;
@@ -256,10 +280,13 @@ void Linter::lint_document(const yaml::SourceDocument& source, const std::string
     }
   }
   for (size_t k = 0; k < lines.size(); ++k) {
-    if (refs[k].second != kNoFinding && lines[k] > 0) {
-      results[refs[k].first].findings[refs[k].second].line = lines[k];
-    }
+    const auto [result, finding] = lint.refs[k];
+    if (finding != kNoFinding && lines[k] > 0)
+      lint.results[result].findings[finding].line = lines[k];
   }
+}
+
+void Linter::count_document_quotas(const std::vector<ObjectResult>& results) {
   for (const PendingQuota& q : pending_quota_) {
     const ObjectResult& r = results[q.result];
     LintFinding where = finding_base(r);
@@ -267,11 +294,6 @@ void Linter::lint_document(const yaml::SourceDocument& source, const std::string
     where.path = q.path;
     count_quota(q.gpus, q.description, r.ns, where);
   }
-  for (const ObjectResult& r : results) reporter_.object(r);
-  if (fix_ != nullptr) fix_->document(source, doc, replacement ? &*replacement : nullptr);
-  // Children first is cheaper than the destructors (engine/json.h).
-  if (replacement) free_json(*replacement);
-  free_json(doc.value);
 }
 
 Linter::ObjectLint Linter::lint_object(const Json& object, const std::string& display, int line,

@@ -160,6 +160,27 @@ class Linter {
     std::optional<Json> replacement;    // the mutated object, when the webhook would patch it
     std::optional<PendingQuota> quota;  // GPU013's sum; `result` is set by the caller
   };
+  // One document's objects, linted: their results, the field paths whose lines are still to be
+  // found in the text, and the document as --fix writes it when the webhook would change it.
+  struct DocumentLint {
+    std::vector<ObjectResult> results;
+    std::vector<std::string> paths;
+    std::vector<std::pair<size_t, size_t>> refs;  // per path: (result, finding or kNoFinding)
+    std::optional<Json> replacement;
+  };
+  // lint_document's steps: a document that cannot be read is one PARSE error; otherwise its
+  // objects (a List's items) are linted, its duplicate keys reported, every result and finding
+  // given its line, and its workloads counted against their namespaces' quotas.
+  void report_unreadable_document(const yaml::SourceDocument& source,
+                                  const yaml::ParsedDocument& doc, const std::string& display);
+  DocumentLint lint_objects(const yaml::ParsedDocument& doc, const std::string& display);
+  // An object's result joins the document's; returns its mutated object, if any.
+  std::optional<Json> add_object(ObjectLint o, DocumentLint& lint);
+  void add_duplicate_key_warnings(const yaml::ParsedDocument& doc, const std::string& display,
+                                  std::vector<ObjectResult>& results);
+  void place_lines(const yaml::SourceDocument& source, const yaml::ParsedDocument& doc,
+                   DocumentLint& lint);
+  void count_document_quotas(const std::vector<ObjectResult>& results);
   // Lints one object; `locate_prefix`: its path in the document ("" for the document itself).
   ObjectLint lint_object(const Json& object, const std::string& display, int line,
                          const std::string& locate_prefix);

@@ -292,6 +292,24 @@ class Loader {
         error(path + ".endpoint", "must be mutate or validate, got " + in_quotes(*endpoint));
       }
     }
+    if (!read_case_input(value, path, ns, operation, c)) return false;
+
+    const Json* expect = find_member(value, "expect");
+    if (expect == nullptr) {
+      error(path,
+            "the case asserts nothing: add expect (allowed, rules, warnings, mutations, "
+            "unchanged, fields, messageContains, auditAnnotations)");
+    } else {
+      read_expect(*expect, path + ".expect", c.expect);
+    }
+    return errors_.size() == errors_before;
+  }
+
+  // The case's object or review (exactly one of object, objectFile, review, reviewFile) as the
+  // AdmissionReview to answer; false when the case names none or several.
+  bool read_case_input(const Json& value, const std::string& path,
+                       const std::optional<std::string>& ns,
+                       const std::optional<std::string>& operation, TestCase& c) {
     int inputs = 0;
     for (const char* key : {"object", "objectFile", "review", "reviewFile"}) {
       inputs += find_member(value, key) != nullptr;
@@ -321,16 +339,7 @@ class Loader {
     }
     if (object) c.review = review_of(*object, ns, operation.value_or("CREATE"));
     if (review) c.review = std::move(*review);
-
-    const Json* expect = find_member(value, "expect");
-    if (expect == nullptr) {
-      error(path,
-            "the case asserts nothing: add expect (allowed, rules, warnings, mutations, "
-            "unchanged, fields, messageContains, auditAnnotations)");
-    } else {
-      read_expect(*expect, path + ".expect", c.expect);
-    }
-    return errors_.size() == errors_before;
+    return true;
   }
 
   // The AdmissionReview the API server would send for the object (request.kind from its

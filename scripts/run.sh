@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds gpuadmit, generates development certificates and serves the
-# webhook on https://127.0.0.1:8443 with the embedded default policy (metrics on
-# http://127.0.0.1:9090/metrics). Ctrl-C (SIGTERM/SIGINT) drains and stops it.
+# Installs what building and serving needs (scripts/setup.sh serve: Debian packages only; the
+# tests' clang, Node.js and npm packages come with scripts/test.sh), builds gpuadmit, generates
+# development certificates and serves the webhook on https://127.0.0.1:8443 with the embedded
+# default policy (metrics on http://127.0.0.1:9090/metrics). Ctrl-C (SIGTERM/SIGINT) drains and
+# stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+bash scripts/setup.sh serve
+generator=()
+[ -f build/CMakeCache.txt ] || generator=(-G Ninja) # an existing build/ keeps its generator
+cmake "${generator[@]}" -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target gpuadmit
 
 listen=${GPUADMIT_LISTEN:-127.0.0.1:8443}

@@ -6,10 +6,11 @@
 // engine's AdmissionReview codec; what it needs of cpp-httplib's internals is in
 // webhook/httplib_bridge.h.
 //
-//   auto created = Server::create(config, pipeline, logger);
-//   auto& server = std::get<std::unique_ptr<Server>>(created);
-//   std::thread signals([&] { wait_for_sigterm(); server->shutdown(); });
-//   server->run();  // returns once drained
+//   auto created = Server::create(config, pipeline, logger);  // an Expected (engine/expected.h)
+//   if (!created) return report(created.error());               // every startup error
+//   Server& server = **created;
+//   std::thread signals([&] { wait_for_sigterm(); server.shutdown(); });
+//   server.run();  // returns once drained
 
 #include <chrono>
 #include <cstddef>

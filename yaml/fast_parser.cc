@@ -1,6 +1,7 @@
 #include "yaml/fast_parser.h"
 
 #include <cstring>
+#include <utility>
 
 #include "yaml/reader.h"
 #include "yaml/scalar.h"
@@ -562,73 +563,35 @@ class FastParser {
       }
       ++p_;
       if (p_ >= end_) throw Unsupported{};
-      const char e = *p_++;
-      switch (e) {
-        case '0':
-          s += '\0';
-          break;
-        case 'a':
-          s += '\a';
-          break;
-        case 'b':
-          s += '\b';
-          break;
-        case 't':
-        case '\t':
-          s += '\t';
-          break;
-        case 'n':
-          s += '\n';
-          break;
-        case 'v':
-          s += '\v';
-          break;
-        case 'f':
-          s += '\f';
-          break;
-        case 'r':
-          s += '\r';
-          break;
-        case 'e':
-          s += '\x1b';
-          break;
-        case ' ':
-          s += ' ';
-          break;
-        case '"':
-          s += '"';
-          break;
-        case '/':
-          s += '/';
-          break;
-        case '\\':
-          s += '\\';
-          break;
-        case 'N':
-          append_utf8(s, 0x85);
-          break;
-        case '_':
-          append_utf8(s, 0xA0);
-          break;
-        case 'L':
-          append_utf8(s, 0x2028);
-          break;
-        case 'P':
-          append_utf8(s, 0x2029);
-          break;
-        case 'x':
-          append_utf8(s, parse_hex(2));
-          break;
-        case 'u':
-          append_utf8(s, parse_hex(4));
-          break;
-        case 'U':
-          append_utf8(s, parse_hex(8));
-          break;
-        default:
-          throw Unsupported{};
+      append_escape(*p_++, s);
+    }
+  }
+
+  // The YAML 1.2 escapes (§5.7) go-yaml v2 reads: one character, or a code point as UTF-8.
+  void append_escape(char e, std::string& s) {
+    static constexpr std::pair<char, char> kCharacters[] = {
+        {'0', '\0'}, {'a', '\a'}, {'b', '\b'}, {'t', '\t'}, {'\t', '\t'},
+        {'n', '\n'}, {'v', '\v'}, {'f', '\f'}, {'r', '\r'}, {'e', '\x1b'},
+        {' ', ' '},  {'"', '"'},  {'/', '/'},  {'\\', '\\'}};
+    for (const auto& [escape, c] : kCharacters) {
+      if (e == escape) {
+        s += c;
+        return;
       }
     }
+    static constexpr std::pair<char, uint32_t> kCodePoints[] = {
+        {'N', 0x85}, {'_', 0xA0}, {'L', 0x2028}, {'P', 0x2029}};
+    for (const auto& [escape, cp] : kCodePoints) {
+      if (e == escape) {
+        append_utf8(s, cp);
+        return;
+      }
+    }
+    if (e == 'x' || e == 'u' || e == 'U') {
+      append_utf8(s, parse_hex(e == 'x' ? 2 : e == 'u' ? 4 : 8));
+      return;
+    }
+    throw Unsupported{};
   }
 
   uint32_t parse_hex(int digits) {
@@ -717,85 +680,86 @@ class FastParser {
   void parse_flow_node(Json& out) {
     const char c = *p_;
     if (c == '[') {
-      DepthGuard guard(this);
-      ++p_;
-      out = Json::array();
-      auto& array = out.get_ref<Json::array_t&>();
-      size_t index = 0;
-      while (true) {
-        skip_flow_ws();
-        if (*p_ == ']') {
-          ++p_;
-          return;
-        }
-        Json& item = array.emplace_back();
-        if (locator_ != nullptr) locate_enter(std::to_string(index));
-        parse_flow_node(item);
-        locate_leave();
-        ++index;
-        skip_flow_ws();
-        if (*p_ == ',') {
-          ++p_;
-          continue;
-        }
-        if (*p_ == ']') {
-          ++p_;
-          return;
-        }
-        throw Unsupported{};
-      }
-    }
-    if (c == '{') {
-      DepthGuard guard(this);
-      ++p_;
-      out = Json::object();
-      auto& object = out.get_ref<Json::object_t&>();
-      while (true) {
-        skip_flow_ws();
-        if (*p_ == '}') {
-          ++p_;
-          break;
-        }
-        const int key_line = line_;
-        std::string key;
-        if (*p_ == '"') {
-          key = parse_double_quoted();
-        } else if (*p_ == '\'') {
-          key = parse_single_quoted();
-        } else if (!resolve_plain_key(scan_flow_plain(), key)) {
-          throw Unsupported{};
-        }
-        if (key == "<<") throw Unsupported{};
-        skip_flow_ws();
-        if (*p_ != ':') throw Unsupported{};  // `{a, b}`: yaml-cpp
-        ++p_;
-        locate_enter(key);
-        Json& slot = slot_for(object, std::move(key), key_line, duplicates_);
-        skip_flow_ws();
-        if (*p_ != ',' && *p_ != '}') parse_flow_node(slot);
-        locate_leave();
-        skip_flow_ws();
-        if (*p_ == ',') {
-          ++p_;
-          continue;
-        }
-        if (*p_ == '}') {
-          ++p_;
-          break;
-        }
-        throw Unsupported{};
-      }
-      return;
-    }
-    if (c == '"') {
+      parse_flow_sequence(out);
+    } else if (c == '{') {
+      parse_flow_mapping(out);
+    } else if (c == '"') {
       out = parse_double_quoted();
-      return;
-    }
-    if (c == '\'') {
+    } else if (c == '\'') {
       out = parse_single_quoted();
-      return;
+    } else {
+      out = resolve_plain_scalar(scan_flow_plain());
     }
-    out = resolve_plain_scalar(scan_flow_plain());
+  }
+
+  // After an item or a member: true at the ',' that precedes another, false at the closing
+  // bracket (both consumed); anything else is for yaml-cpp.
+  bool flow_continues(char close) {
+    skip_flow_ws();
+    if (*p_ == ',') {
+      ++p_;
+      return true;
+    }
+    if (*p_ != close) throw Unsupported{};
+    ++p_;
+    return false;
+  }
+
+  void parse_flow_sequence(Json& out) {
+    DepthGuard guard(this);
+    ++p_;
+    out = Json::array();
+    auto& array = out.get_ref<Json::array_t&>();
+    size_t index = 0;
+    do {
+      skip_flow_ws();
+      if (*p_ == ']') {
+        ++p_;
+        return;
+      }
+      Json& item = array.emplace_back();
+      if (locator_ != nullptr) locate_enter(std::to_string(index));
+      parse_flow_node(item);
+      locate_leave();
+      ++index;
+    } while (flow_continues(']'));
+  }
+
+  void parse_flow_mapping(Json& out) {
+    DepthGuard guard(this);
+    ++p_;
+    out = Json::object();
+    auto& object = out.get_ref<Json::object_t&>();
+    do {
+      skip_flow_ws();
+      if (*p_ == '}') {
+        ++p_;
+        return;
+      }
+      const int key_line = line_;
+      std::string key = parse_flow_key();
+      skip_flow_ws();
+      if (*p_ != ':') throw Unsupported{};  // `{a, b}`: yaml-cpp
+      ++p_;
+      locate_enter(key);
+      Json& slot = slot_for(object, std::move(key), key_line, duplicates_);
+      skip_flow_ws();
+      if (*p_ != ',' && *p_ != '}') parse_flow_node(slot);
+      locate_leave();
+    } while (flow_continues('}'));
+  }
+
+  std::string parse_flow_key() {
+    std::string key;
+    if (*p_ == '"') {
+      key = parse_double_quoted();
+    } else if (*p_ == '\'') {
+      key = parse_single_quoted();
+    } else if (!resolve_plain_key(scan_flow_plain(), key)) {
+      throw Unsupported{};
+    }
+    if (key == "<<") throw Unsupported{};  // a merge key: yaml-cpp
+    return key;
   }
 
   const char* p_;

@@ -114,64 +114,65 @@ struct CharacterCheck {
   uint32_t code_point = 0;                        // that character
 };
 
+// Eight bytes of printable ASCII or LF: no high bit, no DEL, and no byte below 0x20 but LF
+// (lines are short: a word often holds one). Per-byte exact: with the high bits clear, adding to
+// the low seven bits never carries into the next byte.
+bool eight_plain_bytes(const unsigned char* p) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  constexpr uint64_t kLow = 0x7f * kOnes;
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  auto zero_bytes = [&](uint64_t x) { return ~(((x & kLow) + kLow) | x) & kHigh; };
+  const uint64_t control = ~((w & kLow) + 0x60 * kOnes) & kHigh;  // bytes below 0x20
+  const uint64_t lf = zero_bytes(w ^ (0x0a * kOnes));
+  const uint64_t del = zero_bytes(w ^ kLow);
+  return ((w & kHigh) | del | (control & ~lf)) == 0;
+}
+
+// The code point of the UTF-8 sequence at p[i] (a byte >= 0x80) and its length; false when it
+// is not valid UTF-8 (a stray or overlong byte, a surrogate, beyond U+10FFFF, cut short).
+bool decode_utf8(const unsigned char* p, size_t i, size_t n, uint32_t& cp, size_t& length) {
+  const unsigned char c = p[i];
+  uint32_t min = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    length = 2, cp = c & 0x1F, min = 0x80;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    length = 3, cp = c & 0x0F, min = 0x800;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    length = 4, cp = c & 0x07, min = 0x10000;
+  } else {
+    return false;
+  }
+  if (i + length > n) return false;
+  for (size_t k = 1; k < length; ++k) {
+    if ((p[i + k] & 0xC0) != 0x80) return false;
+    cp = (cp << 6) | (p[i + k] & 0x3F);
+  }
+  return cp >= min && !(cp >= 0xD800 && cp <= 0xDFFF) && cp <= 0x10FFFF;
+}
+
+bool yaml_printable(uint32_t cp) {
+  return cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+         (cp >= 0xA0 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000;
+}
+
 CharacterCheck check_characters(std::string_view text) {
   CharacterCheck check;
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
   size_t i = 0;
   while (i < n) {
-    // Eight bytes of printable ASCII or LF at a time: no high bit, no DEL, and no byte below
-    // 0x20 but LF (lines are short: a word often holds one). Per-byte exact: with the high bits
-    // clear, adding to the low seven bits never carries into the next byte.
-    if (i + 8 <= n) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      constexpr uint64_t kLow = 0x7f * kOnes;
-      auto zero_bytes = [&](uint64_t x) { return ~(((x & kLow) + kLow) | x) & kHigh; };
-      const uint64_t control = ~((w & kLow) + 0x60 * kOnes) & kHigh;  // bytes below 0x20
-      const uint64_t lf = zero_bytes(w ^ (0x0a * kOnes));
-      const uint64_t del = zero_bytes(w ^ kLow);
-      if (((w & kHigh) | del | (control & ~lf)) == 0) {
-        i += 8;
-        continue;
-      }
+    if (i + 8 <= n && eight_plain_bytes(p + i)) {
+      i += 8;
+      continue;
     }
-    const unsigned char c = p[i];
-    uint32_t cp = c;
+    uint32_t cp = p[i];
     size_t length = 1;
-    if (c >= 0x80) {
-      uint32_t min = 0;
-      if (c >= 0xC2 && c <= 0xDF) {
-        length = 2, cp = c & 0x1F, min = 0x80;
-      } else if (c >= 0xE0 && c <= 0xEF) {
-        length = 3, cp = c & 0x0F, min = 0x800;
-      } else if (c >= 0xF0 && c <= 0xF4) {
-        length = 4, cp = c & 0x07, min = 0x10000;
-      } else {
-        check.invalid_utf8 = i;
-        return check;
-      }
-      if (i + length > n) {
-        check.invalid_utf8 = i;
-        return check;
-      }
-      for (size_t k = 1; k < length; ++k) {
-        if ((p[i + k] & 0xC0) != 0x80) {
-          check.invalid_utf8 = i;
-          return check;
-        }
-        cp = (cp << 6) | (p[i + k] & 0x3F);
-      }
-      if (cp < min || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
-        check.invalid_utf8 = i;
-        return check;
-      }
+    if (cp >= 0x80 && !decode_utf8(p, i, n, cp, length)) {
+      check.invalid_utf8 = i;
+      return check;
     }
-    const bool printable = cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) ||
-                           cp == 0x85 || (cp >= 0xA0 && cp <= 0xD7FF) ||
-                           (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000;
-    if (!printable && check.not_printable == std::string_view::npos) {
+    if (!yaml_printable(cp) && check.not_printable == std::string_view::npos) {
       check.not_printable = i;
       check.code_point = cp;
     }
@@ -522,6 +523,79 @@ bool DocumentStream::next(SourceDocument& out) {
   return true;
 }
 
+namespace {
+
+// A document that starts with `{` or `[`, read as JSON. True when that settled it (a value, or
+// an error in a .json file); false when it is to be read as YAML (flow YAML that is not JSON).
+bool parse_as_json(const SourceDocument& source, std::string_view text, bool json_file,
+                   ParsedDocument& doc) {
+  if (json_depth_exceeds(text, kMaxDepth)) {
+    doc.error = ParseIssue{
+        doc.line, 0,
+        "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
+    return true;
+  }
+  // The project's JSON reader (engine/json_parse.h) reads the document; nlohmann's parser runs
+  // only on text it refuses (the two accept the same: tests/engine/json_parse_test.cpp), for the
+  // error's words and position.
+  if (parse_json(text, doc.value)) {
+    doc.format = DocumentFormat::kJson;
+    doc.parser = Parser::kJson;
+    return true;
+  }
+  try {
+    doc.value = Json::parse(text);
+    doc.format = DocumentFormat::kJson;
+    doc.parser = Parser::kJson;
+    return true;
+  } catch (const Json::parse_error& e) {
+    doc.value = nullptr;
+    if (!json_file) return false;  // flow YAML that is not JSON: read as YAML
+    std::string message = e.what();
+    const size_t colon = message.find(": ");
+    if (colon != std::string::npos) message = message.substr(colon + 2);
+    const size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+    const size_t line_start = text.rfind('\n', byte);
+    const int column =
+        static_cast<int>(line_start == std::string_view::npos ? byte + 1 : byte - line_start);
+    doc.error = ParseIssue{source.first_line + line_of_offset(text, byte), column,
+                           "invalid JSON: " + message};
+    return true;
+  } catch (const Json::out_of_range& e) {
+    // A number beyond a double (`1e999`; found by fuzz/yaml_reader_fuzz.cc): Go's encoding/json
+    // refuses it as well. As YAML it is a string (go-yaml v2 resolves only what
+    // strconv.ParseFloat accepts).
+    doc.value = nullptr;
+    if (!json_file) return false;
+    std::string message = e.what();
+    const size_t colon = message.find("] ");
+    if (colon != std::string::npos) message = message.substr(colon + 2);
+    doc.error = ParseIssue{doc.line, 0, "invalid JSON: " + message};
+    return true;
+  }
+}
+
+// Block YAML: the fast path, and yaml-cpp for what it does not fully understand.
+void parse_as_yaml(const SourceDocument& source, std::string_view text, ParsedDocument& doc) {
+  std::vector<DuplicateKey> duplicates;
+  const FastResult fast = fast_parse_yaml(text, doc.value, &duplicates, nullptr);
+  if (fast.status == FastStatus::kOk) {
+    add_duplicate_warnings(duplicates, source.first_line, doc);
+    return;
+  }
+  doc.value = nullptr;
+  if (fast.status == FastStatus::kTooDeep) {
+    doc.error = ParseIssue{
+        source.first_line + fast.error_line, 0,
+        "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
+    return;
+  }
+  parse_with_yaml_cpp(source, doc);
+  doc.empty = doc.value.is_null() && !doc.error;
+}
+
+}  // namespace
+
 ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
   ParsedDocument doc;
   doc.line = source.first_line;
@@ -543,88 +617,20 @@ ParsedDocument parse_document(const SourceDocument& source, bool json_file) {
   }
   // JSON may carry DEL and C1 controls raw; YAML (every path below but nlohmann's) may not.
   const bool yaml_clean = characters.not_printable == std::string_view::npos;
-  if (source.starts_with_marker) {
-    if (!yaml_clean) {
-      doc.error = not_printable_issue(text, source.first_line, characters);
-      return doc;
-    }
+  if ((text[start] == '{' || text[start] == '[') && !source.starts_with_marker &&
+      parse_as_json(source, text, json_file, doc)) {
+    return doc;
+  }
+  if (!yaml_clean) {
+    doc.error = not_printable_issue(text, source.first_line, characters);
+    return doc;
+  }
+  if (source.starts_with_marker) {  // only yaml-cpp reads what a `---` line carries
     parse_with_yaml_cpp(source, doc);
     doc.empty = doc.value.is_null() && !doc.error;
     return doc;
   }
-
-  if (text[start] == '{' || text[start] == '[') {
-    if (json_depth_exceeds(text, kMaxDepth)) {
-      doc.error = ParseIssue{
-          doc.line, 0,
-          "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
-      return doc;
-    }
-    // The project's JSON reader (engine/json_parse.h) reads the document; nlohmann's parser runs
-    // only on text it refuses (the two accept the same: tests/engine/json_parse_test.cpp), for
-    // the error's words and position.
-    if (parse_json(text, doc.value)) {
-      doc.format = DocumentFormat::kJson;
-      doc.parser = Parser::kJson;
-      return doc;
-    }
-    try {
-      doc.value = Json::parse(text);
-      doc.format = DocumentFormat::kJson;
-      doc.parser = Parser::kJson;
-      return doc;
-    } catch (const Json::parse_error& e) {
-      if (json_file) {
-        std::string message = e.what();
-        const size_t colon = message.find(": ");
-        if (colon != std::string::npos) message = message.substr(colon + 2);
-        const size_t byte = e.byte > 0 ? e.byte - 1 : 0;
-        const size_t line_start = text.rfind('\n', byte);
-        const int column =
-            static_cast<int>(line_start == std::string_view::npos ? byte + 1 : byte - line_start);
-        doc.error = ParseIssue{source.first_line + line_of_offset(text, byte), column,
-                               "invalid JSON: " + message};
-        doc.value = nullptr;
-        return doc;
-      }
-      doc.value = nullptr;  // flow YAML that is not JSON: read as YAML below
-    } catch (const Json::out_of_range& e) {
-      // A number beyond a double (`1e999`; found by fuzz/yaml_reader_fuzz.cc): Go's
-      // encoding/json refuses it as well. As YAML it is a string (go-yaml v2 resolves only what
-      // strconv.ParseFloat accepts).
-      if (json_file) {
-        std::string message = e.what();
-        const size_t colon = message.find("] ");
-        if (colon != std::string::npos) message = message.substr(colon + 2);
-        doc.error = ParseIssue{doc.line, 0, "invalid JSON: " + message};
-        doc.value = nullptr;
-        return doc;
-      }
-      doc.value = nullptr;  // read as YAML below
-    }
-  }
-
-  if (!yaml_clean) {
-    doc.value = nullptr;
-    doc.error = not_printable_issue(text, source.first_line, characters);
-    return doc;
-  }
-  std::vector<DuplicateKey> duplicates;
-  const FastResult fast = fast_parse_yaml(text, doc.value, &duplicates, nullptr);
-  if (fast.status == FastStatus::kOk) {
-    add_duplicate_warnings(duplicates, source.first_line, doc);
-    return doc;
-  }
-  if (fast.status == FastStatus::kTooDeep) {
-    doc.value = nullptr;
-    doc.error = ParseIssue{
-        source.first_line + fast.error_line, 0,
-        "nested deeper than " + std::to_string(kMaxDepth) + " levels; no Kubernetes object is"};
-    return doc;
-  }
-  doc.value = nullptr;
-  parse_with_yaml_cpp(source, doc);
-  doc.empty = doc.value.is_null() && !doc.error;
+  parse_as_yaml(source, text, doc);
   return doc;
 }
 

@@ -1,0 +1,284 @@
+// spec.classes and spec.nvidiaRuntimeClasses (policies/policy_reader.h).
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "policies/mig_profiles.h"
+#include "policies/policy_reader.h"
+
+namespace gpuadmit::policy_reader {
+namespace {
+
+std::string join_strings(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+void PolicyReader::read_classes(const YAML::Node& node, const std::string& path) {
+  auto classes = free_map(node, path);
+  if (!classes) return;
+  for (const Field& f : classes->fields) {
+    GpuClass c;
+    c.name = f.key;
+    const std::string cp = key_path(path, f.key);
+    if (f.key.empty()) add(f.key_node, cp, "class name must not be empty");
+    read_class(f.value, cp, c);
+    policy_.classes.push_back(std::move(c));
+  }
+}
+
+void PolicyReader::read_class(const YAML::Node& node, const std::string& path, GpuClass& c) {
+  auto m = map(
+      node, path,
+      {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing", "deviceClasses"});
+  if (!m) return;
+  ProfileNodes profile_nodes;
+  with(*m, "nodeSelector",
+       [&](const YAML::Node& n, const std::string& p) { read_node_selector(n, p, c); });
+  with(*m, "taints", [&](const YAML::Node& n, const std::string& p) { read_taints(n, p, c); });
+  with(*m, "gpusPerNode",
+       [&](const YAML::Node& n, const std::string& p) { c.gpus_per_node = count(n, p, 1); });
+  with(*m, "nodes", [&](const YAML::Node& n, const std::string& p) { c.nodes = count(n, p, 0); });
+  with(*m, "mig",
+       [&](const YAML::Node& n, const std::string& p) { read_mig(n, p, c, profile_nodes); });
+  with(*m, "timeSlicing",
+       [&](const YAML::Node& n, const std::string& p) { read_time_slicing(n, p, c); });
+  with(*m, "deviceClasses",
+       [&](const YAML::Node& n, const std::string& p) { read_device_classes(n, p, c); });
+  if (const Field* ts = m->get("timeSlicing"); ts && m->get("mig")) {
+    add(ts->key_node, key_path(path, "timeSlicing"),
+        "a class cannot have both mig and timeSlicing: describe a MIG-partitioned pool and a "
+        "time-sliced pool as two classes");
+  }
+  check_profiles_for_products(c, profile_nodes);
+}
+
+void PolicyReader::read_node_selector(const YAML::Node& n, const std::string& p, GpuClass& c) {
+  auto sel = free_map(n, p);
+  if (!sel) return;
+  for (const Field& f : sel->fields) {
+    const std::string kp = key_path(p, f.key);
+    if (f.key.empty()) {
+      add(f.key_node, kp, "label key must not be empty");
+      continue;
+    }
+    std::vector<std::string> values;
+    if (f.value.IsScalar()) {
+      // A single value is accepted for `key: value`, as a nodeSelector is usually written.
+      if (auto s = nonempty_string(f.value, kp)) values.push_back(*s);
+    } else if (auto items = list(f.value, kp)) {
+      for (size_t i = 0; i < items->size(); ++i) {
+        if (auto s = nonempty_string((*items)[i], index_path(kp, i))) values.push_back(*s);
+      }
+      if (items->empty()) {
+        add(f.value, kp, "must list at least one value (node affinity `In` needs one)");
+      }
+    }
+    if (!values.empty()) c.node_selector.emplace_back(f.key, std::move(values));
+  }
+}
+
+void PolicyReader::read_taints(const YAML::Node& n, const std::string& p, GpuClass& c) {
+  auto items = list(n, p);
+  if (!items) return;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const std::string tp = index_path(p, i);
+    auto tm = map((*items)[i], tp, {"key", "value", "effect"});
+    if (!tm) continue;
+    Taint t;
+    if (const Field* k = tm->get("key")) {
+      if (auto s = nonempty_string(k->value, child(tp, "key"))) t.key = *s;
+    } else {
+      missing(*tm, "key");
+    }
+    with(*tm, "value", [&](const YAML::Node& v, const std::string& vp) {
+      if (auto s = string(v, vp)) t.value = *s;
+    });
+    if (const Field* e = tm->get("effect")) {
+      if (auto s = one_of(e->value, child(tp, "effect"),
+                          {"NoSchedule", "PreferNoSchedule", "NoExecute"})) {
+        t.effect = *s;
+      }
+    } else {
+      missing(*tm, "effect");
+    }
+    c.taints.push_back(std::move(t));
+  }
+}
+
+void PolicyReader::read_mig(const YAML::Node& n, const std::string& p, GpuClass& c,
+                            ProfileNodes& profile_nodes) {
+  auto mm = map(n, p, {"strategy", "profiles"});
+  if (!mm) return;
+  MigConfig mig;
+  with(*mm, "strategy", [&](const YAML::Node& s, const std::string& sp) {
+    if (auto v = one_of(s, sp, {"mixed", "single"})) {
+      mig.strategy = *v == "single" ? MigConfig::Strategy::kSingle : MigConfig::Strategy::kMixed;
+    }
+  });
+  if (const Field* pf = mm->get("profiles")) {
+    read_mig_profiles(pf->value, child(p, "profiles"), mig, profile_nodes);
+  } else {
+    missing(*mm, "profiles");
+  }
+  c.mig = std::move(mig);
+}
+
+void PolicyReader::read_mig_profiles(const YAML::Node& n, const std::string& pp, MigConfig& mig,
+                                     ProfileNodes& profile_nodes) {
+  auto items = list(n, pp);
+  if (!items) return;
+  if (items->empty()) add(n, pp, "must list at least one MIG profile");
+  for (size_t i = 0; i < items->size(); ++i) {
+    const std::string ip = index_path(pp, i);
+    auto s = string((*items)[i], ip);
+    if (!s) continue;
+    if (!is_mig_profile_syntax(*s)) {
+      add((*items)[i], ip,
+          "invalid MIG profile " + quote(*s) +
+              ": must be <n>g.<m>gb, optionally followed by +me (e.g. 1g.10gb, 3g.40gb, "
+              "1g.10gb+me)");
+      continue;
+    }
+    if (std::find(mig.profiles.begin(), mig.profiles.end(), *s) != mig.profiles.end()) {
+      add((*items)[i], ip, "duplicate MIG profile " + quote(*s));
+      continue;
+    }
+    mig.profiles.push_back(*s);
+    profile_nodes.emplace_back(ip, (*items)[i]);
+  }
+}
+
+void PolicyReader::read_time_slicing(const YAML::Node& n, const std::string& p, GpuClass& c) {
+  auto tm = map(n, p, {"replicas", "renameByDefault", "failRequestsGreaterThanOne"});
+  if (!tm) return;
+  TimeSlicing ts;
+  with(*tm, "replicas", [&](const YAML::Node& v, const std::string& vp) {
+    if (auto r = count(v, vp, 1)) ts.replicas = *r;
+  });
+  with(*tm, "renameByDefault", [&](const YAML::Node& v, const std::string& vp) {
+    if (auto b = boolean(v, vp)) ts.rename_by_default = *b;
+  });
+  with(*tm, "failRequestsGreaterThanOne", [&](const YAML::Node& v, const std::string& vp) {
+    if (auto b = boolean(v, vp)) ts.fail_requests_greater_than_one = *b;
+  });
+  c.time_slicing = ts;
+}
+
+void PolicyReader::check_profiles_for_products(const GpuClass& c,
+                                               const ProfileNodes& profile_nodes) {
+  for (const auto& [key, values] : c.node_selector) {
+    if (key != kProductLabel) continue;
+    for (const std::string& product : values) {
+      auto valid = mig_profiles_for_product(product);
+      if (!valid) continue;
+      for (const auto& [ip, pnode] : profile_nodes) {
+        const std::string& profile = pnode.Scalar();
+        if (std::find(valid->begin(), valid->end(), profile) == valid->end()) {
+          add(pnode, ip,
+              "MIG profile " + quote(profile) + " cannot be made by " + product +
+                  " (valid: " + join(*valid) + ")");
+        }
+      }
+    }
+  }
+}
+
+// `deviceClasses: {gpu.nvidia.com: {}, mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7,
+// migProfile: 1g.10gb}}` (docs/dra.md): the DRA DeviceClasses that hand out this class's
+// devices. A DeviceClass names one pool: one mapped by two classes is reported in
+// check_references, a migProfile the class does not offer in check_device_class_profiles.
+void PolicyReader::read_device_classes(const YAML::Node& node, const std::string& path,
+                                       GpuClass& c) {
+  auto dm = free_map(node, path);
+  if (!dm) return;
+  for (const Field& f : dm->fields) {
+    const std::string dp = key_path(path, f.key);
+    if (!is_device_class_name(f.key)) {
+      add(f.key_node, dp,
+          "invalid DeviceClass name " + quote(f.key) +
+              ": must be a DNS subdomain (lower-case letters, digits, '-' and '.'), e.g. "
+              "gpu.nvidia.com");
+      continue;
+    }
+    DeviceClassMapping mapping;
+    mapping.name = f.key;
+    // `gpu.nvidia.com: {}` and `gpu.nvidia.com:` (null) both mean the defaults.
+    if (!f.value.IsNull()) {
+      auto om = map(f.value, dp, {"devicesPerGPU", "migProfile"});
+      if (!om) continue;
+      with(*om, "devicesPerGPU", [&](const YAML::Node& v, const std::string& vp) {
+        if (auto n = count(v, vp, 1)) mapping.devices_per_gpu = *n;
+      });
+      with(*om, "migProfile", [&](const YAML::Node& v, const std::string& vp) {
+        auto s = string(v, vp);
+        if (!s) return;
+        if (!is_mig_profile_syntax(*s)) {
+          add(v, vp, "invalid MIG profile " + quote(*s) + ": must be <n>g.<m>gb, optionally +me");
+          return;
+        }
+        mapping.mig_profile = *s;
+        device_class_profiles_.push_back(
+            DeviceClassProfile{Ref{vp, v.Mark(), *s}, policy_.classes.size()});
+      });
+    }
+    device_class_refs_.push_back(Ref{dp, f.key_node.Mark(), f.key});
+    c.device_classes.push_back(std::move(mapping));
+  }
+}
+
+bool PolicyReader::is_device_class_name(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char ch : name) {
+    if (!(std::islower(static_cast<unsigned char>(ch)) ||
+          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.')) {
+      return false;
+    }
+  }
+  return std::isalnum(static_cast<unsigned char>(name.front())) &&
+         std::isalnum(static_cast<unsigned char>(name.back()));
+}
+
+void PolicyReader::check_device_classes() {
+  std::map<std::string, const Ref*, std::less<>> first;
+  for (const Ref& r : device_class_refs_) {
+    auto [it, inserted] = first.emplace(r.name, &r);
+    if (!inserted) {
+      add(r.mark, r.path,
+          "DeviceClass " + quote(r.name) + " is already mapped by " + it->second->path +
+              "; a DeviceClass hands out the devices of one class");
+    }
+  }
+  for (const DeviceClassProfile& d : device_class_profiles_) {
+    if (d.class_index >= policy_.classes.size()) continue;
+    const GpuClass& c = policy_.classes[d.class_index];
+    if (!c.mig) {
+      add(d.ref.mark, d.ref.path,
+          "migProfile " + quote(d.ref.name) + " on class " + quote(c.name) +
+              ", which has no mig: describe the class's MIG profiles under mig.profiles");
+    } else if (std::find(c.mig->profiles.begin(), c.mig->profiles.end(), d.ref.name) ==
+               c.mig->profiles.end()) {
+      add(d.ref.mark, d.ref.path,
+          "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
+              join_strings(c.mig->profiles));
+    }
+  }
+}
+
+void PolicyReader::read_nvidia_runtime_classes(const YAML::Node& node, const std::string& path) {
+  for (const Ref& r : names(node, path)) {
+    if (!is_dns_subdomain(r.name)) {
+      add(r.mark, r.path,
+          "invalid RuntimeClass name " + quote(r.name) +
+              ": must be a lowercase DNS subdomain such as nvidia-cdi");
+      continue;
+    }
+    policy_.nvidia_runtime_classes.push_back(r.name);
+  }
+}
+
+}  // namespace gpuadmit::policy_reader
