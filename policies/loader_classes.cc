@@ -4,20 +4,11 @@
 #include <cctype>
 #include <map>
 
+#include "engine/join.h"
 #include "policies/mig_profiles.h"
 #include "policies/policy_reader.h"
 
 namespace gpuadmit::policy_reader {
-namespace {
-
-std::string join_strings(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-}  // namespace
-
 void PolicyReader::read_classes(const YAML::Node& node, const std::string& path) {
   auto classes = free_map(node, path);
   if (!classes) return;
@@ -264,7 +255,7 @@ void PolicyReader::check_device_classes() {
                c.mig->profiles.end()) {
       add(d.ref.mark, d.ref.path,
           "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
-              join_strings(c.mig->profiles));
+              gpuadmit::join(c.mig->profiles));
     }
   }
 }

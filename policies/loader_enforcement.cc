@@ -9,7 +9,7 @@ namespace gpuadmit::policy_reader {
 void PolicyReader::read_enforcement(const YAML::Node& node, const std::string& path) {
   auto m = map(node, path,
                {"requestsEqualLimits", "nonGpuOnGpuPool", "fragmentation", "rules", "exempt",
-                "gpuVisibility"});
+                "gpuVisibility", "mutationFailurePolicy"});
   if (!m) return;
   Enforcement& e = policy_.enforcement;
   with(*m, "requestsEqualLimits", [&](const YAML::Node& n, const std::string& p) {
@@ -23,6 +23,11 @@ void PolicyReader::read_enforcement(const YAML::Node& node, const std::string& p
   });
   with(*m, "gpuVisibility", [&](const YAML::Node& n, const std::string& p) {
     if (auto a = action(n, p, {"fix", "deny", "warn", "off"})) e.gpu_visibility = *a;
+  });
+  with(*m, "mutationFailurePolicy", [&](const YAML::Node& n, const std::string& p) {
+    if (auto v = one_of(n, p, {"Fail", "Ignore"})) {
+      e.mutation_failure_policy = *v == "Fail" ? FailurePolicy::kFail : FailurePolicy::kIgnore;
+    }
   });
   with(*m, "rules",
        [&](const YAML::Node& n, const std::string& p) { read_rule_actions(n, p, e.rules); });
@@ -62,7 +67,8 @@ void PolicyReader::read_rule_actions(const YAML::Node& node, const std::string& 
   for (const Field& f : rm->fields) {
     const std::string rp = key_path(path, f.key);
     if (!is_rule_id(f.key)) {
-      add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU025");
+      add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU0" +
+                              std::to_string(kLastRuleNumber));
       continue;
     }
     if (auto a = action(f.value, rp, {"deny", "warn", "off"})) rules.emplace_back(f.key, *a);
@@ -77,7 +83,7 @@ bool PolicyReader::is_rule_id(std::string_view id) {
     return false;
   }
   const int n = std::stoi(std::string(id.substr(3)));
-  return n >= 1 && n <= 25;
+  return n >= 1 && n <= kLastRuleNumber;
 }
 
 }  // namespace gpuadmit::policy_reader

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "engine/join.h"
 #include "policies/policy_reader.h"
 
 namespace gpuadmit::policy_reader {
@@ -64,15 +65,6 @@ std::string quote(std::string_view s) {
     out += c;
   }
   out += '"';
-  return out;
-}
-
-std::string join(const std::vector<std::string_view>& items) {
-  std::string out;
-  for (std::string_view s : items) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
   return out;
 }
 
@@ -278,7 +270,7 @@ std::optional<std::string> PolicyReader::one_of(const YAML::Node& node, const st
   auto s = string(node, path);
   if (!s) return std::nullopt;
   if (std::find(values.begin(), values.end(), *s) == values.end()) {
-    add(node, path, "invalid value " + quote(*s) + ": must be one of " + join(values));
+    add(node, path, "invalid value " + quote(*s) + ": must be one of " + gpuadmit::join(values));
     return std::nullopt;
   }
   return s;

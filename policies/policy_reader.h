@@ -53,7 +53,6 @@ std::string index_path(const std::string& path, size_t i);
 
 // A string for a message: double-quoted, `"` `\` and newlines escaped.
 std::string quote(std::string_view s);
-std::string join(const std::vector<std::string_view>& items);  // "a, b, c"
 
 // How a node reads in an error message: `got a map`, `got "abc"`.
 std::string describe(const YAML::Node& node);
