@@ -209,6 +209,23 @@ TEST_CASE("deployment: GPU, created before the webhook, then kubectl scale --rep
                           api.get("Deployment", "app")["spec"]["template"]));
 }
 
+// kubectl edit / apply of spec.replicas: an UPDATE of the Deployment itself, template unchanged.
+TEST_CASE("deployment: GPU, created before the webhook, then its replicas edited") {
+  ApiServer api = cluster_with_existing(kGpuContainers);
+  Json d = api.get("Deployment", "app");
+  d["spec"]["replicas"] = 3;
+  const Written edited = api.update(d);
+  REQUIRE(edited.ok());
+  CHECK(edited.sent);
+  CHECK(edited.mutating_patch == Json::array());  // no template changed: nothing to do
+  const Outcome o = outcome_of(api, run_controllers(api));
+  CHECK(o.settled);
+  CHECK(o.replica_sets == 1);
+  CHECK(o.collision_count == 0);
+  CHECK(o.complete);
+  CHECK(spec_replicas(o.new_rs) == 3);
+}
+
 TEST_CASE("deployment: created with the webhook, then kubectl rollout restart") {
   for (const char* containers : {kCpuContainers, kGpuContainers}) {
     ApiServer api(default_policy());
