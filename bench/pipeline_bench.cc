@@ -8,7 +8,8 @@
 // other runs measure the neighbours. Goal (SPEC §9): ≤ 20 µs p99 of policy evaluation.
 // Also the full path as it was with nlohmann's Json::parse, and the parse alone (nlohmann vs
 // engine/json_parse.h) on this body and on bench/webhook-review.json, run back to back.
-// Last, evaluation cost against policy size: the same evaluate() with a policy of 2,000
+// Then evaluate's time per pod spec for objects of 10 to 3,000 pod specs (GPU025 linear, issue
+// 20). Last, evaluation cost against policy size: the same evaluate() with a policy of 2,000
 // tenants (4,000 namespace patterns, half of them regexes; the pod's namespace matched by the
 // catch-all of the last tenant) and 60 classes, beside the default policy (issue 15: ≤ 1.5×).
 
@@ -285,6 +286,41 @@ int main(int argc, char** argv) {
         names[k], parse_bodies[k]->size(), n.p50, n.p99, j.p50, j.p99, n.p50 / j.p50);
   }
 
+  const gpuadmit::EvaluateOptions options{"ml-vision", gpuadmit::Operation::kCreate, true};
+  // GPU025 over an object of many pod specs (issue 20: it scanned the earlier pod specs at each
+  // one, quadratic): a JobSet of N GPU replicated jobs in a tenant that requires a queue, none
+  // named; evaluate's time per pod spec should not grow with N.
+  const std::string queued_path = "/tmp/gpuadmit-pipeline-bench-queued-policy.yaml";
+  std::ofstream(queued_path) << "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\n"
+                                "metadata: {name: queued}\nspec:\n  classes:\n"
+                                "    gpu: {nodeSelector: {nvidia.com/gpu.present: [\"true\"]}, "
+                                "gpusPerNode: 8}\n  tenants:\n    - name: ml\n"
+                                "      namespaces: [\".*\"]\n      defaultClass: gpu\n"
+                                "      allowedClasses: [gpu]\n      queue: {require: true}\n";
+  auto queued = gpuadmit::load_compiled_policy(queued_path);
+  std::remove(queued_path.c_str());
+  if (!queued.policy) return 2;
+  std::printf("evaluate, pod specs per object (GPU025 required, a JobSet of N GPU jobs):");
+  for (int n : {10, 100, 1000, 3000}) {
+    Json jobset = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                   {"kind", "JobSet"},
+                   {"metadata", {{"name", "many"}}},
+                   {"spec", {{"replicatedJobs", Json::array()}}}};
+    for (int i = 0; i < n; ++i) {
+      jobset["spec"]["replicatedJobs"].push_back(Json::parse(
+          R"({"name":"j","template":{"spec":{"template":{"spec":{"containers":[{"name":"t",)"
+          R"("image":"cuda","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}}})"));
+    }
+    Stats best{0, 0, 1e18, 0};
+    for (int run = 0; run < runs; ++run) {
+      keep_best(best, time_each(std::max(20, iterations * 10 / n), [&] {
+                  sink += pipeline.evaluate(jobset, options, *queued.policy).findings.size();
+                }));
+    }
+    std::printf(" N=%d mean %.2f us per pod spec;", n, best.mean / n);
+  }
+  std::printf("\n");
+
   // Evaluation cost against policy size, default and large interleaved run by run.
   const std::string large_path = "/tmp/gpuadmit-pipeline-bench-large-policy.yaml";
   std::ofstream(large_path) << large_policy_yaml(2000, 60);
@@ -294,7 +330,6 @@ int main(int argc, char** argv) {
     for (const auto& e : large.errors) std::fprintf(stderr, "%s\n", e.to_string().c_str());
     return 2;
   }
-  const gpuadmit::EvaluateOptions options{"ml-vision", gpuadmit::Operation::kCreate, true};
   Stats small_best{0, 0, 1e18, 0}, large_best{0, 0, 1e18, 0};
   for (int run = 0; run < runs; ++run) {
     keep_best(small_best, time_each(iterations, [&] {

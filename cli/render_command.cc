@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpuadmit render [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME]\n"
-    "                       [--failure-policy Fail|Ignore]\n";
+    "                       [--failure-policy Fail|Ignore] [--templates mutate|validate]\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "gpuadmit render: " << message << "\n" << kUsage;
@@ -30,7 +30,8 @@ int usage_error(const std::string& message) {
 int render_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(
-          argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy"}, {}, args)) {
+          argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy", "templates"}, {},
+          args)) {
     return usage_error(*error);
   }
   if (args.help()) return print_usage(kUsage);
@@ -51,6 +52,12 @@ int render_command(const std::vector<std::string>& argv) {
   if (target.failure_policy != "Fail" && target.failure_policy != "Ignore") {
     return usage_error("--failure-policy must be Fail or Ignore, not \"" + target.failure_policy +
                        "\"");
+  }
+  if (const auto mode = parse_template_mode(args.value_or("templates", "mutate"))) {
+    target.templates = *mode;
+  } else {
+    return usage_error("--templates must be mutate or validate, not \"" +
+                       args.value_or("templates", "") + "\"");
   }
   if (auto path = args.value("ca-bundle")) {
     std::ifstream in(*path, std::ios::binary);

@@ -8,8 +8,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "engine/admission.h"
-#include "lint/manifest_claims.h"
 #include "lint/explain.h"
+#include "lint/manifest_claims.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
@@ -19,7 +19,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] [--claims FILE]... "
-    "[--explain] < review.json\n";
+    "[--templates mutate|validate] [--explain] < review.json\n";
 
 // --explain (docs/explain.md): on standard error, so the AdmissionReview on standard output is
 // unchanged; one line per mutation applied and per finding, with the policy field behind it.
@@ -42,7 +42,8 @@ void explain(const AdmissionOutcome& outcome, const std::string& policy_file) {
 
 int review_command(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error = Args::parse(argv, {"policy", "endpoint", "claims"}, {"explain"}, args)) {
+  if (auto error =
+          Args::parse(argv, {"policy", "endpoint", "claims", "templates"}, {"explain"}, args)) {
     std::cerr << "gpuadmit review: " << *error << "\n" << kUsage;
     return 2;
   }
@@ -56,6 +57,13 @@ int review_command(const std::vector<std::string>& argv) {
   if (endpoint_name != "mutate" && endpoint_name != "validate") {
     std::cerr << "gpuadmit review: --endpoint must be mutate or validate, not \"" << endpoint_name
               << "\"\n";
+    return 2;
+  }
+  const std::optional<TemplateMode> templates =
+      parse_template_mode(args.value_or("templates", "mutate"));
+  if (!templates) {
+    std::cerr << "gpuadmit review: --templates must be mutate or validate, not \""
+              << args.value_or("templates", "") << "\"\n";
     return 2;
   }
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
@@ -73,11 +81,12 @@ int review_command(const std::vector<std::string>& argv) {
       return 2;
     }
   }
-  const std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::string body((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
   const Pipeline pipeline(default_mutators(), default_rules());
   AdmissionResult result = handle_admission_review_text(
       body, endpoint_name == "mutate" ? Endpoint::kMutate : Endpoint::kValidate, pipeline,
-      *loaded.policy, claims ? &*claims : nullptr);
+      *loaded.policy, claims ? &*claims : nullptr, *templates);
   if (result.error) {
     std::cerr << "gpuadmit review: <stdin>: " << result.error->message << "\n";
     return 2;

@@ -33,7 +33,8 @@ constexpr const char* kUsage =
     "                      [--max-body BYTES] [--log-level debug|info|warn|error]\n"
     "                      [--watch-interval-ms N] [--shutdown-delay SECONDS]\n"
     "                      [--shutdown-deadline SECONDS] [--memory-budget BYTES]\n"
-    "                      [--request-timeout SECONDS] [--dra-lookup [--dra-lookup-timeout MS]]\n";
+    "                      [--request-timeout SECONDS] [--dra-lookup [--dra-lookup-timeout MS]]\n"
+    "                      [--templates mutate|validate]\n";
 
 template <typename T>
 bool parse_number(const std::string& text, T& out) {
@@ -64,7 +65,7 @@ int serve_command(const std::vector<std::string>& argv) {
           argv,
           {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca", "threads",
            "max-body", "log-level", "watch-interval-ms", "shutdown-delay", "shutdown-deadline",
-           "memory-budget", "request-timeout", "dra-lookup-timeout"},
+           "memory-budget", "request-timeout", "dra-lookup-timeout", "templates"},
           {"dra-lookup"}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
     return 2;
@@ -125,6 +126,13 @@ int serve_command(const std::vector<std::string>& argv) {
   config.request_timeout = request_timeout;
   if (args.has("dra-lookup-timeout") && !args.has("dra-lookup")) {
     std::cerr << "gpuadmit serve: --dra-lookup-timeout needs --dra-lookup\n";
+    return 2;
+  }
+  if (const auto mode = parse_template_mode(args.value_or("templates", "mutate"))) {
+    config.templates = *mode;
+  } else {
+    std::cerr << "gpuadmit serve: --templates must be mutate or validate, not \""
+              << args.value_or("templates", "") << "\"\n";
     return 2;
   }
 

@@ -40,13 +40,13 @@ std::optional<Operation> parse_operation(std::string_view op) {
 
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims);
+                              const ClaimResolver* claims, TemplateMode templates);
 
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
-                                             const ClaimResolver* claims) {
+                                             const ClaimResolver* claims, TemplateMode templates) {
   // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
   // invalid body that nests too deep after its first error is still "too deep".
@@ -58,7 +58,8 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   // The review is ours: the object is mutated in place, not copied.
-  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy, claims);
+  AdmissionResult result =
+      answer_review(review, &review, endpoint, pipeline, policy, claims, templates);
   // The response holds all a caller of the text API needs: the review is freed here, children
   // first (cheaper than the destructor's node stack).
   free_json(review);
@@ -67,17 +68,63 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
 
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
-                                        const ClaimResolver* claims) {
-  return answer_review(review, nullptr, endpoint, pipeline, policy, claims);
+                                        const ClaimResolver* claims, TemplateMode templates) {
+  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, templates);
 }
 
 namespace {
+
+// What of a request is evaluated (SPEC §7.1; docs/decisions.md, "Controllers converge").
+enum class Scope {
+  kNone,       // allowed untouched: DELETE, CONNECT, a Pod's UPDATE, other subresources
+  kObject,     // a CREATE, or a workload's UPDATE (only its templates that changed)
+  kEphemeral,  // pods/ephemeralcontainers: the ephemeral containers the UPDATE adds
+};
+
+Scope scope_of(const Json& request, const std::optional<Operation>& operation, const Json* object) {
+  if (!operation || object == nullptr || !object->is_object()) return Scope::kNone;
+  const std::string_view subresource = string_member(request, "subResource");
+  const bool is_pod = string_member(*object, "kind") == "Pod";
+  // `kubectl debug` adds containers through this subresource: the API server sends the whole
+  // Pod, and keeps only its ephemeralContainers (pkg/registry/core/pod strategy.go
+  // dropNonEphemeralContainerUpdates) after the mutating webhooks ran.
+  if (subresource == "ephemeralcontainers") {
+    return is_pod && *operation == Operation::kUpdate ? Scope::kEphemeral : Scope::kNone;
+  }
+  if (!subresource.empty()) return Scope::kNone;
+  if (*operation == Operation::kCreate) return Scope::kObject;
+  // A Pod's spec is immutable but for a few fields; its UPDATE is not judged again.
+  if (*operation == Operation::kUpdate && !is_pod) return Scope::kObject;
+  return Scope::kNone;
+}
+
+// The pipeline's options for the scope: on UPDATE the old object (unchanged templates are not
+// evaluated); whether templates are patched or only judged (engine/controllers.h); the
+// validating webhook judges templates as mutated too, so that both endpoints agree on a
+// template gpuadmit does not patch.
+void set_scope_options(Scope scope, const Json& request, const Json& object, Endpoint endpoint,
+                       TemplateMode templates, EvaluateOptions& options) {
+  const Json* old_object = find_member(request, "oldObject");
+  if (options.operation == Operation::kUpdate && old_object != nullptr && old_object->is_object()) {
+    options.old_object = old_object;
+  }
+  if (scope == Scope::kEphemeral) {
+    options.ephemeral_update = true;
+    options.mutate = endpoint == Endpoint::kMutate;
+    return;
+  }
+  const bool is_pod = string_member(object, "kind") == "Pod";
+  const bool judge =
+      template_treatment(object, options.operation, templates) == TemplateTreatment::kJudge;
+  options.mutate = endpoint == Endpoint::kMutate || !is_pod;
+  options.judge_only = endpoint == Endpoint::kValidate ? !is_pod : judge;
+}
 
 // `owned` is `review` itself when the caller gives it up (its object is then evaluated in
 // place), else nullptr.
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims) {
+                              const ClaimResolver* claims, TemplateMode templates) {
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
@@ -124,15 +171,8 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   outcome.ns = ns;
   if (outcome.name.empty() && object != nullptr) outcome.name = object_name(*object);
 
-  // SPEC §7.1: CREATE is mutated and validated; UPDATE of a workload with templates is validated
-  // (and its templates mutated); UPDATE of a Pod (its spec is immutable but for a few fields),
-  // DELETE, CONNECT and subresources pass untouched.
-  const bool subresource = !string_member(*request, "subResource").empty();
-  const bool is_pod = object != nullptr && string_member(*object, "kind") == "Pod";
-  const bool evaluate =
-      operation && !subresource && object != nullptr && object->is_object() &&
-      (*operation == Operation::kCreate || (*operation == Operation::kUpdate && !is_pod));
-  if (!evaluate) {
+  const Scope scope = scope_of(*request, operation, object);
+  if (scope == Scope::kNone) {
     outcome.response = response_envelope(uid, true);
     AdmissionResult r;
     r.outcome = std::move(outcome);
@@ -142,7 +182,6 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   EvaluateOptions options;
   options.ns = ns;
   options.operation = *operation;
-  options.mutate = endpoint == Endpoint::kMutate;
   options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
   options.copy_unchanged = false;  // nor the mutated object
   options.claims = claims;
@@ -151,6 +190,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   if (const Json* user = find_member(*request, "userInfo")) {
     options.username = std::string(string_member(*user, "username"));
   }
+  set_scope_options(scope, *request, *object, endpoint, templates, options);
   if (owned != nullptr) {
     Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
     outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "engine/controllers.h"
 #include "engine/json.h"
 #include "engine/pipeline.h"
 
@@ -34,13 +35,16 @@ struct AdmissionResult {
   std::optional<AdmissionError> error;
 };
 // `claims` resolves pods' DRA claim references (EvaluateOptions::claims: the webhook's optional
-// API lookup, review's --claims files); null: none resolve.
+// API lookup, review's --claims files); null: none resolve. `templates`: whether workload
+// templates are mutated or only judged (`serve --templates`, engine/controllers.h).
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
-                                             const ClaimResolver* claims = nullptr);
+                                             const ClaimResolver* claims = nullptr,
+                                             TemplateMode templates = TemplateMode::kMutate);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
-                                        const ClaimResolver* claims = nullptr);
+                                        const ClaimResolver* claims = nullptr,
+                                        TemplateMode templates = TemplateMode::kMutate);
 
 // Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
 std::string base64_encode(std::string_view bytes);

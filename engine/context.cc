@@ -76,3 +76,14 @@ void resolve_pod_context(const PodView& pod, PodContext& ctx) {
 }
 
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+
+bool in_scope(const RequestContext* request, const ContainerRef& container) {
+  if (request == nullptr || !request->ephemeral_update) return true;
+  if (container.kind != ContainerKind::kEphemeral) return false;
+  const auto& added = request->added_ephemeral_containers;
+  return std::find(added.begin(), added.end(), container.name) != added.end();
+}
+
+}  // namespace gpuadmit

@@ -23,7 +23,21 @@ struct RequestContext {
   std::string name;
   Operation operation = Operation::kCreate;
   bool daemonset_owned = false;  // a Pod whose controller ownerReference is a DaemonSet
+  // The object is judged, not patched (engine/controllers.h TemplateTreatment::kJudge): the
+  // mutators run on a copy so that the rules see what the object's Pods will be given at their
+  // CREATE; a mutation Pods do not get (Kueue's queue label on the object) does not run.
+  bool judge_only = false;
+  // The pods/ephemeralcontainers subresource (`kubectl debug`): only the ephemeral containers
+  // this UPDATE adds are evaluated, by the mutators and rules that say so
+  // (Mutator/Rule::evaluates_added_ephemeral_containers); the rest of the Pod was admitted at
+  // its CREATE and cannot change.
+  bool ephemeral_update = false;
+  std::vector<std::string> added_ephemeral_containers;  // their names
 };
+
+// False for a container an ephemeral-container UPDATE does not add (RequestContext::
+// ephemeral_update): mutators and rules leave it alone.
+bool in_scope(const RequestContext* request, const ContainerRef& container);
 
 // Facts about one pod spec, resolved before mutators and rules run (class resolution, SPEC §4.2).
 struct PodContext {
@@ -48,6 +62,10 @@ struct PodContext {
   // The pod spec's DRA claims, resolved (engine/dra.h); null when the caller did not resolve
   // them (a rule checked on its own): no DRA units are counted then.
   const PodDra* dra = nullptr;
+
+  // A pod spec of the object before this one is a GPU pod (set by the pipeline): a rule about
+  // the whole workload reports at its first GPU pod spec only.
+  bool earlier_gpu_pod_spec = false;
 
   // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
   std::vector<std::string> mutations;

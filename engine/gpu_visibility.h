@@ -1,11 +1,10 @@
 #pragma once
 // What the gpu-visibility mutation and GPU024 share: the variable NVIDIA's container runtime
-// reads, the values that expose no GPU, and which pod specs are left to see every GPU
-// (docs/mutations.md §9, docs/rules.md GPU024).
+// reads and the values that expose no GPU (docs/mutations.md §9, docs/rules.md GPU024). Node
+// agents, left to see every GPU, are engine/controllers.h runs_on_every_node.
 
 #include <string_view>
 
-#include "engine/context.h"
 #include "engine/json.h"
 
 namespace gpuadmit {
@@ -19,14 +18,6 @@ inline constexpr std::string_view kNoVisibleDevices = "void";
 // is why the mutation writes "void" rather than relying on its absence.)
 inline bool exposes_no_gpu(std::string_view value) {
   return value.empty() || value == "void" || value == "none";
-}
-
-// Node agents (the device plugin, DCGM exporter, GPU Feature Discovery) run as DaemonSets and
-// need every GPU of their node: DaemonSets and Pods whose controller is a DaemonSet are left
-// alone, as GPU009 and the strip leave them.
-inline bool runs_on_every_node(const PodContext& ctx) {
-  return ctx.request != nullptr &&
-         (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet");
 }
 
 }  // namespace gpuadmit

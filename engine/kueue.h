@@ -1,15 +1,18 @@
 #pragma once
-// Where Kueue reads a workload's queue: the kinds Kueue manages and the metadata whose
-// `kueue.x-k8s.io/queue-name` label names the LocalQueue (docs/mutations.md §10, GPU025).
+// Where Kueue reads a workload's queue (the kueue.x-k8s.io/queue-name label of a LocalQueue),
+// decided as Kueue decides which objects it manages (docs/mutations.md §10, GPU025): the kind's
+// column of the table (engine/workload_kinds.h KueueQueue), unless an owner holds it.
 //
-//   if (auto at = kueue_queue_metadata(job)) ...   // JsonPointer("/metadata")
-//   kueue_queue_name(job)                          // "team-a", or "" when none is named
+//   if (auto site = kueue_queue_site(job, location, policy)) site->metadata;  // "/metadata"
+//   kueue_queue_name(job, site->metadata)                 // "team-a", or "" when none is named
 
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "engine/json.h"
+#include "engine/workload.h"
+#include "policies/compiled_policy.h"
 
 namespace gpuadmit {
 
@@ -18,14 +21,25 @@ inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 // QueueNameForObject).
 inline constexpr std::string_view kQueueNameAnnotation = "kueue.x-k8s.io/queue-name";
 
-// The metadata (possibly absent in the object) whose labels Kueue reads the queue name from, or
-// nullopt when Kueue does not manage this object: a kind it has no integration for, or an object
-// it manages through its owner (a Job of a JobSet, a RayCluster of a RayJob, a Pod created by
-// any controller).
-std::optional<JsonPointer> kueue_queue_metadata(const Json& object);
+struct QueueSite {
+  JsonPointer metadata;  // the metadata (possibly absent in the object) whose labels Kueue reads
+  // True when each pod template names its own queue (KueueQueue::kPodTemplateLabels: Kueue's
+  // pod integration reads each pod's labels, which come from its template); false when the
+  // workload names one for all its pod specs.
+  bool per_pod_spec = false;
+};
 
-// The queue the object names where Kueue reads it (the label, else the deprecated annotation),
-// or "" when it names none.
+// Where the queue of the workload holding the pod spec at `location` is read, or nullopt when
+// it is not this object's to name: its controller is a kind gpuadmit knows (the table's or a
+// policy `workloads` kind). Kueue then finds the queue on the closest ancestor it manages
+// (jobframework FindAncestorJobManagedByKueue, through ReplicaSets to their Deployment), and
+// gpuadmit judged that ancestor's queue when it was created. A Pod with no controller, or with
+// a controller gpuadmit does not know (Argo Workflows, Tekton, …), is Kueue's pod integration's:
+// its own labels.
+std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocation& location,
+                                          const CompiledPolicy& policy);
+
+// The queue the metadata names (the label, else the deprecated annotation), or "" when none.
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata);
 
 }  // namespace gpuadmit

@@ -96,7 +96,8 @@ void copy_member(Node parent, std::string_view key) {
 
 }  // namespace
 
-Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations) {
+Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations,
+                       const CompiledPolicy& policy) {
   Json skeleton = shell_of(object);
   const Node root{&skeleton, &object};
   for (const PodSpecLocation& location : locations) {
@@ -116,10 +117,10 @@ Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& l
     if (const Node metadata = descend(root, location.metadata); metadata.skeleton != nullptr) {
       copy_member(metadata, kMutableMetadataMember);
     }
-  }
-  if (const std::optional<JsonPointer> queue = kueue_queue_metadata(object)) {
-    if (const Node metadata = descend(root, *queue); metadata.skeleton != nullptr) {
-      copy_member(metadata, kMutableQueueMetadataMember);
+    if (const std::optional<QueueSite> queue = kueue_queue_site(object, location, policy)) {
+      if (const Node metadata = descend(root, queue->metadata); metadata.skeleton != nullptr) {
+        copy_member(metadata, kMutableQueueMetadataMember);
+      }
     }
   }
   return skeleton;

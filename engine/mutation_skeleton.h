@@ -6,7 +6,7 @@
 // their keys (in order) and elements, so the diff emits exactly the operations, in exactly the
 // order, of a diff against a whole copy, without copying or walking what no mutator writes.
 //
-//   Json skeleton = mutation_skeleton(object, locations);   // before any mutator runs
+//   Json skeleton = mutation_skeleton(object, locations, policy);   // before any mutator runs
 //   ... mutators edit `object` in place ...
 //   JsonDiff d = json_diff(skeleton, object, PatchForm::kText);
 
@@ -14,6 +14,7 @@
 
 #include "engine/json.h"
 #include "engine/workload.h"
+#include "policies/compiled_policy.h"
 
 namespace gpuadmit {
 
@@ -21,7 +22,9 @@ namespace gpuadmit {
 // ours produces).
 inline bool is_placeholder(const Json& j) { return j.is_discarded(); }
 
-Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations);
+// `policy` says where each pod spec's queue label is (engine/kueue.h kueue_queue_site).
+Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations,
+                       const CompiledPolicy& policy);
 
 // Undoes the mutators' edits of `object` in place: every member the skeleton holds (what
 // mutators may write) gets its value from before they ran, members they added go, and keys keep

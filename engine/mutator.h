@@ -53,6 +53,10 @@ class Mutator {
   // context, which mutate() checks first): when no mutator may change a pod spec, the pipeline
   // does not copy the object.
   virtual bool may_change(const PodContext& /*ctx*/) const { return true; }
+  // True for a mutation that applies to the ephemeral containers an UPDATE of the
+  // pods/ephemeralcontainers subresource adds (it then sees only those: engine/context.h
+  // in_scope); every other mutator is skipped for that UPDATE.
+  virtual bool evaluates_added_ephemeral_containers() const { return false; }
 };
 
 }  // namespace gpuadmit

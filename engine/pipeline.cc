@@ -6,6 +6,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/controllers.h"
 #include "engine/dra.h"
 #include "engine/json_diff.h"
 #include "engine/mutation_skeleton.h"
@@ -19,19 +20,26 @@ void add_unique(std::vector<std::string>& list, std::string_view value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.emplace_back(value);
 }
 
-// A Pod whose controller is a DaemonSet: its pods must run on every node, GPU pools included
-// (GPU009 exempts them, as the device plugin and DCGM exporter are such pods).
-bool owned_by_daemonset(const Json& object) {
-  const Json* metadata = find_member(object, "metadata");
-  if (metadata == nullptr) return false;
-  const Json* owners = find_member(*metadata, "ownerReferences");
-  if (owners == nullptr || !owners->is_array()) return false;
-  for (const Json& owner : *owners) {
-    if (string_member(owner, "kind") != "DaemonSet") continue;
-    const Json* controller = find_member(owner, "controller");
-    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) return true;
+// The names of the ephemeral containers `object` has and `old_object` has not: those an UPDATE
+// of pods/ephemeralcontainers adds (existing ones cannot change: ValidatePodEphemeralContainers
+// Update, pkg/apis/core/validation).
+std::vector<std::string> added_ephemeral_containers(const Json& object, const Json* old_object) {
+  auto names = [](const Json* pod) {
+    std::vector<std::string> out;
+    const Json* spec = pod != nullptr ? find_member(*pod, "spec") : nullptr;
+    const Json* list = spec != nullptr ? find_member(*spec, "ephemeralContainers") : nullptr;
+    if (list == nullptr || !list->is_array()) return out;
+    for (const Json& c : *list) out.emplace_back(string_member(c, "name"));
+    return out;
+  };
+  const std::vector<std::string> before = names(old_object);
+  std::vector<std::string> added;
+  for (std::string& name : names(&object)) {
+    if (std::find(before.begin(), before.end(), name) == before.end()) {
+      added.push_back(std::move(name));
+    }
   }
-  return false;
+  return added;
 }
 
 // A pod with claims gpuadmit could not resolve may be a GPU pod (SPEC §2 "DRA": never taken for a
@@ -143,6 +151,7 @@ struct PipelineRun {
   RequestContext request;
   const Tenant* tenant = nullptr;
   bool mutate = false;                     // the options ask for mutation and the tenant allows it
+  bool gpu_pod_spec_seen = false;          // a pod spec evaluated so far is a GPU pod
   std::optional<MutationFailure> failure;  // a mutator failed: the evaluation stops there
 
   // What the pod views read: the object as the mutators leave it.
@@ -153,12 +162,18 @@ struct PipelineRun {
   Json& writable() { return in_place != nullptr ? *in_place : e.mutated; }
 
   void copy() {
-    if (in_place != nullptr) {
-      skeleton = mutation_skeleton(object, locations);
-    } else {
+    if (in_place == nullptr) {
       e.mutated = object;
+    } else if (!options.judge_only) {  // judged only: no diff, the edits of `object` are dropped
+      skeleton = mutation_skeleton(object, locations, policy);
     }
     copied = true;
+  }
+  // An UPDATE's pod template that did not change: not evaluated.
+  bool unchanged(size_t index) const {
+    return options.old_object != nullptr && options.operation == Operation::kUpdate &&
+           !options.ephemeral_update &&
+           template_unchanged(object, *options.old_object, locations[index]);
   }
   void keep_unchanged() {
     if (!copied && options.copy_unchanged && in_place == nullptr) e.mutated = object;
@@ -197,7 +212,12 @@ void start_request(Run& run) {
   request.kind = std::string(string_member(object, "kind"));
   request.name = object_name(object);
   request.operation = run.options.operation;
-  request.daemonset_owned = owned_by_daemonset(object);
+  request.daemonset_owned = controlled_by_daemonset(object);
+  request.judge_only = run.options.judge_only;
+  if (run.options.ephemeral_update) {
+    request.ephemeral_update = true;
+    request.added_ephemeral_containers = added_ephemeral_containers(object, run.options.old_object);
+  }
   run.tenant = run.policy.tenant_for(run.options.ns);
   if (run.tenant != nullptr) run.e.tenant = run.tenant->name;
   // Staged rollout (docs/rollout.md): a tenant may keep its pod specs unmutated.
@@ -214,6 +234,7 @@ void apply_mutators(Run& run, const std::vector<std::unique_ptr<const Mutator>>&
   }
   PodWriter writer(pod, run.writable());
   for (const auto& mutator : mutators) {
+    if (run.request.ephemeral_update && !mutator->evaluates_added_ephemeral_containers()) continue;
     ctx.policy_paths.clear();
     MutationOutcome outcome = mutator->mutate(writer, ctx);
     if (outcome.is_failed()) {
@@ -237,6 +258,7 @@ void check_rules(Run& run, const std::vector<std::unique_ptr<const Rule>>& rules
                  const PodView& pod, const PodContext& ctx) {
   std::vector<Violation> violations;
   for (const auto& rule : rules) {
+    if (run.request.ephemeral_update && !rule->evaluates_added_ephemeral_containers()) continue;
     const Action action = run.policy.action_for(run.tenant, rule->id(), rule->default_action());
     if (action == Action::kOff) continue;
     violations.clear();
@@ -286,6 +308,16 @@ void diff_mutations(Run& run) {
                                ""});
 }
 
+// EvaluateOptions::judge_only: the mutators ran for the rules' sake; none of it is kept.
+void drop_mutations(Run& run) {
+  Evaluation& e = run.e;
+  e.mutations.clear();
+  e.mutation_records.clear();
+  e.has_changes = false;
+  if (run.in_place == nullptr) e.mutated = Json();
+  run.copied = false;  // keep_unchanged() copies the input when the caller asks for it
+}
+
 bool no_denial(const Evaluation& e) {
   return std::none_of(e.findings.begin(), e.findings.end(),
                       [](const Finding& f) { return f.severity != Severity::kWarn; });
@@ -306,12 +338,16 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
   if (options.mutate && run.locations.size() > 1) run.copy();
   start_request(run);
   for (size_t index = 0; index < run.locations.size() && !run.failure; ++index) {
-    evaluate_pod_spec(run, index);
+    if (!run.unchanged(index)) evaluate_pod_spec(run, index);
   }
   if (run.failure) return fail_mutation(run);
   run.e.allowed = no_denial(run.e);
-  // Uncopied, the object is unchanged: no diff.
-  if (options.mutate && run.copied) diff_mutations(run);
+  // Uncopied, the object is unchanged: no diff. Judged only, nothing is kept.
+  if (options.judge_only) {
+    drop_mutations(run);
+  } else if (options.mutate && run.copied) {
+    diff_mutations(run);
+  }
   if (!run.e.allowed) {
     run.e.patch = Json::array();
     run.e.patch_text.clear();
@@ -342,6 +378,8 @@ void Pipeline::evaluate_pod_spec(PipelineRun& run, size_t index) const {
   const PodDra dra = resolve_pod_claims(pod, run.policy, run.options.claims, run.options.ns);
   ctx.dra = &dra;
   ctx.gpu_pod = counts_as_gpu_pod(pod, *gpu, dra, run.policy);
+  ctx.earlier_gpu_pod_spec = run.gpu_pod_spec_seen;
+  run.gpu_pod_spec_seen = run.gpu_pod_spec_seen || ctx.gpu_pod;
   resolve_pod_context(pod, ctx);
   run.e.pod_specs.push_back(PodSpecOutcome{index, ctx.gpu_pod, ctx.class_name,
                                            ctx.gpu_class != nullptr, ctx.mig_profile});

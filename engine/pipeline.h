@@ -44,6 +44,16 @@ struct EvaluateOptions {
   // false (lint): a mutator that fails is an error finding whatever the policy's
   // `enforcement.mutationFailurePolicy` says; true: the policy decides (the webhook).
   bool apply_mutation_failure_policy = true;
+  // UPDATE: the object before it (AdmissionRequest.oldObject). A pod template equal to the one
+  // there is not evaluated (engine/controllers.h template_unchanged).
+  const Json* old_object = nullptr;
+  // With `mutate`: the mutators run so that the rules judge the object as its Pods will be
+  // admitted, but nothing is kept: no patch, no mutations listed, `mutated` is the input
+  // (engine/controllers.h TemplateTreatment::kJudge).
+  bool judge_only = false;
+  // An UPDATE of a Pod's pods/ephemeralcontainers subresource: only the ephemeral containers it
+  // adds to `old_object`'s are evaluated (RequestContext::ephemeral_update).
+  bool ephemeral_update = false;
 };
 
 // A mutator that could not complete (engine/mutator.h MutationOutcome::failed).
@@ -109,8 +119,9 @@ class Pipeline {
   Evaluation evaluate(const Json& object, const EvaluateOptions& options,
                       const CompiledPolicy& policy) const;
   // The same evaluation for a caller that gives `object` up (the webhook, which parsed it): the
-  // mutators edit it in place, so it is the mutated object afterwards and Evaluation::mutated
-  // stays null. The patch is the same, operation for operation: it is the diff against a
+  // mutators edit it in place, so it is the mutated object afterwards (with
+  // EvaluateOptions::judge_only too, though no patch says so) and Evaluation::mutated stays
+  // null. The patch is the same, operation for operation: it is the diff against a
   // skeleton of the members mutators may write (engine/mutation_skeleton.h), copied before they
   // run, instead of against a copy of the whole object.
   Evaluation evaluate_in_place(Json& object, const EvaluateOptions& options,

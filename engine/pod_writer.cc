@@ -50,11 +50,12 @@ bool PodWriter::set_annotation(std::string_view key, std::string_view value) {
   return WritableMember(map, key).set(std::string(value));
 }
 
-Json* PodWriter::queue_labels() {
-  const std::optional<JsonPointer> at = kueue_queue_metadata(*object_);
-  if (!at) return nullptr;
-  if (!object_->contains(*at) || object_->at(*at).is_null()) (*object_)[*at] = Json::object();
-  return WritableMember(&(*object_)[*at], kMutableQueueMetadataMember).object();
+Json* PodWriter::queue_labels(const CompiledPolicy& policy) {
+  const std::optional<QueueSite> site = kueue_queue_site(*object_, pod_->location(), policy);
+  if (!site) return nullptr;
+  const JsonPointer& at = site->metadata;
+  if (!object_->contains(at) || object_->at(at).is_null()) (*object_)[at] = Json::object();
+  return WritableMember(&(*object_)[at], kMutableQueueMetadataMember).object();
 }
 
 }  // namespace gpuadmit

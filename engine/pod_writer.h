@@ -23,8 +23,8 @@ namespace gpuadmit {
 
 // The writable members of the pod spec, of each container (init, sidecar and ephemeral ones
 // included), of the pod (template) metadata (created when absent), and of the metadata Kueue
-// reads the queue from (engine/kueue.h kueue_queue_metadata: the top-level object's, a CronJob's
-// jobTemplate's). The enums index the name lists.
+// reads the queue from (engine/kueue.h kueue_queue_site: the top-level object's, a CronJob's
+// jobTemplate's, or the pod template's). The enums index the name lists.
 enum class SpecMember : std::size_t {
   kTolerations,
   kAffinity,
@@ -77,9 +77,10 @@ class PodWriter {
 
   // Sets an annotation on the pod (template) metadata; returns true when it changed.
   bool set_annotation(std::string_view key, std::string_view value);
-  // The labels of the metadata Kueue reads the queue from (created with that metadata when
-  // absent), or nullptr when the object has none or it is not an object.
-  Json* queue_labels();
+  // The labels of the metadata Kueue reads this pod spec's queue from (engine/kueue.h
+  // kueue_queue_site; created with that metadata when absent), or nullptr when the object names
+  // no queue of its own or that metadata is not an object.
+  Json* queue_labels(const CompiledPolicy& policy);
 
  private:
   Json& spec() { return object_->at(pod_->location().spec); }

@@ -28,6 +28,10 @@ class Rule {
   // of `check` for such objects (docs/dra.md). Most rules read pod specs only: nothing.
   virtual void check_claim(const Json& /*object*/, const ClaimContext& /*ctx*/,
                            std::vector<Violation>& /*out*/) const {}
+  // True for a rule that judges the ephemeral containers an UPDATE of the
+  // pods/ephemeralcontainers subresource adds (it then sees only those: engine/context.h
+  // in_scope); every other rule is skipped for that UPDATE.
+  virtual bool evaluates_added_ephemeral_containers() const { return false; }
 };
 
 }  // namespace gpuadmit

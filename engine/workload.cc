@@ -1,74 +1,15 @@
 #include "engine/workload.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cstdint>
 #include <optional>
 
 #include "engine/saturating.h"
+#include "engine/workload_kinds.h"
 
 namespace gpuadmit {
 namespace {
-
-struct BuiltinKind {
-  std::string_view group;  // API group; "" is the core group
-  std::string_view kind;
-  std::vector<std::string_view> patterns;
-};
-
-// SPEC §6. Matched by group and kind, any version: the template paths of these kinds have not
-// changed across their versions. RayService is not in SPEC §6's list; it carries the same
-// RayCluster spec under rayClusterConfig, so it is included (docs/decisions.md).
-const std::vector<BuiltinKind>& builtin_kinds() {
-  static const std::vector<BuiltinKind> kinds = {
-      {"", "Pod", {"spec"}},
-      {"", "ReplicationController", {"spec.template.spec"}},
-      {"apps", "Deployment", {"spec.template.spec"}},
-      {"apps", "ReplicaSet", {"spec.template.spec"}},
-      {"apps", "StatefulSet", {"spec.template.spec"}},
-      {"apps", "DaemonSet", {"spec.template.spec"}},
-      {"batch", "Job", {"spec.template.spec"}},
-      {"batch", "CronJob", {"spec.jobTemplate.spec.template.spec"}},
-      {"jobset.x-k8s.io", "JobSet", {"spec.replicatedJobs[*].template.spec.template.spec"}},
-      {"ray.io",
-       "RayCluster",
-       {"spec.headGroupSpec.template.spec", "spec.workerGroupSpecs[*].template.spec"}},
-      {"ray.io",
-       "RayJob",
-       {"spec.rayClusterSpec.headGroupSpec.template.spec",
-        "spec.rayClusterSpec.workerGroupSpecs[*].template.spec"}},
-      {"ray.io",
-       "RayService",
-       {"spec.rayClusterConfig.headGroupSpec.template.spec",
-        "spec.rayClusterConfig.workerGroupSpecs[*].template.spec"}},
-      {"batch.volcano.sh", "Job", {"spec.tasks[*].template.spec"}},
-      {"leaderworkerset.x-k8s.io",
-       "LeaderWorkerSet",
-       {"spec.leaderWorkerTemplate.leaderTemplate.spec",
-        "spec.leaderWorkerTemplate.workerTemplate.spec"}},
-  };
-  return kinds;
-}
-
-// Kubeflow training operators name their role maps `<x>ReplicaSpecs` (tfReplicaSpecs,
-// pytorchReplicaSpecs, mpiReplicaSpecs, xgbReplicaSpecs, paddleReplicaSpecs, mxReplicaSpecs).
-constexpr std::string_view kKubeflowGroup = "kubeflow.org";
-constexpr std::array<std::string_view, 6> kKubeflowKinds = {"TFJob",      "PyTorchJob", "MPIJob",
-                                                            "XGBoostJob", "PaddleJob",  "MXJob"};
-
-std::string_view group_of(std::string_view api_version) {
-  auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
-}
-
-bool is_kubeflow_kind(std::string_view api_version, std::string_view kind) {
-  if (group_of(api_version) != kKubeflowGroup) return false;
-  for (auto k : kKubeflowKinds) {
-    if (k == kind) return true;
-  }
-  return false;
-}
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -180,11 +121,10 @@ std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
   return tokens;
 }
 
-// Pods one pod spec stands for: the product of the counts met on the way down from the root
-// (Deployment spec.replicas, Job spec.parallelism, JobSet replicatedJobs[i].replicas × the job's
-// parallelism (at most completions), Kubeflow <x>ReplicaSpecs.<role>.replicas, Ray
-// workerGroupSpecs[i].replicas (else minReplicas) × numOfHosts, Volcano tasks[i].replicas). An
-// absent count is 1, the Kubernetes default.
+// Pods one pod spec of a policy `workloads` kind stands for: the product of the counts met on the
+// way down from the root (`replicas`, else a JobSpec's parallelism (at most completions), else
+// `minReplicas`; times `numOfHosts`). An absent count is 1, the Kubernetes default. The table's
+// kinds name their counts instead (table_replicas).
 int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
   int64_t product = 1;
   const Json* node = &object;
@@ -216,68 +156,130 @@ int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
   return product;
 }
 
+// The node a pointer names in `object`, or null (never throws).
+const Json* node_at(const Json& object, const JsonPointer& pointer) {
+  const Json* node = &object;
+  for_each_pointer_token(pointer, [&](const std::string& token) {
+    if (node == nullptr) return;
+    if (node->is_object()) {
+      node = find_member(*node, token);
+    } else if (node->is_array() && !token.empty() && token.size() < 10 &&
+               token.find_first_not_of("0123456789") == std::string::npos) {
+      const size_t index = std::stoul(token);
+      node = index < node->size() ? &(*node)[index] : nullptr;
+    } else {
+      node = nullptr;
+    }
+  });
+  return node;
+}
+
+// A count path of the table resolved for one matched pod spec: the tokens it shares with the
+// pod spec's pattern take the matched keys and indices ("spec.replicatedJobs[*].replicas" for
+// /spec/replicatedJobs/2/template/spec/template/spec → /spec/replicatedJobs/2/replicas). nullopt
+// when a wildcard lies outside the shared part (tests/engine/workload_kinds_test.cpp holds the
+// table to it).
+std::optional<JsonPointer> resolve_count_path(std::string_view count_path,
+                                              std::string_view spec_pattern,
+                                              const std::vector<std::string>& matched) {
+  const std::vector<std::string_view> count = split_pattern(count_path);
+  const std::vector<std::string_view> spec = split_pattern(spec_pattern);
+  JsonPointer out;
+  size_t at = 0;  // in `matched`
+  bool shared = true;
+  for (size_t i = 0; i < count.size(); ++i) {
+    const std::string_view token = count[i];
+    const bool wildcard = token == "*" || ends_with(token, "[*]");
+    shared = shared && i < spec.size() && spec[i] == token;
+    if (!shared) {
+      if (wildcard) return std::nullopt;
+      out.push_back(std::string(token));
+      continue;
+    }
+    const size_t n = ends_with(token, "[*]") ? 2 : 1;  // a list: its key and the index
+    if (at + n > matched.size()) return std::nullopt;
+    for (size_t k = 0; k < n; ++k) out.push_back(matched[at++]);
+  }
+  return out;
+}
+
+// The factor one ReplicaCount gives, 1 when its field is absent or not a count.
+int64_t count_factor(const Json* node, CountRule rule) {
+  if (rule == CountRule::kValue) {
+    if (node == nullptr || !node->is_number_integer() || node->get<int64_t>() < 0) return 1;
+    return node->get<int64_t>();
+  }
+  if (node == nullptr || !node->is_object()) return 1;
+  switch (rule) {
+    case CountRule::kJobSpec:
+      return job_pods(*node).value_or(1);
+    case CountRule::kRayGroup: {
+      // KubeRay ray-operator/apis/ray/v1 WorkerGroupSpec: Replicas (else MinReplicas) groups of
+      // NumOfHosts pods each (default 1).
+      std::optional<int64_t> groups = count_member(*node, "replicas");
+      if (!groups) groups = count_member(*node, "minReplicas");
+      if (!groups) return 1;
+      return saturating_mul(*groups, count_member(*node, "numOfHosts").value_or(1));
+    }
+    default:
+      return 1;
+  }
+}
+
+// Pods one pod spec of a table kind stands for: the product of the counts its template names.
+int64_t table_replicas(const Json& object, const PodTemplatePath& path,
+                       const JsonPointer& spec_pointer) {
+  const std::vector<std::string> matched = pointer_tokens(spec_pointer);
+  int64_t product = 1;
+  for (const ReplicaCount& count : path.counts) {
+    const std::optional<JsonPointer> at = resolve_count_path(count.path, path.spec, matched);
+    if (!at) continue;
+    const Json* node = node_at(object, *at);
+    if (count.rule == CountRule::kLwsGroup) {
+      // LeaderWorkerSet: each replica is a group of `size` pods (default 1), one the leader.
+      int64_t size = 1;
+      if (node != nullptr && node->is_number_integer()) size = node->get<int64_t>();
+      product = size > 0 ? saturating_mul(product, size - 1) : 0;
+      continue;
+    }
+    product = saturating_mul(product, count_factor(node, count.rule));
+  }
+  return product;
+}
+
+const WorkloadDecl* policy_workload(std::string_view api_version, std::string_view kind,
+                                    const CompiledPolicy& policy) {
+  for (const WorkloadDecl& w : policy.policy().workloads) {
+    if (w.api_version == api_version && w.kind == kind) return &w;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::vector<std::string> pod_spec_patterns(std::string_view api_version, std::string_view kind,
                                            const CompiledPolicy& policy) {
   std::vector<std::string> patterns;
-  for (const WorkloadDecl& w : policy.policy().workloads) {
-    if (w.api_version == api_version && w.kind == kind) {
-      patterns.assign(w.pod_specs.begin(), w.pod_specs.end());
-      return patterns;
-    }
-  }
-  const std::string_view group = group_of(api_version);
-  for (const BuiltinKind& b : builtin_kinds()) {
-    if (b.group == group && b.kind == kind) {
-      patterns.assign(b.patterns.begin(), b.patterns.end());
-      return patterns;
-    }
-  }
-  if (is_kubeflow_kind(api_version, kind)) {
-    patterns.emplace_back("spec.*ReplicaSpecs.*.template.spec");
-    patterns.emplace_back("spec.template.spec");  // MPIJob v1alpha1
+  if (const WorkloadDecl* w = policy_workload(api_version, kind, policy)) {
+    patterns.assign(w->pod_specs.begin(), w->pod_specs.end());
+  } else if (const WorkloadKind* k = find_workload_kind(api_version, kind)) {
+    for (const PodTemplatePath& p : k->pod_specs) patterns.emplace_back(p.spec);
   }
   return patterns;
 }
 
-std::vector<BuiltinWorkloadKind> builtin_workload_kinds() {
-  std::vector<BuiltinWorkloadKind> out;
-  for (const BuiltinKind& b : builtin_kinds()) {
-    out.push_back({b.group, b.kind, !(b.group.empty() && b.kind == "Pod")});
-  }
-  for (std::string_view kind : kKubeflowKinds) out.push_back({kKubeflowGroup, kind, true});
-  return out;
-}
-
 bool is_workload_kind(std::string_view api_version, std::string_view kind,
                       const CompiledPolicy& policy) {
-  // pod_spec_patterns(...) is not empty, without building the list.
-  for (const WorkloadDecl& w : policy.policy().workloads) {
-    if (w.api_version == api_version && w.kind == kind) return !w.pod_specs.empty();
+  if (const WorkloadDecl* w = policy_workload(api_version, kind, policy)) {
+    return !w->pod_specs.empty();
   }
-  const std::string_view group = group_of(api_version);
-  for (const BuiltinKind& b : builtin_kinds()) {
-    if (b.group == group && b.kind == kind) return !b.patterns.empty();
-  }
-  return is_kubeflow_kind(api_version, kind);
+  const WorkloadKind* k = find_workload_kind(api_version, kind);
+  return k != nullptr && !k->pod_specs.empty();
 }
 
 std::vector<JsonPointer> expand_path_pattern(const Json& object, std::string_view pattern) {
   std::vector<JsonPointer> out;
-  std::vector<std::string_view> tokens = split_pattern(pattern);
-  // Kubeflow's role maps: "*ReplicaSpecs" matches every key with that suffix.
-  if (tokens.size() > 1 && tokens[1] == "*ReplicaSpecs") {
-    const Json* spec = find_member(object, tokens[0]);
-    if (spec == nullptr || !spec->is_object()) return out;
-    std::vector<std::string_view> rest(tokens.begin() + 2, tokens.end());
-    for (auto it = spec->begin(); it != spec->end(); ++it) {
-      if (!ends_with(it.key(), "ReplicaSpecs")) continue;
-      JsonPointer pointer = JsonPointer() / std::string(tokens[0]) / it.key();
-      expand(it.value(), rest, 0, pointer, out);
-    }
-    return out;
-  }
+  const std::vector<std::string_view> tokens = split_pattern(pattern);
   JsonPointer pointer;
   expand(object, tokens, 0, pointer, out);
   return out;
@@ -288,25 +290,22 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
   if (!object.is_object()) return locations;
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");
-  const bool is_lws =
-      kind == "LeaderWorkerSet" && group_of(api_version) == "leaderworkerset.x-k8s.io";
-  for (const std::string& pattern : pod_spec_patterns(api_version, kind, policy)) {
+  auto add = [&](std::string_view pattern, const PodTemplatePath* table_path) {
     for (JsonPointer& pointer : expand_path_pattern(object, pattern)) {
       PodSpecLocation loc;
       loc.is_template = !(kind == "Pod" && pattern == "spec");
       loc.metadata = pointer.parent_pointer() / "metadata";
-      loc.replicas = replicas_along(object, pointer);
-      if (is_lws && pattern.find("workerTemplate") != std::string::npos) {
-        // LeaderWorkerSet: each replica is a group of `size` pods, one of them the leader.
-        const Json* lwt = find_member(*find_member(object, "spec"), "leaderWorkerTemplate");
-        int64_t size = 1;
-        if (lwt != nullptr) size = count_member(*lwt, "size").value_or(1);
-        loc.replicas = size > 0 ? loc.replicas * (size - 1) : 0;
-      }
+      loc.replicas = table_path != nullptr ? table_replicas(object, *table_path, pointer)
+                                           : replicas_along(object, pointer);
       loc.path = dotted_path(pointer);
       loc.spec = std::move(pointer);
       locations.push_back(std::move(loc));
     }
+  };
+  if (const WorkloadDecl* w = policy_workload(api_version, kind, policy)) {
+    for (const std::string& pattern : w->pod_specs) add(pattern, nullptr);
+  } else if (const WorkloadKind* k = find_workload_kind(api_version, kind)) {
+    for (const PodTemplatePath& path : k->pod_specs) add(path.spec, &path);
   }
   return locations;
 }

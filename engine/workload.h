@@ -1,6 +1,7 @@
 #pragma once
-// Which objects are workloads and where their pod specs are (SPEC §6): built-in kinds plus the
-// policy's `workloads`, with the replica count each pod spec stands for.
+// Which objects are workloads and where their pod specs are (SPEC §6): the kinds of the table
+// (engine/workload_kinds.h) plus the policy's `workloads`, with the replica count each pod spec
+// stands for.
 //
 //   for (const PodSpecLocation& loc : find_pod_specs(deployment, policy))
 //     // loc.spec == "/spec/template/spec", loc.replicas == spec.replicas
@@ -17,26 +18,17 @@ namespace gpuadmit {
 
 struct PodSpecLocation {
   JsonPointer spec;      // the PodSpec: "/spec" for a Pod, "/spec/template/spec" for a Deployment
-  JsonPointer metadata;  // its metadata (may be absent in the object): "/metadata", "/spec/template/metadata"
+  JsonPointer metadata;  // its metadata (may be absent in the object): "/metadata",
+                         // "/spec/template/metadata"
   bool is_template = false;  // false only for a Pod's own spec
-  int64_t replicas = 1;      // pods this spec stands for (product of replicas/parallelism on the way)
-  std::string path;          // dotted form of `spec` for messages: "spec.template.spec"
+  int64_t replicas = 1;  // pods this spec stands for (product of replicas/parallelism on the way)
+  std::string path;      // dotted form of `spec` for messages: "spec.template.spec"
 };
 
-// A built-in workload kind of SPEC §6 (Kubeflow's included), for what must see it: the webhook
-// configurations' rules (render/). `templated`: its pod specs are templates (every kind but Pod),
-// so UPDATE is admitted too (SPEC §7.1).
-struct BuiltinWorkloadKind {
-  std::string_view group;  // "" is the core group
-  std::string_view kind;
-  bool templated = true;
-};
-// Every built-in kind, in the engine's table order; what is_workload_kind() accepts without a
-// policy `workloads` entry.
-std::vector<BuiltinWorkloadKind> builtin_workload_kinds();
-
-// True when (apiVersion, kind) names a workload: a built-in kind of SPEC §6 or a policy workload.
-bool is_workload_kind(std::string_view api_version, std::string_view kind, const CompiledPolicy& policy);
+// True when (apiVersion, kind) names a workload: a kind of the table with pod templates, or a
+// policy workload (which wins over the table for the apiVersion it names).
+bool is_workload_kind(std::string_view api_version, std::string_view kind,
+                      const CompiledPolicy& policy);
 
 // The pod-spec template paths (SPEC §6 syntax) for a kind, or empty when it is no workload.
 std::vector<std::string> pod_spec_patterns(std::string_view api_version, std::string_view kind,

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "engine/controllers.h"
 #include "engine/json_dump.h"
 #include "engine/pod_view.h"
 #include "engine/resources.h"
@@ -146,20 +147,6 @@ void append_spec(std::string& key, const Json& spec) {
   }
 }
 
-// True when a controller ownerReference is a DaemonSet (RequestContext::daemonset_owned).
-bool daemonset_owned(const Json* metadata) {
-  const Json* owners = metadata != nullptr ? find_member(*metadata, "ownerReferences") : nullptr;
-  if (owners == nullptr || !owners->is_array()) return false;
-  for (const Json& owner : *owners) {
-    const Json* controller = find_member(owner, "controller");
-    if (string_member(owner, "kind") == "DaemonSet" && controller != nullptr &&
-        controller->is_boolean() && controller->get<bool>()) {
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 // One pod spec's result, without its replicas (those are the object's own).
@@ -250,13 +237,17 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
   std::string key;
   if (memoize_) {
     // Everything the outcome depends on: the namespace, the kind, the object's and each pod
-    // template's annotations and labels, a DaemonSet owner, the specs (append_spec). Invalid
+    // template's annotations and labels, the controller (a DaemonSet's pods and a controller's
+    // copies are judged differently: engine/controllers.h), the specs (append_spec). Invalid
     // UTF-8 cannot be written as a key: such an object is evaluated on its own.
     try {
       key.append(ns).append("\x1f").append(api_version).append("\x1f").append(kind) += '\x1f';
       append_member(key, metadata, "annotations");
       append_member(key, metadata, "labels");
-      key += daemonset_owned(metadata) ? 'D' : '-';
+      if (const std::optional<OwnerReference> owner = controller_reference(object)) {
+        key.append(owner->api_version).append("/").append(owner->kind);
+      }
+      key += '\x1f';
       for (const PodSpecLocation& loc : locations) {
         const Json* spec_metadata =
             object.contains(loc.metadata) ? &object.at(loc.metadata) : nullptr;
@@ -287,16 +278,9 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
   workload.line = line;
   if (const Tenant* tenant = policy_.tenant_for(ns)) workload.tenant = tenant->name;
   Identity identity;
-  const Json* owners = metadata != nullptr ? find_member(*metadata, "ownerReferences") : nullptr;
-  if (owners != nullptr && owners->is_array()) {
-    for (const Json& owner : *owners) {
-      const Json* controller = find_member(owner, "controller");
-      if (controller == nullptr || !controller->is_boolean() || !controller->get<bool>()) continue;
-      const std::string_view owner_uid = string_member(owner, "uid");
-      if (!owner_uid.empty()) identity.controller.push_back(identity_by_uid(owner_uid));
-      identity.controller.push_back(
-          identity_by_name(string_member(owner, "kind"), ns, string_member(owner, "name")));
-    }
+  if (const std::optional<OwnerReference> owner = controller_reference(object)) {
+    if (!owner->uid.empty()) identity.controller.push_back(identity_by_uid(owner->uid));
+    identity.controller.push_back(identity_by_name(owner->kind, ns, owner->name));
   }
   const size_t index = input_.workloads.size();
   input_.workloads.push_back(std::move(workload));

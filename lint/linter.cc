@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/controllers.h"
 #include "engine/dra.h"
 #include "engine/pod_view.h"
 #include "engine/resources.h"
@@ -320,6 +321,10 @@ void Linter::lint_workload(const Json& object, const std::string& locate_prefix,
   options.ns = r.ns;
   options.operation = Operation::kCreate;
   options.mutate = true;
+  // As the webhook: a controller's copy (ownerReferences) is judged, never fixed
+  // (engine/controllers.h, docs/decisions.md "Controllers converge").
+  options.judge_only = template_treatment(object, Operation::kCreate, TemplateMode::kMutate) ==
+                       TemplateTreatment::kJudge;
   options.patch = false;           // lint needs the mutated object, not the webhook's JSON Patch
   options.copy_unchanged = false;  // ... and only when the mutators edited a copy
   // A mutator that fails is an error finding, even where the webhook would admit (Ignore).

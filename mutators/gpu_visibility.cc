@@ -1,5 +1,6 @@
 #include "mutators/gpu_visibility.h"
 
+#include "engine/controllers.h"
 #include "engine/gpu_visibility.h"
 #include "engine/resources.h"
 #include "mutators/mutator_support.h"
@@ -18,24 +19,27 @@ using namespace mutator_support;
 // non-GPU pods — gets NVIDIA_VISIBLE_DEVICES=void appended to its `env`, unless its `env` already
 // names the variable (GPU024 judges the value). `env` entries also take precedence over
 // `envFrom`, so a ConfigMap that carries the variable is overridden too.
-// Only on CREATE: a template's env added on UPDATE would roll every Deployment out, and is
-// rejected in a Job's immutable template; the Pods those templates create are CREATEd, and
-// get it then.
+// The same on CREATE and on an UPDATE that changed a template: a template of a workload created
+// before gpuadmit gets it with the change that rolls it out anyway, and its controller's copies
+// are never mutated (engine/controllers.h), so they stay equal to it. An ephemeral container
+// added by `kubectl debug` (pods/ephemeralcontainers) gets it too.
 class GpuVisibilityMutator final : public Mutator {
  public:
   std::string_view name() const override { return "gpu-visibility"; }
 
   bool may_change(const PodContext& ctx) const override {
     return ctx.policy->policy().enforcement.gpu_visibility == Action::kFix &&
-           (ctx.request == nullptr || ctx.request->operation == Operation::kCreate) &&
            !runs_on_every_node(ctx);
   }
+
+  bool evaluates_added_ephemeral_containers() const override { return true; }
 
   MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       bool changed = false;
       for (const ContainerRef& ref : pod.containers()) {
+        if (!in_scope(ctx.request, ref)) continue;
         if (container_may_get_gpus(pod.view(), ref, *ctx.policy)) continue;
         changed |= hide_gpus(pod.container(ref, ContainerMember::kEnv));
       }

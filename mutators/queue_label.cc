@@ -11,12 +11,15 @@ namespace {
 using namespace mutator_support;
 
 // Kueue admits a workload only when it names a LocalQueue, by the kueue.x-k8s.io/queue-name
-// label on the object Kueue manages (engine/kueue.h: the top-level object, a CronJob's
-// jobTemplate, a plain Pod). A GPU workload of a tenant whose policy names a queue, and that
-// names none itself (label, or Kueue's deprecated annotation), gets the tenant's queue. The
-// workload is a GPU workload when one of its pod specs is a GPU pod: the mutation runs per pod
-// spec and the label is written once. Only on CREATE: Kueue forbids changing the queue of a
+// label where Kueue reads it (engine/kueue.h kueue_queue_site: the object Kueue manages, a
+// CronJob's jobTemplate, or — for the pods Kueue's pod integration manages — the Pod or each
+// pod template). A GPU workload of a tenant whose policy names a queue, and that names none
+// itself (label, or Kueue's deprecated annotation), gets the tenant's queue; for a
+// workload-wide queue the mutation runs per pod spec and the label is written once, per pod
+// template only on its GPU pod templates. Only on CREATE: Kueue forbids changing the queue of a
 // workload it has admitted, and a label added to a running Job would hand it to Kueue mid-run.
+// Not when the object is judged only: its Pods do not get the label (an object with a
+// controller is queued through it).
 class QueueLabelMutator final : public Mutator {
  public:
   std::string_view name() const override { return "queue"; }
@@ -24,16 +27,19 @@ class QueueLabelMutator final : public Mutator {
   bool may_change(const PodContext& ctx) const override {
     return ctx.gpu_pod && ctx.tenant != nullptr && ctx.tenant->queue &&
            !ctx.tenant->queue->name.empty() &&
-           (ctx.request == nullptr || ctx.request->operation == Operation::kCreate);
+           (ctx.request == nullptr ||
+            (ctx.request->operation == Operation::kCreate && !ctx.request->judge_only));
   }
 
   MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const Json& object = pod.view().object();
-      const std::optional<JsonPointer> at = kueue_queue_metadata(object);
-      if (!at || !kueue_queue_name(object, *at).empty()) return false;
-      Json* labels = pod.queue_labels();  // created when absent (a jobTemplate without metadata)
+      const std::optional<QueueSite> site =
+          kueue_queue_site(object, pod.view().location(), *ctx.policy);
+      if (!site || !kueue_queue_name(object, site->metadata).empty()) return false;
+      // Created when absent (a jobTemplate or pod template without metadata).
+      Json* labels = pod.queue_labels(*ctx.policy);
       if (labels == nullptr) return false;
       (*labels)[std::string(kQueueNameLabel)] = ctx.tenant->queue->name;
       return true;

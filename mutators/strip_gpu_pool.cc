@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/scheduling.h"
 #include "mutators/mutator_support.h"
 
@@ -107,10 +108,7 @@ class StripGpuPoolMutator final : public Mutator {
       if (!may_change(ctx)) return false;
       because(ctx, "spec.enforcement.nonGpuOnGpuPool");
       const CompiledPolicy& policy = *ctx.policy;
-      if (ctx.request != nullptr &&
-          (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {
-        return false;
-      }
+      if (runs_on_every_node(ctx)) return false;
       bool changed = false;
       if (Json* tolerations = pod.spec(SpecMember::kTolerations).find()) {
         changed |= erase_if(*tolerations, [&](const Json& t) { return tolerates_pool(policy, t); });

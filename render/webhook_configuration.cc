@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "engine/workload.h"
+#include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 
 namespace gpuadmit::render {
@@ -15,11 +15,6 @@ namespace {
 // they carry no pod spec, so the engine's workload table does not name them.
 constexpr std::string_view kDraGroup = "resource.k8s.io";
 constexpr std::string_view kDraKinds[] = {"ResourceClaim", "ResourceClaimTemplate"};
-
-std::string_view group_of(std::string_view api_version) {
-  const auto slash = api_version.find('/');
-  return slash == std::string_view::npos ? std::string_view{} : api_version.substr(0, slash);
-}
 
 std::string_view version_of(std::string_view api_version) {
   const auto slash = api_version.find('/');
@@ -32,12 +27,19 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 bool is_vowel(char c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
 
-Json operations(bool update) {
-  return update ? Json::array({"CREATE", "UPDATE"}) : Json::array({"CREATE"});
+// The kinds one webhook receives: with TemplateMode::kValidate the mutating webhook leaves
+// workload templates to the validating one.
+std::vector<AdmittedKind> kinds_for(const CompiledPolicy& policy, bool mutating,
+                                    TemplateMode templates) {
+  std::vector<AdmittedKind> kinds = admitted_kinds(policy);
+  if (mutating && templates == TemplateMode::kValidate) {
+    std::erase_if(kinds, [](const AdmittedKind& k) { return k.templated; });
+  }
+  return kinds;
 }
 
 Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
-             const CompiledPolicy& policy, const WebhookTarget& target) {
+             const CompiledPolicy& policy, const WebhookTarget& target, bool mutating) {
   Json client_config = Json::object();
   client_config["service"] = {
       {"namespace", target.ns}, {"name", target.service}, {"path", path}, {"port", 443}};
@@ -48,7 +50,7 @@ Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
   w["name"] = name;
   w["admissionReviewVersions"] = Json::array({"v1"});
   w["clientConfig"] = std::move(client_config);
-  w["rules"] = webhook_rules(admitted_kinds(policy));
+  w["rules"] = webhook_rules(kinds_for(policy, mutating, target.templates));
   w["failurePolicy"] = target.failure_policy;
   w["matchPolicy"] = "Equivalent";
   // kubernetes.io/metadata.name is set on every namespace by the API server (1.21+,
@@ -92,19 +94,36 @@ std::string plural_resource(std::string_view kind) {
 std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy) {
   std::vector<AdmittedKind> kinds;
   auto add = [&](std::string_view group, std::string_view version, std::string_view kind,
-                 bool update) {
+                 std::string resource, std::vector<std::string> operations, bool templated) {
     for (const AdmittedKind& k : kinds) {
-      if (k.group == group && k.kind == kind && (k.version == "*" || k.version == version)) return;
+      if (k.group == group && k.resource == resource &&
+          (k.version == "*" || k.version == version)) {
+        return;
+      }
     }
     kinds.push_back({std::string(group), std::string(version), std::string(kind),
-                     plural_resource(kind), update});
+                     std::move(resource), std::move(operations), templated});
   };
-  for (const BuiltinWorkloadKind& k : builtin_workload_kinds()) {
-    add(k.group, "*", k.kind, k.templated);
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (k.pod_specs.empty()) continue;  // known as a controller only: nothing to evaluate
+    const bool pod = k.group.empty() && k.kind == "Pod";
+    if (pod) {
+      add(k.group, "*", k.kind, std::string(k.resource), {"CREATE"}, false);
+    } else {
+      add(k.group, "*", k.kind, std::string(k.resource), {"CREATE", "UPDATE"}, true);
+    }
+    for (std::string_view sub : k.subresources) {
+      add(k.group, "*", k.kind, std::string(k.resource) + "/" + std::string(sub), {"UPDATE"},
+          false);
+    }
   }
-  for (std::string_view kind : kDraKinds) add(kDraGroup, "*", kind, false);
+  for (std::string_view kind : kDraKinds) {
+    add(kDraGroup, "*", kind, plural_resource(kind), {"CREATE"}, false);
+  }
   for (const WorkloadDecl& w : policy.policy().workloads) {
-    if (!w.pod_specs.empty()) add(group_of(w.api_version), version_of(w.api_version), w.kind, true);
+    if (w.pod_specs.empty()) continue;
+    add(api_group_of(w.api_version), version_of(w.api_version), w.kind, plural_resource(w.kind),
+        {"CREATE", "UPDATE"}, true);
   }
   return kinds;
 }
@@ -112,17 +131,18 @@ std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy) {
 Json webhook_rules(const std::vector<AdmittedKind>& kinds) {
   Json rules = Json::array();
   for (const AdmittedKind& k : kinds) {
+    const Json operations = k.operations;
     Json* rule = nullptr;
     for (Json& r : rules) {
       if (r["apiGroups"][0] == k.group && r["apiVersions"][0] == k.version &&
-          r["operations"] == operations(k.update)) {
+          r["operations"] == operations) {
         rule = &r;
       }
     }
     if (rule == nullptr) {
       rules.push_back({{"apiGroups", {k.group}},
                        {"apiVersions", {k.version}},
-                       {"operations", operations(k.update)},
+                       {"operations", operations},
                        {"resources", Json::array()},
                        {"scope", "Namespaced"}});
       rule = &rules.back();
@@ -141,7 +161,7 @@ std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy, std::
 }
 
 Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
-  Json w = webhook("mutate.gpuadmit.io", "/mutate", 2, policy, target);
+  Json w = webhook("mutate.gpuadmit.io", "/mutate", 2, policy, target, true);
   // A later webhook may add a container or a toleration gpuadmit must see again.
   w["reinvocationPolicy"] = "IfNeeded";
   return configuration("MutatingWebhookConfiguration", target, std::move(w));
@@ -149,7 +169,7 @@ Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookT
 
 Json validating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
   return configuration("ValidatingWebhookConfiguration", target,
-                       webhook("validate.gpuadmit.io", "/validate", 3, policy, target));
+                       webhook("validate.gpuadmit.io", "/validate", 3, policy, target, false));
 }
 
 }  // namespace gpuadmit::render

@@ -1,8 +1,8 @@
 #pragma once
 // The MutatingWebhookConfiguration and ValidatingWebhookConfiguration that route a cluster's
-// reviews to gpuadmit (SPEC §7), built from the engine's own table of workload kinds
-// (engine/workload.h) and the policy. charts/gpuadmit makes the same objects; the chart test
-// (tests/k8s/chart_test.sh) checks that they agree.
+// reviews to gpuadmit (SPEC §7), built from the engine's table of workload kinds
+// (engine/workload_kinds.h) and the policy. charts/gpuadmit makes the same objects; the chart
+// test (tests/k8s/chart_test.mjs) checks that they agree.
 //
 //   WebhookTarget target{.ns = "gpuadmit", .service = "gpuadmit"};
 //   Json mutating = mutating_webhook_configuration(policy, target);
@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/json.h"
 #include "policies/compiled_policy.h"
 
@@ -22,26 +23,34 @@ struct WebhookTarget {
   std::string service = "gpuadmit";  // the Service's name; also the configurations' name
   std::string ca_bundle;             // base64 PEM; empty: no caBundle (cert-manager injects it)
   std::string failure_policy = "Fail";
+  // kValidate (`render --templates validate`, GitOps): the mutating webhook gets Pods only
+  // (and their ephemeral containers); workload templates go to the validating webhook alone.
+  TemplateMode templates = TemplateMode::kMutate;
 };
 
 // The label that opts an object out of both webhooks ("true").
 inline constexpr std::string_view kIgnoreLabel = "gpuadmit.io/ignore";
 
-// A kind the webhooks receive: its API group, the resource (plural) and the operations.
+// A kind the webhooks receive: its API group, the resource (plural, or resource/subresource)
+// and the operations.
 struct AdmittedKind {
   std::string group;
-  std::string version;  // "*" for built-in kinds (matched in any version), else the policy's
+  std::string version;  // "*" for the table's kinds (matched in any version), else the policy's
   std::string kind;
-  std::string resource;
-  bool update = false;  // UPDATE admitted as well as CREATE
+  std::string resource;                 // "deployments", "pods/ephemeralcontainers"
+  std::vector<std::string> operations;  // "CREATE", "UPDATE"
+  bool templated = false;               // a workload with pod templates (not a Pod, not DRA)
 };
 
-// What the webhooks see: the engine's built-in workload kinds, the DRA kinds (issue 13) and the
-// policy's `workloads`, without duplicates, in that order.
+// What the webhooks see: the table's kinds with pod templates and the subresources it names
+// (engine/workload_kinds.h), the DRA kinds (issue 13) and the policy's `workloads`, without
+// duplicates, in that order. Pods: CREATE; pods/ephemeralcontainers: UPDATE; templated kinds:
+// CREATE and UPDATE; DRA claims: CREATE.
 std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy);
 
-// The Kubernetes resource name of a kind, by the convention CRD generators follow (kubebuilder,
-// controller-gen: lower case, English plural): TFJob → tfjobs, Policy → policies, Mesh → meshes.
+// The Kubernetes resource name of a policy `workloads` kind, by the convention CRD generators
+// follow (kubebuilder, controller-gen: lower case, English plural): TrainingRun → trainingruns,
+// Policy → policies, Mesh → meshes. The table's kinds carry their own resource.
 std::string plural_resource(std::string_view kind);
 
 // The webhook rules (RuleWithOperations) for the kinds: one rule per API group, version and set

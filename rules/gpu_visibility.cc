@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/gpu_visibility.h"
 #include "engine/workload.h"
 #include "rules/rule_support.h"
@@ -60,6 +61,10 @@ class GpuVisibilityRule final : public Rule {
   }
   Action default_action() const override { return Action::kDeny; }
 
+  // Also the ephemeral containers `kubectl debug` adds (pods/ephemeralcontainers): a debug image
+  // is as able to see the node's GPUs as any other.
+  bool evaluates_added_ephemeral_containers() const override { return true; }
+
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
     if (runs_on_every_node(ctx)) return;
@@ -68,7 +73,7 @@ class GpuVisibilityRule final : public Rule {
     std::string with_gpu;  // the first container that requests GPUs, for the message
     for (const ContainerRef& ref : pod.containers()) {
       if (!container_may_get_gpus(pod, ref, policy)) {
-        without_gpu.push_back(&ref);
+        if (in_scope(ctx.request, ref)) without_gpu.push_back(&ref);
       } else if (with_gpu.empty()) {
         with_gpu = container_label(ref);
       }
@@ -78,7 +83,9 @@ class GpuVisibilityRule final : public Rule {
       check_env(pod, *ref, who, out);
       check_mounts(pod, *ref, who, out);
     }
-    if (!with_gpu.empty()) return;
+    // The pod's own settings were judged at its CREATE and an ephemeral-container UPDATE
+    // cannot change them.
+    if (!with_gpu.empty() || (ctx.request != nullptr && ctx.request->ephemeral_update)) return;
     check_runtime_class(pod, policy, out);
     check_cdi_annotations(pod, out);
   }

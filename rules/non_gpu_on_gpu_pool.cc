@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/controllers.h"
 #include "engine/scheduling.h"
 #include "rules/rule_support.h"
 
@@ -62,10 +63,7 @@ class NonGpuOnGpuPoolRule final : public Rule {
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
     if (ctx.gpu_pod) return;
-    if (ctx.request != nullptr &&
-        (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet")) {
-      return;
-    }
+    if (runs_on_every_node(ctx)) return;
     const CompiledPolicy& policy = *ctx.policy;
     const Json& spec = pod.spec();
     const std::string& path = pod.location().path;

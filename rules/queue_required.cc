@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "engine/kueue.h"
-#include "engine/resources.h"
 #include "engine/workload.h"
 #include "rules/rule_support.h"
 
@@ -14,20 +13,6 @@ namespace gpuadmit {
 namespace {
 
 using namespace rule_support;
-
-// True when a pod spec of the object before this one is a GPU pod: the workload's missing
-// queue is reported once, at its first GPU pod spec.
-bool earlier_gpu_pod_spec(const PodView& pod, const CompiledPolicy& policy) {
-  const Json& object = pod.object();
-  for (const PodSpecLocation& location : find_pod_specs(object, policy)) {
-    if (location.spec == pod.location().spec) return false;
-    auto made = PodView::make(object, location);
-    if (made && is_gpu_pod(*made, policy)) {
-      return true;
-    }
-  }
-  return false;
-}
 
 class QueueRequiredRule final : public Rule {
  public:
@@ -48,14 +33,16 @@ class QueueRequiredRule final : public Rule {
     // Only new workloads: one admitted before the requirement keeps running and may be updated.
     if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate) return;
     const Json& object = pod.object();
-    const std::optional<JsonPointer> at = kueue_queue_metadata(object);
-    if (!at || !kueue_queue_name(object, *at).empty()) return;
-    if (earlier_gpu_pod_spec(pod, *ctx.policy)) return;
+    const std::optional<QueueSite> site = kueue_queue_site(object, pod.location(), *ctx.policy);
+    if (!site || !kueue_queue_name(object, site->metadata).empty()) return;
+    // A workload-wide queue is reported once, at the first GPU pod spec (the pipeline tells).
+    if (!site->per_pod_spec && ctx.earlier_gpu_pod_spec) return;
+    const JsonPointer& at = site->metadata;
     out.push_back(Violation{
         "tenant " + ctx.tenant->name +
             " runs GPU workloads through Kueue, but this one names no LocalQueue; set the label " +
             std::string(kQueueNameLabel) + " to one of the tenant's LocalQueues",
-        dotted_path(*at) + ".labels[\"" + std::string(kQueueNameLabel) + "\"]"});
+        dotted_path(at) + ".labels[\"" + std::string(kQueueNameLabel) + "\"]"});
   }
 };
 

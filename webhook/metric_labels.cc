@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "engine/workload_kinds.h"
+
 namespace gpuadmit::webhook {
 namespace {
 
@@ -25,27 +27,10 @@ std::string_view operation_label(std::string_view operation) {
 }
 
 std::string_view kind_label(std::string_view kind) {
-  // engine/workload.cc's builtin_kinds() and kKubeflowKinds.
-  static constexpr std::array<std::string_view, 19> kKinds = {"Pod",
-                                                              "ReplicationController",
-                                                              "Deployment",
-                                                              "ReplicaSet",
-                                                              "StatefulSet",
-                                                              "DaemonSet",
-                                                              "Job",
-                                                              "CronJob",
-                                                              "JobSet",
-                                                              "RayCluster",
-                                                              "RayJob",
-                                                              "RayService",
-                                                              "LeaderWorkerSet",
-                                                              "TFJob",
-                                                              "PyTorchJob",
-                                                              "MPIJob",
-                                                              "XGBoostJob",
-                                                              "PaddleJob",
-                                                              "MXJob"};
-  return closed(kind, kKinds);
+  // The kinds of the engine's table (engine/workload_kinds.h); a policy's own kinds are "other".
+  if (kind.empty()) return kind;
+  const std::string_view known = known_kind_name(kind);
+  return known.empty() ? kOther : known;
 }
 
 }  // namespace gpuadmit::webhook

@@ -11,8 +11,8 @@ namespace gpuadmit::webhook {
 
 // CREATE, UPDATE, DELETE, CONNECT; "" when absent; "other" for anything else.
 std::string_view operation_label(std::string_view operation);
-// The kinds of SPEC §6 (engine/workload.cc) and the Kubeflow training jobs; "" when absent;
-// "other" for anything else (a policy's own workload kinds included).
+// A kind of the engine's table (engine/workload_kinds.h); "" when absent; "other" for anything
+// else (a policy's own workload kinds included).
 std::string_view kind_label(std::string_view kind);
 
 }  // namespace gpuadmit::webhook

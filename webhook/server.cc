@@ -392,8 +392,8 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
     return refuse_review(endpoint_name, 415, "Content-Type must be application/json", remote, -1);
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
-  AdmissionResult result =
-      handle_admission_review_text(body, endpoint, pipeline, *current, config.claims);
+  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current,
+                                                        config.claims, config.templates);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)

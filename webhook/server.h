@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/expected.h"
 #include "engine/pipeline.h"
 #include "webhook/log.h"
@@ -59,6 +60,9 @@ struct ServerConfig {
   // exposition by `extra_metrics`.
   const ClaimResolver* claims = nullptr;
   std::function<void(std::string&)> extra_metrics;
+  // `serve --templates`: whether workload templates are mutated or only judged (GitOps;
+  // engine/controllers.h TemplateMode, docs/install.md).
+  TemplateMode templates = TemplateMode::kMutate;
 };
 
 // "HOST:PORT", ":PORT" (all IPv4 interfaces) or "[V6]:PORT"; port 0 picks a free port.

@@ -6,7 +6,8 @@
 //   claims.yaml     ResourceClaims / ResourceClaimTemplates the pod's DRA claims resolve to
 //                   (optional), as lint reads them beside the input (docs/dra.md)
 //   request.yaml    the AdmissionRequest's fields around the object (optional): `userInfo`
-// Each case runs through the pipeline as the mutating webhook does; the JSON Patch must turn the
+// Each case runs through the pipeline as the mutating webhook does (a controller's copy judged,
+// never patched: case 144); the JSON Patch must turn the
 // input into expected.yaml with nlohmann's RFC 6902 implementation and with kubectl's (Go
 // json-patch, the API server's), and running expected.yaml again must patch nothing.
 
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/pipeline.h"
 #include "lint/manifest_claims.h"
 #include "mutators/all_mutators.h"
@@ -107,11 +109,18 @@ const Pipeline& pipeline() {
   return p;
 }
 
+// The options the webhook's codec gives a CREATE (engine/admission.cc): on /mutate an object
+// with a controller is judged, never patched (engine/controllers.h); /validate judges every
+// template as mutated, a Pod as it is.
 EvaluateOptions options(const GoldenCase& c, bool mutate) {
   EvaluateOptions o;
   o.ns = c.ns;
   o.operation = Operation::kCreate;
-  o.mutate = mutate;
+  const bool pod = c.input.is_object() && c.input.value("kind", "") == "Pod";
+  o.mutate = mutate || !pod;
+  o.judge_only = mutate ? template_treatment(c.input, Operation::kCreate, TemplateMode::kMutate) ==
+                              TemplateTreatment::kJudge
+                        : !pod;
   o.claims = c.claims.get();
   o.username = c.username;
   return o;

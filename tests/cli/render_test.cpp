@@ -53,6 +53,29 @@ TEST_CASE("render: --namespace, --service, --failure-policy and --ca-bundle") {
   std::remove(ca.c_str());
 }
 
+// GitOps (docs/install.md): with --templates validate the mutating webhook is sent Pods, their
+// ephemeral containers and the DRA claims; the validating one every kind.
+TEST_CASE("render: --templates validate keeps workload kinds out of the mutating webhook") {
+  auto r = testing::run_command(kBinary + " render --templates validate");
+  CHECK(r.exit_code == 0);
+  const size_t mutating = r.out.find("kind: MutatingWebhookConfiguration");
+  const size_t validating = r.out.find("kind: ValidatingWebhookConfiguration");
+  REQUIRE(mutating != std::string::npos);
+  REQUIRE(validating != std::string::npos);
+  const std::string m = r.out.substr(mutating, validating - mutating);
+  const std::string v = r.out.substr(validating);
+  for (const char* resource : {"- pods\n", "- pods/ephemeralcontainers\n", "- resourceclaims\n"}) {
+    CHECK(count(m, resource) == 1);
+    CHECK(count(v, resource) == 1);
+  }
+  for (const char* resource : {"- deployments\n", "- jobs\n", "- jaxjobs\n"}) {
+    CHECK(count(m, resource) == 0);
+    CHECK(count(v, resource) >= 1);
+  }
+  const auto mutate = testing::run_command(kBinary + " render --templates mutate");
+  CHECK(mutate.out == testing::run_command(kBinary + " render").out);
+}
+
 TEST_CASE("render: bad input exits 2 with a message") {
   struct Case {
     std::string args, err;
@@ -74,6 +97,8 @@ TEST_CASE("render: bad input exits 2 with a message") {
        "gpuadmit render: " + not_pem +
            ": not a PEM certificate (no \"-----BEGIN CERTIFICATE-----\"); give the CA that "
            "signed the serving certificate, e.g. ca.crt from gpuadmit certs\n"},
+      {"--templates sometimes",
+       "gpuadmit render: --templates must be mutate or validate, not \"sometimes\"\n"},
       {"--colour blue", "gpuadmit render: unknown flag --colour\n"},
       {"extra", "gpuadmit render: unexpected argument \"extra\"\n"},
   };

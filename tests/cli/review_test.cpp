@@ -99,6 +99,13 @@ TEST_CASE("review: GPU versions of the API fixtures: the patch applies and is id
     INFO(file);
     Json object = Json::parse(testing::slurp(kFixtures + file));
     object.at(JsonPointer(spec + "/containers/0/resources/limits"))["nvidia.com/gpu"] = "1";
+    if (spec != "/spec") {
+      // The fixtures name a controller (ownerReferences kindValue, controller: true): a copy a
+      // controller made is judged, never patched (docs/decisions.md, "Controllers converge").
+      const Json copy = run_review(review_of(object));
+      CHECK_FALSE(copy["response"].contains("patch"));
+      object["metadata"].erase("ownerReferences");
+    }
     const Json answer = run_review(review_of(object));
     const Json& response = answer["response"];
     CHECK(response["uid"] == "7f0b2c3e-1");
@@ -203,6 +210,21 @@ TEST_CASE(
                                   "response":{"uid":"uidValue","allowed":true}})"));
 }
 
+TEST_CASE("review: --templates validate judges a workload's template without patching it") {
+  const Json deployment = Json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[
+      {"name":"c","image":"cuda","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}}}})");
+  auto r =
+      testing::run_command(kBinary + " review --templates validate", review_of(deployment).dump());
+  CHECK(r.exit_code == 0);
+  CHECK(Json::parse(r.out)["response"] ==
+        Json::parse(R"({"uid":"7f0b2c3e-1","allowed":true,"auditAnnotations":{"class":"gpu"}})"));
+  auto bad =
+      testing::run_command(kBinary + " review --templates never", review_of(deployment).dump());
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err == "gpuadmit review: --templates must be mutate or validate, not \"never\"\n");
+}
+
 TEST_CASE("review: DELETE, CONNECT, Pod UPDATE and subresources are allowed untouched") {
   const Json pod = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
     "spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
@@ -257,8 +279,7 @@ TEST_CASE("review: malformed input exits 2 with a clear message") {
   CHECK(usage.err == "gpuadmit review: --endpoint must be mutate or validate, not \"both\"\n");
   auto claims = testing::run_command(kBinary + " review --claims /nonexistent/claims.yaml", "{}");
   CHECK(claims.exit_code == 2);
-  CHECK(claims.err ==
-        "gpuadmit review: --claims /nonexistent/claims.yaml: cannot open the file\n");
+  CHECK(claims.err == "gpuadmit review: --claims /nonexistent/claims.yaml: cannot open the file\n");
 }
 
 // --claims: the pod's DRA claim resolves to a template of the given manifests (docs/dra.md).

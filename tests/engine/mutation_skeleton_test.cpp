@@ -8,9 +8,15 @@
 
 #include "engine/json_diff.h"
 #include "engine/mutation_skeleton.h"
+#include "tests/support/fixtures.h"
 
 namespace gpuadmit {
 namespace {
+
+const CompiledPolicy& no_workloads() {
+  static const PolicyPtr policy = testing::amd_gpu_policy();
+  return *policy;
+}
 
 PodSpecLocation location(const std::string& spec, const std::string& metadata) {
   PodSpecLocation l;
@@ -78,12 +84,26 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":<discarded>,"spec":)"
        R"({"jobTemplate":{"metadata":{"labels":{"c":"d"},"name":<discarded>},"spec":{"template":)"
        R"({"spec":{"containers":[{"name":<discarded>,"env":null}]}}}}}})"},
-      {"a Pod of a controller: Kueue reads its owner's queue, its labels are not copied",
+      {"a Pod of a ReplicaSet: Kueue reads its owner's queue, its labels are not copied",
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"ownerReferences":[
-           {"kind":"ReplicaSet","controller":true}]},"spec":{"containers":[]}})",
+           {"apiVersion":"apps/v1","kind":"ReplicaSet","controller":true}]},"spec":{"containers":[]}})",
        {location("/spec", "/metadata")},
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":<discarded>,)"
        R"("ownerReferences":<discarded>},"spec":{"containers":[]}})"},
+      {"a Pod of a controller gpuadmit does not know (Argo Workflows): Kueue's pod integration "
+       "reads its own labels",
+       R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"ownerReferences":[
+           {"apiVersion":"argoproj.io/v1alpha1","kind":"Workflow","controller":true}]},
+           "spec":{"containers":[]}})",
+       {location("/spec", "/metadata")},
+       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":{"a":"b"},)"
+       R"("ownerReferences":<discarded>},"spec":{"containers":[]}})"},
+      {"a ReplicaSet of no controller: its pods are the pod integration's, the template's labels",
+       R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"labels":{"a":"b"}},
+           "spec":{"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[]}}}})",
+       {location("/spec/template/spec", "/spec/template/metadata")},
+       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":<discarded>,"spec":{"template":)"
+       R"({"metadata":{"labels":{"app":"x"}},"spec":{"containers":[]}}}})"},
       {"a location whose path is missing or runs through a scalar",
        R"({"spec":{"template":7}})",
        {location("/spec/template/spec", "/spec/template/metadata"),
@@ -93,7 +113,7 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
   for (const Case& c : cases) {
     INFO(c.name);
     const Json object = Json::parse(c.object);
-    const Json skeleton = mutation_skeleton(object, c.locations);
+    const Json skeleton = mutation_skeleton(object, c.locations, no_workloads());
     CHECK(skeleton.dump() == c.skeleton);
     // Unedited, the object equals its skeleton: placeholders match anything.
     const JsonDiff diff = json_diff(skeleton, object, PatchForm::kText);
@@ -107,8 +127,8 @@ TEST_CASE("mutation skeleton: edits of what mutators write come out as Json::dif
       R"({"kind":"Deployment","metadata":{"name":"d"},"spec":{"template":{"spec":{
           "containers":[{"name":"c","image":"i","resources":{"limits":{"nvidia.com/gpu":1}}}],
           "nodeSelector":{"pool":"a100","zone":"x"}}}}})");
-  const Json skeleton =
-      mutation_skeleton(before, {location("/spec/template/spec", "/spec/template/metadata")});
+  const Json skeleton = mutation_skeleton(
+      before, {location("/spec/template/spec", "/spec/template/metadata")}, no_workloads());
   Json after = before;
   Json& spec = after["spec"]["template"]["spec"];
   spec["containers"][0]["resources"]["requests"] = {{"nvidia.com/gpu", 1}};

@@ -160,6 +160,8 @@ function checkWiring(objects, values, where) {
   check(args[0] === "serve", `${where}: the container runs gpuadmit serve`);
   check(flag("listen") === `:${values.server.port}` && flag("metrics-listen") === `:${values.server.metricsPort}`,
     `${where}: --listen and --metrics-listen match the container ports`);
+  check(flag("templates") === values.webhook.templates,
+    `${where}: the server's --templates is webhook.templates (${values.webhook.templates}), as the mutating webhook's rules are`);
 
   // Webhooks → Service.
   for (const [kind, path] of [["MutatingWebhookConfiguration", "/mutate"], ["ValidatingWebhookConfiguration", "/validate"]]) {
@@ -286,7 +288,7 @@ for (const file of ciFiles) {
   const policyFile = join(scratch, `${file}.policy.yaml`);
   writeFileSync(policyFile, policyText(values));
   const r = run(gpuadmit, ["render", "--policy", policyFile, "--namespace", NAMESPACE, "--service", RELEASE,
-    "--failure-policy", values.webhook.failurePolicy]);
+    "--failure-policy", values.webhook.failurePolicy, "--templates", values.webhook.templates]);
   check(r.code === 0, `gpuadmit render for ci/${file}: ${r.out}`);
   const fromRender = r.code === 0 ? parseStream(r.out) : [];
   for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {

@@ -67,15 +67,40 @@ TEST_CASE("mutator gpu-visibility: containers that request no GPU get NVIDIA_VIS
       });
 }
 
-TEST_CASE("mutator gpu-visibility: DaemonSet pods, UPDATE and the policy switch",
-          "[mutators][gpu-visibility]") {
+TEST_CASE(
+    "mutator gpu-visibility: DaemonSet pods, UPDATE, ephemeral containers and the policy "
+    "switch",
+    "[mutators][gpu-visibility]") {
   auto mutator = make_gpu_visibility_mutator();
+  CHECK(mutator->evaluates_added_ephemeral_containers());
   const std::string input = pod(R"([{"name":"c"}])");
   auto fix = policy_from_yaml(fleet_policy());
   run_mutation_cases(*mutator, fix, {{"DaemonSet-owned pod", "default", input, ""}},
                      [](RequestContext& r) { r.daemonset_owned = true; });
-  run_mutation_cases(*mutator, fix, {{"UPDATE", "default", input, ""}},
+  // A template that an UPDATE changed gets what a CREATE gives it (docs/decisions.md,
+  // "Controllers converge"); unchanged templates never reach the mutators.
+  const std::string deployment =
+      R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+          "spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}})";
+  run_mutation_cases(*mutator, fix,
+                     {{"UPDATE of a template", "default", deployment,
+                       R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+                           "spec":{"template":{"spec":{"containers":[{"name":"c","env":)" +
+                           void_env() + "}]}}}}"}},
                      [](RequestContext& r) { r.operation = Operation::kUpdate; });
+  // pods/ephemeralcontainers: only the ephemeral container the UPDATE adds.
+  const std::string debugged =
+      pod(R"([{"name":"c"}])", R"(,"ephemeralContainers":[{"name":"old"},{"name":"dbg"}])");
+  run_mutation_cases(*mutator, fix,
+                     {{"the added ephemeral container only", "default", debugged,
+                       pod(R"([{"name":"c"}])", R"(,"ephemeralContainers":[{"name":"old"},)"
+                                                R"({"name":"dbg","env":)" +
+                                                    void_env() + "}]")}},
+                     [](RequestContext& r) {
+                       r.operation = Operation::kUpdate;
+                       r.ephemeral_update = true;
+                       r.added_ephemeral_containers = {"dbg"};
+                     });
   for (const char* mode : {"deny", "warn", "off"}) {
     std::string yaml = fleet_policy();
     yaml += "    gpuVisibility: ";

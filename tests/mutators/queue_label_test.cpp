@@ -48,11 +48,16 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
            job(R"(,"ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
                "name":"js","uid":"u","controller":true}])"),
            ""},
-          {"a Job of a CronJob is queued as a Job", "ml-a",
-           job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
+          {"a Job of a CronJob: the CronJob's jobTemplate carries the queue (its labels are the "
+           "Job's)",
+           "ml-a", job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
                "uid":"u","controller":true}])"),
-           job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
-               "uid":"u","controller":true}],)" +
+           ""},
+          {"a Job of a controller gpuadmit does not know: Kueue manages it as a Job", "ml-a",
+           job(R"(,"ownerReferences":[{"apiVersion":"example.com/v1","kind":"Pipeline",
+               "name":"p","uid":"u","controller":true}])"),
+           job(R"(,"ownerReferences":[{"apiVersion":"example.com/v1","kind":"Pipeline",
+               "name":"p","uid":"u","controller":true}],)" +
                std::string(kLabel))},
           {"a CronJob: on its jobTemplate, whose metadata is created", "ml-a",
            R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":
@@ -72,11 +77,34 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
                "spec":{"containers":[)" +
                std::string(kGpu) + "]}}",
            ""},
-          {"a kind Kueue does not manage (DaemonSet)", "ml-a",
+          {"a Pod of a controller gpuadmit does not know: Kueue's pod integration reads its own "
+           "labels",
+           "ml-a",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
+               {"apiVersion":"argoproj.io/v1alpha1","kind":"Workflow","name":"w","uid":"u",
+               "controller":true}]},"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
+               {"apiVersion":"argoproj.io/v1alpha1","kind":"Workflow","name":"w","uid":"u",
+               "controller":true}],)" +
+               std::string(kLabel) + R"(},"spec":{"containers":[)" + std::string(kGpu) + "]}}"},
+          {"a kind Kueue does not integrate (DaemonSet): on the pod template, for its pods", "ml-a",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},
                "spec":{"template":{"spec":{"containers":[)" +
                std::string(kGpu) + "]}}}}",
-           ""},
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},
+               "spec":{"template":{"spec":{"containers":[)" +
+               std::string(kGpu) + "]},\"metadata\":{" + std::string(kLabel) + "}}}}"},
+          {"a Volcano Job: each GPU task's template, not the CPU one's", "ml-a",
+           R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"v"},
+               "spec":{"tasks":[{"template":{"spec":{"containers":[{"name":"cpu"}]}}},
+               {"template":{"metadata":{"labels":{"role":"w"}},"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}}]}}",
+           R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"v"},
+               "spec":{"tasks":[{"template":{"spec":{"containers":[{"name":"cpu"}]}}},
+               {"template":{"metadata":{"labels":{"role":"w","kueue.x-k8s.io/queue-name":
+               "team-ml"}},"spec":{"containers":[)" +
+               std::string(kGpu) + "]}}}]}}"},
           {"a RayCluster with a CPU head and GPU workers: labelled once", "ml-a",
            R"({"apiVersion":"ray.io/v1","kind":"RayCluster","metadata":{"name":"r"},"spec":{
                "headGroupSpec":{"template":{"spec":{"containers":[{"name":"head"}]}}},
@@ -90,6 +118,10 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
       });
   run_mutation_cases(*mutator, policy, {{"UPDATE: never relabelled", "ml-a", job(""), ""}},
                      [](RequestContext& r) { r.operation = Operation::kUpdate; });
+  run_mutation_cases(
+      *mutator, policy,
+      {{"judged only (a copy, --templates validate): its Pods get no label", "ml-a", job(""), ""}},
+      [](RequestContext& r) { r.judge_only = true; });
 }
 
 }  // namespace

@@ -3,15 +3,19 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "engine/workload.h"
+#include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 #include "render/webhook_configuration.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/process.h"
 
 namespace gpuadmit {
 namespace {
@@ -158,6 +162,7 @@ TEST_CASE("render: the webhook configurations, exactly") {
   const Json mutating = render::mutating_webhook_configuration(*policy, target);
   const Json rules = Json::parse(R"([
     {"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"},
+    {"apiGroups": [""], "apiVersions": ["*"], "operations": ["UPDATE"], "resources": ["pods/ephemeralcontainers"], "scope": "Namespaced"},
     {"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["replicationcontrollers"], "scope": "Namespaced"},
     {"apiGroups": ["apps"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"], "scope": "Namespaced"},
     {"apiGroups": ["batch"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs", "cronjobs"], "scope": "Namespaced"},
@@ -165,7 +170,7 @@ TEST_CASE("render: the webhook configurations, exactly") {
     {"apiGroups": ["ray.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["rayclusters", "rayjobs", "rayservices"], "scope": "Namespaced"},
     {"apiGroups": ["batch.volcano.sh"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"], "scope": "Namespaced"},
     {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["leaderworkersets"], "scope": "Namespaced"},
-    {"apiGroups": ["kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["tfjobs", "pytorchjobs", "mpijobs", "xgboostjobs", "paddlejobs", "mxjobs"], "scope": "Namespaced"},
+    {"apiGroups": ["kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["tfjobs", "pytorchjobs", "mpijobs", "xgboostjobs", "paddlejobs", "mxjobs", "jaxjobs"], "scope": "Namespaced"},
     {"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["resourceclaims", "resourceclaimtemplates"], "scope": "Namespaced"},
     {"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["trainingruns"], "scope": "Namespaced"},
     {"apiGroups": ["batch.example.com"], "apiVersions": ["v2"], "operations": ["CREATE", "UPDATE"], "resources": ["batchpolicies"], "scope": "Namespaced"}
@@ -210,29 +215,42 @@ TEST_CASE("render: cluster_objects in apply order") {
 }
 
 // The coverage contract, from the engine's side: a rule for every kind the engine evaluates
-// (its built-in table and the policy's workloads), with UPDATE exactly for templated kinds; and
-// every resource a rule names is one the engine evaluates (is_workload_kind) or a DRA kind.
+// (the table's kinds with pod templates, their subresources, the policy's workloads), with
+// UPDATE for templated kinds; and every resource a rule names is one the engine evaluates
+// (is_workload_kind) or a DRA kind.
 TEST_CASE("render: the webhook rules cover exactly the kinds gpuadmit evaluates") {
   auto policy = policy_from_yaml(kPolicy);
   const Json rules = render::webhook_rules(render::admitted_kinds(*policy));
-  // group, version, resource, UPDATE
-  std::set<std::tuple<std::string, std::string, std::string, bool>> covered;
+  // group, version, resource, operations
+  std::set<std::tuple<std::string, std::string, std::string, Json>> covered;
   for (const Json& rule : rules) {
     REQUIRE(rule["apiGroups"].size() == 1);
     REQUIRE(rule["apiVersions"].size() == 1);
     CHECK(rule["scope"] == "Namespaced");
-    const bool update = rule["operations"] == Json::array({"CREATE", "UPDATE"});
-    CHECK((update || rule["operations"] == Json::array({"CREATE"})));
     for (const Json& resource : rule["resources"]) {
-      CHECK(covered.emplace(rule["apiGroups"][0], rule["apiVersions"][0], resource, update).second);
+      CHECK(covered
+                .emplace(rule["apiGroups"][0], rule["apiVersions"][0], resource, rule["operations"])
+                .second);
     }
   }
+  const Json create = Json::array({"CREATE"}), update = Json::array({"UPDATE"});
+  const Json both = Json::array({"CREATE", "UPDATE"});
   size_t expected = 0;
-  for (const BuiltinWorkloadKind& k : builtin_workload_kinds()) {
+  for (const WorkloadKind& k : workload_kinds()) {
     INFO(k.group << " " << k.kind);
-    CHECK(covered.count(
-              {std::string(k.group), "*", render::plural_resource(k.kind), k.templated}) == 1);
+    const std::string resource(k.resource);
+    if (k.pod_specs.empty()) {  // a controller only: not sent
+      for (const auto& c : covered) CHECK(std::get<2>(c) != resource);
+      continue;
+    }
+    const bool pod = k.kind == "Pod";
+    CHECK(covered.count({std::string(k.group), "*", resource, pod ? create : both}) == 1);
     ++expected;
+    for (std::string_view sub : k.subresources) {
+      CHECK(covered.count({std::string(k.group), "*", resource + "/" + std::string(sub), update}) ==
+            1);
+      ++expected;
+    }
   }
   for (const WorkloadDecl& w : policy->policy().workloads) {
     const auto slash = w.api_version.find('/');
@@ -240,7 +258,7 @@ TEST_CASE("render: the webhook rules cover exactly the kinds gpuadmit evaluates"
     const std::string version = w.api_version.substr(slash + 1);
     INFO(w.api_version << " " << w.kind);
     const bool builtin = group == "apps";  // apps/v1 Deployment is covered in every version
-    CHECK(covered.count({group, builtin ? "*" : version, render::plural_resource(w.kind), true}) ==
+    CHECK(covered.count({group, builtin ? "*" : version, render::plural_resource(w.kind), both}) ==
           1);
     if (!builtin) ++expected;
   }
@@ -254,13 +272,50 @@ TEST_CASE("render: the webhook rules cover exactly the kinds gpuadmit evaluates"
       ++evaluated;
     } else {
       CHECK(k.group == "resource.k8s.io");
-      CHECK_FALSE(k.update);
+      CHECK(k.operations == std::vector<std::string>{"CREATE"});
       ++dra;
     }
   }
   CHECK(evaluated == expected);
   CHECK(dra == 2);
   CHECK(covered.size() == expected + dra);
+}
+
+// The chart keeps render's rules for the default policy in a file (charts/gpuadmit/templates
+// cannot run the engine): the file must be what render makes now.
+TEST_CASE(
+    "render: charts/gpuadmit/files/webhook-rules.yaml is render's rules for the default "
+    "policy") {
+  auto policy =
+      policy_from_yaml(testing::slurp(std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml"));
+  const Json rules = render::webhook_rules(render::admitted_kinds(*policy));
+  std::ifstream in(std::string(GPUADMIT_SOURCE_DIR) + "/charts/gpuadmit/files/webhook-rules.yaml");
+  REQUIRE(in);
+  Json file = Json::array();
+  std::string expected_text;
+  for (const Json& rule : rules) expected_text += "- " + rule.dump() + "\n";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("- ", 0) == 0) file.push_back(Json::parse(line.substr(2)));
+  }
+  INFO("replace the file's list with:\n" << expected_text);
+  CHECK(file == rules);
+}
+
+// GitOps (docs/install.md): templates go to the validating webhook only; Pods, their ephemeral
+// containers and the DRA claims stay with the mutating one.
+TEST_CASE("render: --templates validate leaves the mutating webhook Pods and claims") {
+  auto policy = policy_from_yaml(kPolicy);
+  render::WebhookTarget target;
+  target.templates = TemplateMode::kValidate;
+  const Json mutating = render::mutating_webhook_configuration(*policy, target);
+  CHECK(mutating["webhooks"][0]["rules"] == Json::parse(R"([
+    {"apiGroups": [""], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"},
+    {"apiGroups": [""], "apiVersions": ["*"], "operations": ["UPDATE"], "resources": ["pods/ephemeralcontainers"], "scope": "Namespaced"},
+    {"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["resourceclaims", "resourceclaimtemplates"], "scope": "Namespaced"}
+  ])"));
+  const Json validating = render::validating_webhook_configuration(*policy, target);
+  CHECK(validating["webhooks"][0]["rules"] ==
+        render::webhook_rules(render::admitted_kinds(*policy)));
 }
 
 TEST_CASE("render: excluded namespaces are the literal exempt ones and the release namespace") {

@@ -167,5 +167,29 @@ TEST_CASE("rule GPU024: a DaemonSet-owned pod is excepted", "[rules][GPU024]") {
   CHECK(check_rule(*make_gpu_visibility_rule(), pod).empty());
 }
 
+// `kubectl debug` (pods/ephemeralcontainers): the containers that UPDATE adds are judged, the
+// rest of the Pod was at its CREATE (a container admitted before a stricter policy, the pod's
+// runtime class) and is not again.
+TEST_CASE("rule GPU024: an ephemeral-container UPDATE judges the containers it adds",
+          "[rules][GPU024]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_gpu_visibility_rule();
+  CHECK(rule->evaluates_added_ephemeral_containers());
+  const std::string all = R"("env":[{"name":"NVIDIA_VISIBLE_DEVICES","value":"all"}])";
+  PodFixture pod(policy, make_pod(container("app", "", "", all),
+                                  R"("runtimeClassName":"nvidia","ephemeralContainers":[)" +
+                                      container("old", "", "", all) + "," +
+                                      container("dbg", "", "", all) + "]"));
+  pod.request.operation = Operation::kUpdate;
+  pod.request.ephemeral_update = true;
+  pod.request.added_ephemeral_containers = {"dbg"};
+  CHECK(check_rule(*rule, pod) ==
+        std::vector<std::string>{
+            "spec.ephemeralContainers[1].env[0] | ephemeral container dbg requests no GPU but "
+            "sets NVIDIA_VISIBLE_DEVICES to \"all\"; NVIDIA's container runtime exposes the "
+            "GPUs it names: request the GPUs it needs (resources.limits[\"nvidia.com/gpu\"]) "
+            "instead, or set it to void"});
+}
+
 }  // namespace
 }  // namespace gpuadmit::testing

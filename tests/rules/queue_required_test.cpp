@@ -66,11 +66,47 @@ TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one", "
                "name":"js","uid":"u","controller":true}])",
                gpu()),
            {}},
-          {"a kind Kueue does not manage",
+          {"a bare ReplicaSet: Kueue's pod integration reads its pods' (template's) labels",
            "research",
-           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r"},"spec":{
+           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r",
+               "labels":{"kueue.x-k8s.io/queue-name":"q"}},"spec":{
                "template":{"spec":{"containers":[)" +
                gpu() + "]}}}}",
+           {"spec.template.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
+            std::string(kMessage)}},
+          {"a bare ReplicaSet whose template names the queue",
+           "research",
+           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r"},"spec":{
+               "template":{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"q"}},
+               "spec":{"containers":[)" +
+               gpu() + "]}}}}",
+           {}},
+          {"a ReplicaSet of a Deployment: queued through the Deployment",
+           "research",
+           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r",
+               "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d",
+               "uid":"u","controller":true}]},"spec":{"template":{"spec":{"containers":[)" +
+               gpu() + "]}}}}",
+           {}},
+          {"a Pod of a ReplicaSet: its owners carry the queue",
+           "research",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
+               {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u",
+               "controller":true}]},"spec":{"containers":[)" +
+               gpu() + "]}}",
+           {}},
+          {"a Pod of a controller gpuadmit does not know: Kueue's pod integration's",
+           "research",
+           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
+               {"apiVersion":"tekton.dev/v1","kind":"TaskRun","name":"t","uid":"u",
+               "controller":true}]},"spec":{"containers":[)" +
+               gpu() + "]}}",
+           {label + std::string(kMessage)}},
+          {"a Job of a CronJob: the CronJob's jobTemplate was checked",
+           "research",
+           job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
+               "uid":"u","controller":true}])",
+               gpu()),
            {}},
       });
 }

@@ -63,6 +63,11 @@ class PodFixture {
     ctx.policy = policy_.get();
     ctx.tenant = policy_->tenant_for(request.ns);
     ctx.gpu_pod = is_gpu_pod(*view_, *policy_);
+    for (size_t i = 0; i < pod_spec_index; ++i) {  // as the pipeline tells (PodContext)
+      auto earlier = PodView::make(object, locations[i]);
+      ctx.earlier_gpu_pod_spec =
+          ctx.earlier_gpu_pod_spec || (earlier && is_gpu_pod(*earlier, *policy_));
+    }
     resolve_pod_context(*view_, ctx);
   }
   PodFixture(const PodFixture&) = delete;

@@ -80,7 +80,8 @@ webhook.excludeNamespaces. render/webhook_configuration.cc excluded_namespaces()
 {{- $names | uniq | sortAlpha | toJson -}}
 {{- end -}}
 
-{{/* A kind's resource name, as render/webhook_configuration.cc plural_resource(). */}}
+{{/* A policy workload kind's resource name, as render/webhook_configuration.cc
+plural_resource() (the built-in kinds' come with files/webhook-rules.yaml). */}}
 {{- define "gpuadmit.plural" -}}
 {{- $k := lower . -}}
 {{- if or (hasSuffix "s" $k) (hasSuffix "x" $k) (hasSuffix "z" $k) (hasSuffix "ch" $k) (hasSuffix "sh" $k) -}}
@@ -127,6 +128,23 @@ and version as render does.
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- $rules | toJson -}}
+{{- end -}}
+
+{{/*
+The mutating webhook's rules, as a JSON list: gpuadmit.webhookRules, without the workload
+templates (the rules with CREATE and UPDATE) when webhook.templates is validate, as `gpuadmit
+render --templates validate` makes them: templates then go to the validating webhook alone.
+*/}}
+{{- define "gpuadmit.mutatingWebhookRules" -}}
+{{- $rules := include "gpuadmit.webhookRules" . | fromJsonArray -}}
+{{- if eq .Values.webhook.templates "validate" -}}
+{{- $pods := list -}}
+{{- range $rules -}}
+{{- if ne (toJson .operations) "[\"CREATE\",\"UPDATE\"]" -}}{{- $pods = append $pods . -}}{{- end -}}
+{{- end -}}
+{{- $rules = $pods -}}
 {{- end -}}
 {{- $rules | toJson -}}
 {{- end -}}

@@ -1,0 +1,69 @@
+#include "engine/controllers.h"
+
+#include <exception>
+
+#include "engine/workload_kinds.h"
+
+namespace gpuadmit {
+
+std::optional<OwnerReference> controller_reference(const Json& object) {
+  const Json* metadata = find_member(object, "metadata");
+  const Json* owners = metadata != nullptr ? find_member(*metadata, "ownerReferences") : nullptr;
+  if (owners == nullptr || !owners->is_array()) return std::nullopt;
+  for (const Json& owner : *owners) {
+    const Json* controller = find_member(owner, "controller");
+    if (controller == nullptr || !controller->is_boolean() || !controller->get<bool>()) continue;
+    return OwnerReference{string_member(owner, "apiVersion"), string_member(owner, "kind"),
+                          string_member(owner, "name"), string_member(owner, "uid")};
+  }
+  return std::nullopt;
+}
+
+bool controlled_by_daemonset(const Json& object) {
+  const std::optional<OwnerReference> owner = controller_reference(object);
+  return owner && owner->kind == "DaemonSet";
+}
+
+bool runs_on_every_node(const PodContext& ctx) {
+  return ctx.request != nullptr &&
+         (ctx.request->daemonset_owned || ctx.request->kind == "DaemonSet");
+}
+
+std::optional<TemplateMode> parse_template_mode(std::string_view text) {
+  if (text == "mutate") return TemplateMode::kMutate;
+  if (text == "validate") return TemplateMode::kValidate;
+  return std::nullopt;
+}
+
+TemplateTreatment template_treatment(const Json& object, Operation operation, TemplateMode mode) {
+  const std::string_view api_version = string_member(object, "apiVersion");
+  const std::string_view kind = string_member(object, "kind");
+  if (kind == "Pod" && api_group_of(api_version).empty()) return TemplateTreatment::kMutate;
+  // The copy a controller made of its own template: the controller compares it with its
+  // template (Deployment: FindNewReplicaSet / EqualIgnoreHash), or reconciles it back to it
+  // (operators); its Pods are mutated when they are created.
+  if (controller_reference(object)) return TemplateTreatment::kJudge;
+  if (mode == TemplateMode::kValidate) return TemplateTreatment::kJudge;
+  if (operation == Operation::kUpdate) {
+    const WorkloadKind* k = find_workload_kind(api_version, kind);
+    if (k != nullptr && k->template_updates == TemplateUpdates::kImmutable) {
+      return TemplateTreatment::kJudge;
+    }
+  }
+  return TemplateTreatment::kMutate;
+}
+
+bool template_unchanged(const Json& object, const Json& old_object,
+                        const PodSpecLocation& location) {
+  const JsonPointer at = location.spec.parent_pointer();
+  // JsonPointer lookups on a pointer find_pod_specs made from this object's own keys; the old
+  // object may lack them (or hold another type there): then it changed.
+  try {
+    if (!old_object.contains(at)) return false;
+    return old_object.at(at) == object.at(at);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace gpuadmit
