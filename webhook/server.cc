@@ -22,6 +22,7 @@
 #include "webhook/connection_pool.h"
 #include "webhook/httplib_bridge.h"
 #include "webhook/metric_labels.h"
+#include "webhook/request_framing.h"
 #include "webhook/review_fast_path.h"
 #include "webhook/tls_connection.h"
 
@@ -356,7 +357,8 @@ void Server::Impl::refuse_in_pool(TlsStream& stream, int status, std::string_vie
 std::optional<bool> Server::Impl::serve_plain_review(TlsStream& stream, bool last,
                                                      bool& connection_closed) {
   if (!review_fast_path || draining.load(std::memory_order_relaxed)) return std::nullopt;
-  const std::optional<PlainReview> plain = plain_review(stream.buffered(), config.max_body);
+  const std::optional<PlainReview> plain =
+      plain_review(stream.buffered(), frame_request(stream.buffered(), config.max_body));
   if (!plain) return std::nullopt;
   std::string remote;
   int remote_port = 0;
