@@ -9,7 +9,7 @@
 namespace gpuadmit {
 namespace {
 
-constexpr int kMaxDepth = 100;
+constexpr int kMaxDepth = kMaxReviewDepth;
 constexpr std::string_view kApiVersion = "admission.k8s.io/v1";
 
 AdmissionResult fail(std::string message) {

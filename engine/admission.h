@@ -13,6 +13,9 @@ namespace gpuadmit {
 
 enum class Endpoint { kMutate, kValidate };
 
+// A review nesting deeper than this is refused (SPEC §7.1): the engine's walks recurse.
+inline constexpr int kMaxReviewDepth = 100;
+
 // A review that cannot be answered (HTTP 400): not JSON, wrong apiVersion/kind, no request.uid,
 // nesting too deep.
 struct AdmissionError {
