@@ -48,13 +48,15 @@ std::optional<Operation> parse_operation(std::string_view op) {
 
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims);
+                              const ClaimResolver* claims,
+                              const PriorityClassSource* priority_classes);
 
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
-                                             const ClaimResolver* claims) {
+                                             const ClaimResolver* claims,
+                                             const PriorityClassSource* priority_classes) {
   // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
   // invalid body that nests too deep after its first error is still "too deep".
@@ -66,7 +68,8 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   // The review is ours: the object is mutated in place, not copied.
-  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy, claims);
+  AdmissionResult result =
+      answer_review(review, &review, endpoint, pipeline, policy, claims, priority_classes);
   // The response holds all a caller of the text API needs: the review is freed here, children
   // first (cheaper than the destructor's node stack).
   free_json(review);
@@ -75,8 +78,9 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
 
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
-                                        const ClaimResolver* claims) {
-  return answer_review(review, nullptr, endpoint, pipeline, policy, claims);
+                                        const ClaimResolver* claims,
+                                        const PriorityClassSource* priority_classes) {
+  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, priority_classes);
 }
 
 namespace {
@@ -85,7 +89,8 @@ namespace {
 // place), else nullptr.
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims) {
+                              const ClaimResolver* claims,
+                              const PriorityClassSource* priority_classes) {
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
@@ -154,6 +159,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
   options.copy_unchanged = false;  // nor the mutated object
   options.claims = claims;
+  options.priority_classes = priority_classes;
   if (owned != nullptr) {
     Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
     outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);

@@ -37,13 +37,16 @@ struct AdmissionResult {
   std::optional<AdmissionError> error;
 };
 // `claims` resolves pods' DRA claim references (EvaluateOptions::claims: the webhook's optional
-// API lookup, review's --claims files); null: none resolve.
+// API lookup, review's --claims files); null: none resolve. `priority_classes` are the
+// cluster's (EvaluateOptions::priority_classes: the webhook's optional watch); null: unknown.
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
-                                             const ClaimResolver* claims = nullptr);
+                                             const ClaimResolver* claims = nullptr,
+                                             const PriorityClassSource* priority_classes = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
-                                        const ClaimResolver* claims = nullptr);
+                                        const ClaimResolver* claims = nullptr,
+                                        const PriorityClassSource* priority_classes = nullptr);
 
 // Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
 std::string base64_encode(std::string_view bytes);

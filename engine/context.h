@@ -7,6 +7,7 @@
 #include "engine/dra.h"
 #include "engine/json.h"
 #include "engine/pod_view.h"
+#include "engine/priority_classes.h"
 #include "engine/resources.h"
 #include "policies/compiled_policy.h"
 
@@ -23,6 +24,8 @@ struct RequestContext {
   std::string name;
   Operation operation = Operation::kCreate;
   bool daemonset_owned = false;  // a Pod whose controller ownerReference is a DaemonSet
+  // The cluster's PriorityClasses (EvaluateOptions::priority_classes); null: not known.
+  const PriorityClassSource* priority_classes = nullptr;
 };
 
 // Facts about one pod spec, resolved before mutators and rules run (class resolution, SPEC §4.2).

@@ -196,6 +196,7 @@ void start_request(Run& run) {
   request.kind = std::string(string_member(object, "kind"));
   request.name = object_name(object);
   request.operation = run.options.operation;
+  request.priority_classes = run.options.priority_classes;
   request.daemonset_owned = owned_by_daemonset(object);
   run.tenant = run.policy.tenant_for(run.options.ns);
   if (run.tenant != nullptr) run.e.tenant = run.tenant->name;

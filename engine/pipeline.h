@@ -36,6 +36,9 @@ struct EvaluateOptions {
   // Resolves the pod's DRA claim references (engine/claim_resolver.h); null: none can be
   // resolved, so a pod with claims is treated as a possible GPU pod, never as a non-GPU one.
   const ClaimResolver* claims = nullptr;
+  // The cluster's PriorityClasses (engine/priority_classes.h); null: the policy's declarations
+  // stand in for them.
+  const PriorityClassSource* priority_classes = nullptr;
 };
 
 // What the pipeline resolved for one pod spec (`gpuadmit fleet` reads the class the webhook
