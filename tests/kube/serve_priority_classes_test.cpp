@@ -60,7 +60,8 @@ bool eventually(F done) {
 
 }  // namespace
 
-TEST_CASE("serve --cluster-priority-classes: ready once listed; pods get the cluster's classes") {
+TEST_CASE(
+    "serve --cluster-priority-classes: ready once listed, then pods get the cluster's classes") {
   TempDir webhook_dir, account;
   generate_certs(webhook_dir.path());
   FakeScheduling api(account.path());  // its CA is the service account's ca.crt
