@@ -1,6 +1,6 @@
 // gpuadmit serve: the admission webhook (SPEC §7). In steps: the flags → ServerConfig
-// (parse_flags, parse_registration), what the server reads from the cluster
-// (start_cluster_reads: DRA claims, PriorityClasses), the pipeline built from the default
+// (parse_flags: parse_settings, parse_numbers, parse_registration), what the server reads from the
+// cluster (start_cluster_reads: DRA claims, PriorityClasses), the pipeline built from the default
 // mutators and rules (as `review` and `lint` build theirs), its own webhook configurations once
 // it is ready (cli/webhook_registrar.h), signals handled on a thread of their own, and the
 // shutdown deadline kept even if a drain would not end (serve_until_stopped).
@@ -120,6 +120,22 @@ std::optional<std::string> parse_numbers(const Args& args, ServeFlags& flags) {
   return std::nullopt;
 }
 
+// The log level, the numbers, and the cluster reads' switches.
+std::optional<std::string> parse_settings(const Args& args, ServeFlags& flags) {
+  auto level = webhook::parse_log_level(args.value_or("log-level", "info"));
+  if (!level) return std::string("--log-level must be debug, info, warn or error");
+  flags.log_level = *level;
+  if (auto error = parse_numbers(args, flags)) return error;
+  flags.dra_lookup = args.has("dra-lookup");
+  for (const char* needs_lookup : {"dra-lookup-timeout", "dra-lookup-deadline"}) {
+    if (args.has(needs_lookup) && !flags.dra_lookup) {
+      return "--" + std::string(needs_lookup) + " needs --dra-lookup";
+    }
+  }
+  flags.cluster_priority_classes = args.has("cluster-priority-classes");
+  return std::nullopt;
+}
+
 // --register-webhooks and its --webhook-* flags (render's WebhookTarget).
 std::optional<std::string> parse_registration(const Args& args, ServeFlags& flags) {
   const bool on = args.has("register-webhooks");
@@ -209,12 +225,6 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
     return 2;
   }
   ServeFlags flags;
-  auto level = webhook::parse_log_level(args.value_or("log-level", "info"));
-  if (!level) {
-    std::cerr << "gpuadmit serve: --log-level must be debug, info, warn or error\n";
-    return 2;
-  }
-  flags.log_level = *level;
   webhook::ServerConfig& config = flags.config;
   config.policy_path = args.value_or("policy", "");
   config.cert_path = args.value_or("tls-cert", "");
@@ -222,19 +232,9 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
   config.client_ca_path = args.value_or("client-ca", "");
   config.listen = args.value_or("listen", config.listen);
   config.metrics_listen = args.value_or("metrics-listen", config.metrics_listen);
-  if (auto error = parse_numbers(args, flags)) {
-    std::cerr << "gpuadmit serve: " << *error << "\n";
-    return 2;
-  }
-  flags.dra_lookup = args.has("dra-lookup");
-  for (const char* needs_lookup : {"dra-lookup-timeout", "dra-lookup-deadline"}) {
-    if (args.has(needs_lookup) && !flags.dra_lookup) {
-      std::cerr << "gpuadmit serve: --" << needs_lookup << " needs --dra-lookup\n";
-      return 2;
-    }
-  }
-  flags.cluster_priority_classes = args.has("cluster-priority-classes");
-  if (auto error = parse_registration(args, flags)) {
+  std::optional<std::string> error = parse_settings(args, flags);
+  if (!error) error = parse_registration(args, flags);
+  if (error) {
     std::cerr << "gpuadmit serve: " << *error << "\n";
     return 2;
   }
