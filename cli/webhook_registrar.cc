@@ -42,8 +42,8 @@ bool WebhookRegistrar::render(std::vector<Json>& out) {
   pem << in.rdbuf();
   auto bundle = render::ca_bundle_from_pem(in ? pem.str() : "");
   if (!bundle) {
-    logger_.warn("webhook registration: the CA bundle cannot be read; nothing registered",
-                 {{"path", settings_.ca_bundle_path}, {"error", bundle.error()}});
+    warn_once("webhook registration: the CA bundle cannot be read; nothing registered",
+              {bundle.error() + " (" + settings_.ca_bundle_path + ")"});
     return false;
   }
   CompiledLoadResult loaded = load_compiled_policy(settings_.policy_path);
@@ -53,6 +53,13 @@ bool WebhookRegistrar::render(std::vector<Json>& out) {
   out = {render::mutating_webhook_configuration(*loaded.policy, target),
          render::validating_webhook_configuration(*loaded.policy, target)};
   return true;
+}
+
+// The same failure every second is logged once, until it changes or registration succeeds.
+void WebhookRegistrar::warn_once(std::string_view message, const std::vector<std::string>& errors) {
+  if (errors == logged_errors_) return;
+  logged_errors_ = errors;
+  logger_.warn(message, {{"errors", names_of(errors)}});
 }
 
 // Waits for the server to be ready, then applies whenever what it should register changed, and
@@ -87,7 +94,9 @@ void WebhookRegistrar::run() {
                      {{"created", names_of(r.created)}, {"updated", names_of(r.updated)}});
       }
       if (!r.errors.empty()) {
-        logger_.warn("webhook registration failed; trying again", {{"errors", names_of(r.errors)}});
+        warn_once("webhook registration failed; trying again", r.errors);
+      } else {
+        logged_errors_.clear();
       }
     }
     lock.lock();

@@ -42,11 +42,13 @@ class WebhookRegistrar {
   // The two configurations for the current policy and CA; false (and logged) when either cannot
   // be read.
   bool render(std::vector<Json>& out);
+  void warn_once(std::string_view message, const std::vector<std::string>& errors);
 
   RegistrarSettings settings_;
   const webhook::Server& server_;
   const webhook::Logger& logger_;
   kube::WebhookRegistration registration_;
+  std::vector<std::string> logged_errors_;  // the last errors logged (the registrar's thread)
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
