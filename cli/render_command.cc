@@ -6,7 +6,6 @@
 #include <sstream>
 #include <string>
 
-#include "certs/certs.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "policies/loader.h"
@@ -18,7 +17,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpuadmit render [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME]\n"
-    "                       [--failure-policy Fail|Ignore] [--templates mutate|validate]\n";
+    "                       [--failure-policy Fail|Ignore] [--templates mutate|validate]\n"
+    "                       [--opt-out-label]\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "gpuadmit render: " << message << "\n" << kUsage;
@@ -30,8 +30,8 @@ int usage_error(const std::string& message) {
 int render_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(
-          argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy", "templates"}, {},
-          args)) {
+          argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy", "templates"},
+          {"opt-out-label"}, args)) {
     return usage_error(*error);
   }
   if (args.help()) return print_usage(kUsage);
@@ -42,6 +42,7 @@ int render_command(const std::vector<std::string>& argv) {
   target.ns = args.value_or("namespace", target.ns);
   target.service = args.value_or("service", target.service);
   target.failure_policy = args.value_or("failure-policy", target.failure_policy);
+  target.opt_out_label = args.has("opt-out-label");
   for (const auto& [flag, name] :
        {std::pair{"--namespace", &target.ns}, std::pair{"--service", &target.service}}) {
     if (!render::is_literal_namespace(*name)) {
@@ -67,13 +68,12 @@ int render_command(const std::vector<std::string>& argv) {
       std::cerr << "gpuadmit render: " << *path << ": cannot read the CA bundle\n";
       return 2;
     }
-    if (pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-      std::cerr << "gpuadmit render: " << *path
-                << ": not a PEM certificate (no \"-----BEGIN CERTIFICATE-----\"); give the CA "
-                   "that signed the serving certificate, e.g. ca.crt from gpuadmit certs\n";
+    auto bundle = render::ca_bundle_from_pem(pem.str());
+    if (!bundle) {
+      std::cerr << "gpuadmit render: " << *path << ": " << bundle.error() << "\n";
       return 2;
     }
-    target.ca_bundle = certs::base64(pem.str());
+    target.ca_bundle = *std::move(bundle);
   }
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
   if (!loaded.policy) {

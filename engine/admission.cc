@@ -10,7 +10,7 @@
 namespace gpuadmit {
 namespace {
 
-constexpr int kMaxDepth = 100;
+constexpr int kMaxDepth = kMaxReviewDepth;
 constexpr std::string_view kApiVersion = "admission.k8s.io/v1";
 
 AdmissionResult fail(std::string message) {
@@ -40,13 +40,15 @@ std::optional<Operation> parse_operation(std::string_view op) {
 
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims, TemplateMode templates);
+                              const ClaimResolver* claims, TemplateMode templates,
+                              const PriorityClassSource* priority_classes);
 
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
-                                             const ClaimResolver* claims, TemplateMode templates) {
+                                             const ClaimResolver* claims, TemplateMode templates,
+                              const PriorityClassSource* priority_classes) {
   // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
   // invalid body that nests too deep after its first error is still "too deep".
@@ -59,7 +61,7 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   // The review is ours: the object is mutated in place, not copied.
   AdmissionResult result =
-      answer_review(review, &review, endpoint, pipeline, policy, claims, templates);
+      answer_review(review, &review, endpoint, pipeline, policy, claims, templates, priority_classes);
   // The response holds all a caller of the text API needs: the review is freed here, children
   // first (cheaper than the destructor's node stack).
   free_json(review);
@@ -68,8 +70,9 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
 
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
-                                        const ClaimResolver* claims, TemplateMode templates) {
-  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, templates);
+                                        const ClaimResolver* claims, TemplateMode templates,
+                                        const PriorityClassSource* priority_classes) {
+  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, templates, priority_classes);
 }
 
 namespace {
@@ -124,7 +127,8 @@ void set_scope_options(Scope scope, const Json& request, const Json& object, End
 // place), else nullptr.
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims, TemplateMode templates) {
+                              const ClaimResolver* claims, TemplateMode templates,
+                              const PriorityClassSource* priority_classes) {
   if (!review.is_object()) return fail("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
@@ -191,6 +195,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
     options.username = std::string(string_member(*user, "username"));
   }
   set_scope_options(scope, *request, *object, endpoint, templates, options);
+  options.priority_classes = priority_classes;
   if (owned != nullptr) {
     Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
     outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);

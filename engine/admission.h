@@ -14,6 +14,9 @@ namespace gpuadmit {
 
 enum class Endpoint { kMutate, kValidate };
 
+// A review nesting deeper than this is refused (SPEC §7.1): the engine's walks recurse.
+inline constexpr int kMaxReviewDepth = 100;
+
 // A review that cannot be answered (HTTP 400): not JSON, wrong apiVersion/kind, no request.uid,
 // nesting too deep.
 struct AdmissionError {
@@ -37,14 +40,18 @@ struct AdmissionResult {
 // `claims` resolves pods' DRA claim references (EvaluateOptions::claims: the webhook's optional
 // API lookup, review's --claims files); null: none resolve. `templates`: whether workload
 // templates are mutated or only judged (`serve --templates`, engine/controllers.h).
+// `priority_classes` are the cluster's (EvaluateOptions::priority_classes: the webhook's
+// optional watch); null: unknown.
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims = nullptr,
-                                             TemplateMode templates = TemplateMode::kMutate);
+                                             TemplateMode templates = TemplateMode::kMutate,
+                                             const PriorityClassSource* priority_classes = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
                                         const ClaimResolver* claims = nullptr,
-                                        TemplateMode templates = TemplateMode::kMutate);
+                                        TemplateMode templates = TemplateMode::kMutate,
+                                        const PriorityClassSource* priority_classes = nullptr);
 
 // Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
 std::string base64_encode(std::string_view bytes);

@@ -7,6 +7,7 @@
 #include "engine/dra.h"
 #include "engine/json.h"
 #include "engine/pod_view.h"
+#include "engine/priority_classes.h"
 #include "engine/resources.h"
 #include "policies/compiled_policy.h"
 
@@ -33,6 +34,8 @@ struct RequestContext {
   // its CREATE and cannot change.
   bool ephemeral_update = false;
   std::vector<std::string> added_ephemeral_containers;  // their names
+  // The cluster's PriorityClasses (EvaluateOptions::priority_classes); null: not known.
+  const PriorityClassSource* priority_classes = nullptr;
 };
 
 // False for a container an ephemeral-container UPDATE does not add (RequestContext::

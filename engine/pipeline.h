@@ -54,6 +54,9 @@ struct EvaluateOptions {
   // An UPDATE of a Pod's pods/ephemeralcontainers subresource: only the ephemeral containers it
   // adds to `old_object`'s are evaluated (RequestContext::ephemeral_update).
   bool ephemeral_update = false;
+  // The cluster's PriorityClasses (engine/priority_classes.h); null: the policy's declarations
+  // stand in for them.
+  const PriorityClassSource* priority_classes = nullptr;
 };
 
 // A mutator that could not complete (engine/mutator.h MutationOutcome::failed).

@@ -1,6 +1,7 @@
 // The buffered bytes of a connection: request framing and the review fast path's parser. Both
 // must stay inside the bytes they are given, and agree: a request the fast path takes is one the
-// framing hands on whole, with the same size.
+// framing hands on whole (within its header limits), with the same size, its body within
+// max_body and after the framing's header block.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -21,10 +22,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     if (framing.action == Action::kContinue && framing.expect_at >= size) std::abort();
     if (framing.action == Action::kRefuse && framing.status < 400) std::abort();
-    const auto review = gpuadmit::webhook::plain_review(bytes, max_body);
+    if (framing.action == Action::kReady &&
+        (framing.header_size == 0 || framing.header_size > framing.size)) {
+      std::abort();
+    }
+    const auto review = gpuadmit::webhook::plain_review(bytes, framing);
     if (!review) continue;
     if (review->size > size || review->body.size() > max_body) std::abort();
     if (framing.action != Action::kReady || framing.size != review->size) std::abort();
+    if (review->body.data() != bytes.data() + framing.header_size) std::abort();
   }
   return 0;
 }

@@ -17,27 +17,32 @@ std::unique_ptr<Client> make_client(const ApiEndpoint& endpoint) {
   auto client = std::make_unique<Client>(endpoint.host, endpoint.port);
   client->set_ca_cert_path(endpoint.ca_path.c_str());
   client->enable_server_certificate_verification(true);  // chain and host name (IP SAN for IPs)
-  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(endpoint.timeout).count();
-  const time_t sec = static_cast<time_t>(us / 1000000), usec = static_cast<time_t>(us % 1000000);
-  client->set_connection_timeout(sec, usec);
-  client->set_read_timeout(sec, usec);
-  client->set_write_timeout(sec, usec);
   client->set_keep_alive(true);
   client->set_follow_location(false);
   return client;
 }
 
-std::string describe(httplib::Error error, const ApiEndpoint& endpoint, Clock::duration took) {
-  const std::string timeout = std::to_string(endpoint.timeout.count()) + " ms";
+// The connect, each read and each write of the next request (a pooled client's last settings
+// were another caller's).
+void set_timeouts(Client& client, std::chrono::milliseconds timeout) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  const time_t sec = static_cast<time_t>(us / 1000000), usec = static_cast<time_t>(us % 1000000);
+  client.set_connection_timeout(sec, usec);
+  client.set_read_timeout(sec, usec);
+  client.set_write_timeout(sec, usec);
+}
+
+std::string describe(httplib::Error error, const ApiEndpoint& endpoint,
+                     std::chrono::milliseconds limit, Clock::duration took) {
+  const std::string timeout = std::to_string(limit.count()) + " ms";
   switch (error) {
     case httplib::Error::Connection:
     case httplib::Error::ConnectionTimeout:
-      return took >= endpoint.timeout
+      return took >= limit
                  ? "cannot connect within " + timeout
                  : "cannot connect to " + endpoint.host + ":" + std::to_string(endpoint.port);
     case httplib::Error::Read:
-      return took >= endpoint.timeout ? "no answer within " + timeout
-                                      : "connection closed before an answer";
+      return took >= limit ? "no answer within " + timeout : "connection closed before an answer";
     case httplib::Error::Write:
       return "cannot send the request";
     case httplib::Error::SSLConnection:
@@ -59,6 +64,8 @@ std::string describe(httplib::Error error, const ApiEndpoint& endpoint, Clock::d
 struct ApiClient::Pool {
   std::mutex mutex;
   std::vector<std::unique_ptr<Client>> idle;
+  Client* streaming = nullptr;  // the stream() in progress (under mutex)
+  bool cancelled = false;
 };
 
 ApiClient::ApiClient(ApiEndpoint endpoint)
@@ -66,7 +73,15 @@ ApiClient::ApiClient(ApiEndpoint endpoint)
 
 ApiClient::~ApiClient() = default;
 
-ApiResponse ApiClient::get(const std::string& path, const std::string& token) const {
+ApiResponse ApiClient::get(const std::string& path, const std::string& token,
+                           std::chrono::milliseconds timeout) const {
+  return send("GET", path, token, "", timeout);
+}
+
+ApiResponse ApiClient::send(const std::string& method, const std::string& path,
+                            const std::string& token, const std::string& body,
+                            std::chrono::milliseconds timeout) const {
+  const std::chrono::milliseconds limit = timeout.count() > 0 ? timeout : endpoint_.timeout;
   ApiResponse out;
   try {
     std::unique_ptr<Client> client;
@@ -82,19 +97,25 @@ ApiResponse ApiClient::get(const std::string& path, const std::string& token) co
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     for (;;) {
       if (!client) client = make_client(endpoint_);
+      set_timeouts(*client, limit);
       const auto start = Clock::now();
-      httplib::Result result = client->Get(path, headers);
+      httplib::Result result =
+          method == "GET"    ? client->Get(path, headers)
+          : method == "POST" ? client->Post(path, headers, body, "application/json")
+          : method == "PUT"  ? client->Put(path, headers, body, "application/json")
+                             : client->Delete(path, headers, body, "application/json");
       const auto took = Clock::now() - start;
       if (!result) {
         // A kept-alive connection the server closed meanwhile (the API server closes idle ones
-        // after 90 s) fails at once: a GET is idempotent, so it is sent again on a new
-        // connection, as Go's http.Transport does. A timeout is not retried.
-        if (reused && took < endpoint_.timeout) {
+        // after 90 s) fails at once: the request is sent again on a new connection, as Go's
+        // http.Transport does for a request it could not write. A timeout is not retried. (A
+        // POST sent twice is refused the second time: AlreadyExists.)
+        if (reused && took < limit) {
           reused = false;
           client.reset();
           continue;
         }
-        out.error = describe(result.error(), endpoint_, took);
+        out.error = describe(result.error(), endpoint_, limit, took);
         return out;  // the connection is dropped with the client
       }
       out.status = result->status;
@@ -108,6 +129,69 @@ ApiResponse ApiClient::get(const std::string& path, const std::string& token) co
     out.error = std::string("request failed: ") + e.what();
   }
   return out;
+}
+
+ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
+                              std::chrono::milliseconds idle_timeout,
+                              const std::function<bool(std::string_view)>& on_data) const {
+  ApiResponse out;
+  try {
+    auto client = make_client(endpoint_);
+    set_timeouts(*client, endpoint_.timeout);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(idle_timeout).count();
+    client->set_read_timeout(static_cast<time_t>(us / 1000000), static_cast<time_t>(us % 1000000));
+    client->set_keep_alive(false);
+    {
+      std::lock_guard<std::mutex> lock(pool_->mutex);
+      if (pool_->cancelled) {
+        pool_->cancelled = false;
+        out.error = "cancelled";
+        return out;
+      }
+      pool_->streaming = client.get();
+    }
+    httplib::Headers headers{{"Accept", "application/json"}};
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    int status = 0;
+    const auto start = Clock::now();
+    httplib::Result result = client->Get(
+        path, headers,
+        [&status](const httplib::Response& res) {
+          status = res.status;
+          return true;
+        },
+        [&](const char* data, size_t length) {
+          if (status != 200) {
+            if (out.body.size() < 64 * 1024) out.body.append(data, length);
+            return true;
+          }
+          return on_data(std::string_view(data, length));
+        });
+    const auto took = Clock::now() - start;
+    bool cancelled = false;
+    {
+      std::lock_guard<std::mutex> lock(pool_->mutex);
+      pool_->streaming = nullptr;
+      cancelled = pool_->cancelled;
+      pool_->cancelled = false;
+    }
+    out.status = status;
+    if (cancelled) {
+      out.error = "cancelled";
+    } else if (!result && result.error() != httplib::Error::Canceled) {
+      out.error = describe(result.error(), endpoint_, idle_timeout, took);
+    }
+  } catch (const std::exception& e) {
+    out = ApiResponse{};
+    out.error = std::string("request failed: ") + e.what();
+  }
+  return out;
+}
+
+void ApiClient::cancel_stream() const {
+  std::lock_guard<std::mutex> lock(pool_->mutex);
+  pool_->cancelled = true;
+  if (pool_->streaming != nullptr) pool_->streaming->stop();  // shuts the socket down
 }
 
 }  // namespace gpuadmit::kube

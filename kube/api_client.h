@@ -1,5 +1,5 @@
 #pragma once
-// HTTPS GETs to the Kubernetes API server: the cluster CA verified (chain and host name), a
+// HTTPS requests to the Kubernetes API server: the cluster CA verified (chain and host name), a
 // bearer token per request, a timeout per phase. Thread-safe; connections are kept alive and
 // reused, one per concurrent caller. The only file that sees cpp-httplib is api_client.cc.
 //
@@ -8,8 +8,10 @@
 //   if (r.status == 0) ... r.error  // no answer: timed out, refused, TLS failed
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace gpuadmit::kube {
 
@@ -36,8 +38,25 @@ class ApiClient {
   ApiClient& operator=(const ApiClient&) = delete;
 
   // GET `path` with `Authorization: Bearer <token>` (none when empty) and
-  // `Accept: application/json`. Never throws.
-  ApiResponse get(const std::string& path, const std::string& token) const;
+  // `Accept: application/json`. `timeout`, when given, replaces the endpoint's for this request
+  // (a caller with a deadline gives what is left of it). Never throws.
+  ApiResponse get(const std::string& path, const std::string& token,
+                  std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) const;
+  // Any method ("GET", "POST", "PUT", "DELETE"), a JSON `body` for the writes; otherwise as get.
+  ApiResponse send(const std::string& method, const std::string& path, const std::string& token,
+                   const std::string& body,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0)) const;
+
+  // GET `path` as a stream (a watch): `on_data` is given the body as it arrives (false stops
+  // reading); the request ends when the server ends its answer, when nothing arrives for
+  // `idle_timeout`, when cancel_stream() is called, or when on_data returns false. Returns the
+  // status (0 and `error` when there was no answer); the body of an answer other than 200 is
+  // in `body`, not given to on_data. On its own connection, one stream at a time.
+  ApiResponse stream(const std::string& path, const std::string& token,
+                     std::chrono::milliseconds idle_timeout,
+                     const std::function<bool(std::string_view)>& on_data) const;
+  // Ends the stream() in progress, if any, from another thread.
+  void cancel_stream() const;
 
   const ApiEndpoint& endpoint() const { return endpoint_; }
 

@@ -1,15 +1,12 @@
 #include "kube/kube_claim_resolver.h"
 
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <list>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <unordered_map>
 
 #include "kube/api_client.h"
+#include "kube/in_cluster.h"
 
 namespace gpuadmit::kube {
 namespace {
@@ -46,30 +43,6 @@ ResolvedClaim result(ClaimLookup status, std::string error) {
   return r;
 }
 
-// The token as the file holds it, without the trailing newline some tools write.
-std::optional<std::string> read_token(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' '))
-    token.pop_back();
-  return token;
-}
-
-// "answered 403 (Forbidden): <Status.message>", from the API server's `Status` body when it
-// sent one (apimachinery metav1.Status: kind Status, reason, message, code).
-std::string describe_answer(const ApiResponse& r) {
-  std::string text = "the API server answered " + std::to_string(r.status);
-  const Json status = Json::parse(r.body, nullptr, false);
-  if (string_member(status, "kind") == "Status") {
-    if (auto reason = string_member(status, "reason"); !reason.empty())
-      text += " (" + std::string(reason) + ")";
-    if (auto message = string_member(status, "message"); !message.empty())
-      text += ": " + std::string(message);
-  }
-  return text;
-}
-
 bool is_not_found_status(const std::string& body) {
   const Json status = Json::parse(body, nullptr, false);
   return string_member(status, "kind") == "Status" && string_member(status, "reason") == "NotFound";
@@ -78,20 +51,14 @@ bool is_not_found_status(const std::string& body) {
 }  // namespace
 
 std::variant<KubeClaimResolverConfig, std::string> KubeClaimResolverConfig::in_cluster() {
-  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
-  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-  if (host == nullptr || *host == '\0' || port == nullptr || *port == '\0') {
-    return std::string(
-        "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set: not running in a pod");
-  }
+  auto access = InClusterAccess::from_environment();
+  if (auto* error = std::get_if<std::string>(&access)) return *error;
+  const InClusterAccess& a = std::get<InClusterAccess>(access);
   KubeClaimResolverConfig config;
-  config.host = host;
-  char* end = nullptr;
-  const long value = std::strtol(port, &end, 10);
-  if (*end != '\0' || value < 1 || value > 65535) {
-    return "KUBERNETES_SERVICE_PORT is not a port: \"" + std::string(port) + "\"";
-  }
-  config.port = static_cast<int>(value);
+  config.host = a.host;
+  config.port = a.port;
+  config.token_path = a.token_path;
+  config.ca_path = a.ca_path;
   return config;
 }
 
@@ -113,7 +80,7 @@ struct KubeClaimResolver::Impl {
   std::unordered_map<std::string, std::list<Entry>::iterator> index;
   std::optional<std::string> version;  // discovered once, forgotten if it stops being served
 
-  std::atomic<std::uint64_t> found{0}, not_found{0}, unavailable{0}, cache_hit{0};
+  std::atomic<std::uint64_t> found{0}, not_found{0}, unavailable{0}, cache_hit{0}, deadline{0};
 
   Clock::time_point now() const { return config.now ? config.now() : Clock::now(); }
 
@@ -152,12 +119,18 @@ struct KubeClaimResolver::Impl {
   // The served version of resource.k8s.io, from the group's discovery document
   // (GET /apis/resource.k8s.io → APIGroup{versions[].version}); nullopt and `error` when it
   // cannot be known. Only a successful discovery is kept.
-  std::optional<std::string> served_version(const std::string& token, std::string& error) {
+  std::optional<std::string> served_version(const std::string& token, Clock::time_point deadline,
+                                            std::string& error) {
     {
       std::lock_guard<std::mutex> lock(mutex);
       if (version) return version;
     }
-    const ApiResponse r = api.get(std::string("/apis/") + kGroup, token);
+    const std::chrono::milliseconds left = time_left(deadline);
+    if (left.count() == 0) {
+      error = deadline_passed().error;
+      return std::nullopt;
+    }
+    const ApiResponse r = api.get(std::string("/apis/") + kGroup, token, left);
     if (r.status == 0) {
       error = r.error;
       return std::nullopt;
@@ -190,18 +163,41 @@ struct KubeClaimResolver::Impl {
     if (version == stale) version.reset();
   }
 
-  ResolvedClaim fetch(ClaimKind kind, std::string_view ns, std::string_view name) {
+  // What is left of `deadline` for the next request, at most the per-request timeout; 0 when
+  // nothing is left.
+  std::chrono::milliseconds time_left(Clock::time_point deadline) const {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now());
+    if (left.count() <= 0) return std::chrono::milliseconds(0);
+    return std::min(left, config.timeout);
+  }
+
+  ResolvedClaim deadline_passed() const {
+    return result(ClaimLookup::kUnavailable, "the lookups of this review took their " +
+                                                 std::to_string(config.review_deadline.count()) +
+                                                 " ms (--dra-lookup-deadline): not looked up");
+  }
+
+  // nullopt: the deadline passed before the object could be asked for.
+  std::optional<ResolvedClaim> fetch(ClaimKind kind, std::string_view ns, std::string_view name,
+                                     Clock::time_point deadline) {
     const std::optional<std::string> token = read_token(config.token_path);
     if (!token) {
       return result(ClaimLookup::kUnavailable,
                     "cannot read the service account token " + config.token_path);
     }
     std::string error;
-    const std::optional<std::string> v = served_version(*token, error);
+    const std::optional<std::string> v = served_version(*token, deadline, error);
+    if (!v && time_left(deadline).count() == 0) return std::nullopt;
     if (!v) return result(ClaimLookup::kUnavailable, error);
     const std::string path = std::string("/apis/") + kGroup + "/" + *v + "/namespaces/" +
                              std::string(ns) + "/" + resource_of(kind) + "/" + std::string(name);
-    const ApiResponse r = api.get(path, *token);
+    const std::chrono::milliseconds left = time_left(deadline);
+    if (left.count() == 0) return std::nullopt;
+    const ApiResponse r = api.get(path, *token, left);
+    // Cut short by the deadline rather than failed: not remembered as unavailable.
+    if (r.status == 0 && left < config.timeout && time_left(deadline).count() == 0) {
+      return std::nullopt;
+    }
     if (r.status == 0) return result(ClaimLookup::kUnavailable, r.error);
     if (r.status == 404) {
       // The object's 404 is a Status with reason NotFound; a 404 without one is the server not
@@ -245,8 +241,36 @@ KubeClaimResolver::KubeClaimResolver(KubeClaimResolverConfig config)
 
 KubeClaimResolver::~KubeClaimResolver() = default;
 
+namespace {
+
+// One review's view of the resolver: every lookup within the same deadline.
+class ReviewLookups final : public ClaimResolver {
+ public:
+  ReviewLookups(const KubeClaimResolver& resolver, Clock::time_point deadline)
+      : resolver_(resolver), deadline_(deadline) {}
+  ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override {
+    return resolver_.resolve_until(kind, ns, name, deadline_);
+  }
+
+ private:
+  const KubeClaimResolver& resolver_;
+  const Clock::time_point deadline_;
+};
+
+}  // namespace
+
 ResolvedClaim KubeClaimResolver::resolve(ClaimKind kind, std::string_view ns,
                                          std::string_view name) const {
+  return resolve_until(kind, ns, name, impl_->now() + impl_->config.review_deadline);
+}
+
+std::unique_ptr<const ClaimResolver> KubeClaimResolver::for_review() const {
+  return std::make_unique<ReviewLookups>(*this, impl_->now() + impl_->config.review_deadline);
+}
+
+ResolvedClaim KubeClaimResolver::resolve_until(ClaimKind kind, std::string_view ns,
+                                               std::string_view name,
+                                               Clock::time_point deadline) const {
   try {
     if (!valid_name(ns, 63) || !valid_name(name, 253)) {
       return result(ClaimLookup::kNotFound, std::string(kind_of(kind)) + " name \"" +
@@ -259,7 +283,18 @@ ResolvedClaim KubeClaimResolver::resolve(ClaimKind kind, std::string_view ns,
       impl_->cache_hit.fetch_add(1, std::memory_order_relaxed);
       return *hit;
     }
-    ResolvedClaim claim = impl_->fetch(kind, ns, name);
+    // Past the review's deadline nothing is asked, and nothing is remembered: the next review
+    // has time of its own for this name.
+    if (impl_->time_left(deadline).count() == 0) {
+      impl_->deadline.fetch_add(1, std::memory_order_relaxed);
+      return impl_->deadline_passed();
+    }
+    std::optional<ResolvedClaim> fetched = impl_->fetch(kind, ns, name, deadline);
+    if (!fetched) {
+      impl_->deadline.fetch_add(1, std::memory_order_relaxed);
+      return impl_->deadline_passed();
+    }
+    ResolvedClaim& claim = *fetched;
     (claim.status == ClaimLookup::kFound      ? impl_->found
      : claim.status == ClaimLookup::kNotFound ? impl_->not_found
                                               : impl_->unavailable)
@@ -274,7 +309,7 @@ ResolvedClaim KubeClaimResolver::resolve(ClaimKind kind, std::string_view ns,
 
 ClaimLookupCounts KubeClaimResolver::counts() const {
   return {impl_->found.load(), impl_->not_found.load(), impl_->unavailable.load(),
-          impl_->cache_hit.load()};
+          impl_->cache_hit.load(), impl_->deadline.load()};
 }
 
 std::size_t KubeClaimResolver::cache_entries() const {
@@ -286,12 +321,14 @@ void KubeClaimResolver::render_metrics(std::string& out) const {
   const ClaimLookupCounts c = counts();
   out +=
       "# HELP gpuadmit_dra_lookups_total DRA claim lookups through the Kubernetes API by result: "
-      "found, not_found, unavailable (the API's answers) and cache_hit (answered from the "
-      "cache).\n# TYPE gpuadmit_dra_lookups_total counter\n";
+      "found, not_found, unavailable (the API's answers), cache_hit (answered from the cache) "
+      "and deadline (not made: the review's lookup deadline had passed).\n"
+      "# TYPE gpuadmit_dra_lookups_total counter\n";
   const std::pair<const char*, std::uint64_t> series[] = {{"found", c.found},
                                                           {"not_found", c.not_found},
                                                           {"unavailable", c.unavailable},
-                                                          {"cache_hit", c.cache_hit}};
+                                                          {"cache_hit", c.cache_hit},
+                                                          {"deadline", c.deadline}};
   for (const auto& [label, value] : series) {
     out += "gpuadmit_dra_lookups_total{result=\"";
     out += label;

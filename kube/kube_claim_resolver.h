@@ -1,18 +1,20 @@
 #pragma once
 // The webhook's optional lookup of ResourceClaimTemplates and ResourceClaims through the
 // Kubernetes API (`gpuadmit serve --dra-lookup`, docs/dra.md "API lookup"): read-only GETs with
-// the pod's service account token, the cluster CA, a short timeout, and a bounded TTL cache.
+// the pod's service account token, the cluster CA, a short timeout, a deadline for all the
+// lookups of one review, and a bounded TTL cache.
 //
 //   auto config = KubeClaimResolverConfig::in_cluster();   // or an error string
 //   KubeClaimResolver claims(std::get<KubeClaimResolverConfig>(config));
-//   options.claims = &claims;                               // EvaluateOptions
+//   auto review = claims.for_review();                      // per review: one deadline
+//   options.claims = review.get();                          // EvaluateOptions
 //
 // Results (engine/claim_resolver.h):
 //  - kFound: the API answered 200 with the object; `spec` is the ResourceClaimSpec.
 //  - kNotFound: 404 with a `Status` of reason NotFound, or a name no object can have.
 //  - kUnavailable: anything else, `error` says what — timeout, connection or TLS failure, 401,
-//    403, 429, 5xx, a malformed answer, resource.k8s.io not served. The engine then treats the
-//    pod as a possible GPU pod, never as a non-GPU one.
+//    403, 429, 5xx, a malformed answer, resource.k8s.io not served, the review's lookup deadline
+//    passed. The engine then treats the pod as a possible GPU pod, never as a non-GPU one.
 
 #include <atomic>
 #include <chrono>
@@ -23,11 +25,12 @@
 #include <variant>
 
 #include "engine/claim_resolver.h"
+#include "kube/in_cluster.h"
 
 namespace gpuadmit::kube {
 
 struct KubeClaimResolverConfig {
-  static constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  static constexpr const char* kServiceAccountDir = InClusterAccess::kServiceAccountDir;
 
   std::string host;  // KUBERNETES_SERVICE_HOST
   int port = 443;    // KUBERNETES_SERVICE_PORT
@@ -36,6 +39,11 @@ struct KubeClaimResolverConfig {
   std::string token_path = std::string(kServiceAccountDir) + "/token";
   std::string ca_path = std::string(kServiceAccountDir) + "/ca.crt";
   std::chrono::milliseconds timeout{500};  // per connect/read/write (kube/api_client.h)
+  // All the lookups of one review together (`--dra-lookup-deadline`): once it has passed, a
+  // reference not in the cache is unavailable without a request, and each request is given at
+  // most what is left. Well below the webhook's timeoutSeconds (2 s for /mutate in the chart
+  // and in `render`), so a pod naming several uncached claims is still answered in time.
+  std::chrono::milliseconds review_deadline{1000};
 
   // Cache: at most `cache_size` names, least recently used evicted first. Claim and template
   // specs are immutable (resource.k8s.io validation), so a found entry only goes stale when the
@@ -49,15 +57,16 @@ struct KubeClaimResolverConfig {
 
   std::function<std::chrono::steady_clock::time_point()> now;  // tests; empty: steady_clock
 
-  // host/port from KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT, as client-go's
-  // rest.InClusterConfig does; an error (one line) when not running in a pod.
+  // host/port from KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT (InClusterAccess); an error
+  // (one line) when not running in a pod.
   static std::variant<KubeClaimResolverConfig, std::string> in_cluster();
 };
 
 // Lookups by result, a closed set: found, not_found and unavailable are answers from the API
-// (or failures to get one); cache_hit is every lookup answered from the cache.
+// (or failures to get one); cache_hit is every lookup answered from the cache; deadline is every
+// lookup not made because its review's deadline had passed.
 struct ClaimLookupCounts {
-  std::uint64_t found = 0, not_found = 0, unavailable = 0, cache_hit = 0;
+  std::uint64_t found = 0, not_found = 0, unavailable = 0, cache_hit = 0, deadline = 0;
 };
 
 class KubeClaimResolver final : public ClaimResolver {
@@ -65,7 +74,13 @@ class KubeClaimResolver final : public ClaimResolver {
   explicit KubeClaimResolver(KubeClaimResolverConfig config);
   ~KubeClaimResolver() override;
 
+  // One lookup, within a deadline of its own (review_deadline from now).
   ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override;
+  // The lookups of one review: a resolver whose lookups share one deadline, review_deadline
+  // from now. It refers to this resolver, which must outlive it.
+  std::unique_ptr<const ClaimResolver> for_review() const;
+  ResolvedClaim resolve_until(ClaimKind kind, std::string_view ns, std::string_view name,
+                              std::chrono::steady_clock::time_point deadline) const;
 
   ClaimLookupCounts counts() const;
   std::size_t cache_entries() const;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "engine/priority_classes.h"
 #include "mutators/mutator_support.h"
 #include "policies/policy_path.h"
 
@@ -20,19 +21,28 @@ const std::string* wanted_class(const TenantPriority& priority, const std::strin
   return priority.default_class ? &*priority.default_class : nullptr;
 }
 
-// The in-tree Priority admission plugin (plugin/pkg/admission/priority/admission.go admitPod)
-// runs before mutating webhooks. On CREATE it resolves the pod's priorityClassName — or, when
-// there is none, the globalDefault class — and writes spec.priority and spec.preemptionPolicy
-// from it. A webhook that only changes priorityClassName afterwards leaves the pod with the old
-// class's priority (0 with no globalDefault class): the pod silently runs at the wrong priority,
-// and when the plugin is invoked again (reinvocation) it rejects the pod because "the integer
-// value of priority (...) must not be provided in pod spec". So on a Pod we set all three
-// consistently with the declared PriorityClass (preemptionPolicy defaults to
-// PreemptLowerPriority, as the API does for PriorityClass). A pod template only gets the name:
+// The in-tree Priority admission plugin (plugin/pkg/admission/priority/admission.go admitPod,
+// Kubernetes 1.28) runs on a Pod's CREATE before mutating webhooks, and again after them when a
+// webhook changed the object (apiserver admission/reinvocation.go: every in-tree plugin is
+// reinvoked). Each time it resolves priorityClassName — none: the globalDefault class with the
+// lowest value, whose name it writes — through its PriorityClass lister, and refuses the pod
+// (Forbidden) when the class does not exist ("no PriorityClass with name X was found"), when
+// spec.priority is set to another value than the class's ("the integer value of priority (100)
+// must not be provided in pod spec; priority admission controller computed 150 ..."), or when
+// spec.preemptionPolicy differs from the class's. It sets both only on CREATE; on UPDATE they
+// are immutable (validation) and it copies them from the old pod.
+//
+// So on a Pod all three are written together, from the class as the cluster has it when the
+// webhook watches the cluster's PriorityClasses (`serve --cluster-priority-classes`): a class
+// the cluster does not have is not written at all — the pod keeps what it asked for, and the
+// disagreement is reported (webhook/server.cc). Without the cluster's classes (lint, review,
+// serve without the flag) the policy's declaration stands in, which holds when the cluster's
+// classes are the policy's (`gpuadmit render` makes them). A pod template only gets the name:
 // the plugin fills in the rest when the controller creates the pods, and a template that
 // carries spec.priority would make them fail admission if the class's value ever changed.
-// A globalDefault class counts as "unset": the plugin may have put it there, not the user.
-// An explicit, non-default class is the user's choice and left alone (GPU010 judges it).
+// A globalDefault class counts as "unset" (engine/priority_classes.h is_global_default_class):
+// the plugin may have put it there, not the user. An explicit, non-default class is the user's
+// choice and left alone (GPU010 judges it).
 class PriorityMutator final : public Mutator {
  public:
   std::string_view name() const override { return "priority"; }
@@ -45,11 +55,12 @@ class PriorityMutator final : public Mutator {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const CompiledPolicy& policy = *ctx.policy;
+      const PriorityClassSource* cluster =
+          ctx.request != nullptr ? ctx.request->priority_classes : nullptr;
+      // Watched but not read yet: nothing is known of the cluster's classes, nothing written.
+      if (cluster != nullptr && !cluster->synced()) return false;
       const std::string_view current = string_member(pod.view().spec(), "priorityClassName");
-      if (!current.empty()) {
-        const PriorityClassDecl* global_default = policy.global_default_priority_class();
-        if (global_default == nullptr || global_default->name != current) return false;
-      }
+      if (!current.empty() && !is_global_default_class(current, policy, cluster)) return false;
       const std::string* wanted = wanted_class(ctx.tenant->priority, ctx.workload_type);
       if (wanted == nullptr) return false;
       const bool by_workload = wanted != &*ctx.tenant->priority.default_class;
@@ -59,10 +70,16 @@ class PriorityMutator final : public Mutator {
                        : policy_path::tenant(*ctx.tenant) + ".priority.default");
       const PriorityClassDecl* decl = policy.find_priority_class(*wanted);
       if (decl == nullptr) return false;  // the loader rejects this; never write half a setting
-      bool changed = pod.spec(SpecMember::kPriorityClassName).set(decl->name);
+      ClusterPriorityClass target{decl->name, decl->value, decl->preemption_policy, false};
+      if (cluster != nullptr) {
+        std::optional<ClusterPriorityClass> actual = cluster->find(decl->name);
+        if (!actual) return false;  // the plugin would refuse the pod (see above)
+        target = std::move(*actual);
+      }
+      bool changed = pod.spec(SpecMember::kPriorityClassName).set(target.name);
       if (!pod.view().is_template()) {
-        changed |= pod.spec(SpecMember::kPriority).set(decl->value);
-        changed |= pod.spec(SpecMember::kPreemptionPolicy).set(decl->preemption_policy);
+        changed |= pod.spec(SpecMember::kPriority).set(target.value);
+        changed |= pod.spec(SpecMember::kPreemptionPolicy).set(target.preemption_policy);
       }
       return changed;
     });

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/workload_kinds.h"
+#include "engine/admission.h"  // base64_encode
 #include "render/cluster_objects.h"
 
 namespace gpuadmit::render {
@@ -45,7 +46,7 @@ Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
       {"namespace", target.ns}, {"name", target.service}, {"path", path}, {"port", 443}};
   if (!target.ca_bundle.empty()) client_config["caBundle"] = target.ca_bundle;
   Json excluded = Json::array();
-  for (const std::string& ns : excluded_namespaces(policy, target.ns)) excluded.push_back(ns);
+  for (const std::string& ns : excluded_namespaces(policy, target)) excluded.push_back(ns);
   Json w = Json::object();
   w["name"] = name;
   w["admissionReviewVersions"] = Json::array({"v1"});
@@ -59,9 +60,11 @@ Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
       {"matchExpressions", Json::array({{{"key", "kubernetes.io/metadata.name"},
                                          {"operator", "NotIn"},
                                          {"values", std::move(excluded)}}})}};
-  w["objectSelector"] = {
-      {"matchExpressions",
-       Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}};
+  if (target.opt_out_label) {
+    w["objectSelector"] = {
+        {"matchExpressions",
+         Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}};
+  }
   w["sideEffects"] = "None";
   w["timeoutSeconds"] = timeout_seconds;
   return w;
@@ -152,16 +155,29 @@ Json webhook_rules(const std::vector<AdmittedKind>& kinds) {
   return rules;
 }
 
-std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy, std::string_view ns) {
-  std::set<std::string> names{std::string(ns)};
+std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy,
+                                             const WebhookTarget& target) {
+  std::set<std::string> names{target.ns};
+  for (const std::string_view ns : kAlwaysExcluded) names.emplace(ns);
   for (const std::string& pattern : policy.policy().enforcement.exempt_namespaces) {
     if (is_literal_namespace(pattern)) names.insert(pattern);
   }
+  names.insert(target.excluded.begin(), target.excluded.end());
   return {names.begin(), names.end()};
 }
 
+Expected<std::string, std::string> ca_bundle_from_pem(std::string_view pem) {
+  if (pem.find("-----BEGIN CERTIFICATE-----") == std::string_view::npos) {
+    return Unexpected<std::string>(
+        "not a PEM certificate (no \"-----BEGIN CERTIFICATE-----\"); give the CA that signed "
+        "the serving certificate, e.g. ca.crt from gpuadmit certs");
+  }
+  return base64_encode(pem);
+}
+
 Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
-  Json w = webhook("mutate.gpuadmit.io", "/mutate", 2, policy, target, true);
+  Json w = webhook("mutate.gpuadmit.io", "/mutate", target.mutating_timeout, policy, target,
+                   true);
   // A later webhook may add a container or a toleration gpuadmit must see again.
   w["reinvocationPolicy"] = "IfNeeded";
   return configuration("MutatingWebhookConfiguration", target, std::move(w));
@@ -169,7 +185,8 @@ Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookT
 
 Json validating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
   return configuration("ValidatingWebhookConfiguration", target,
-                       webhook("validate.gpuadmit.io", "/validate", 3, policy, target, false));
+                       webhook("validate.gpuadmit.io", "/validate", target.validating_timeout,
+                               policy, target, false));
 }
 
 }  // namespace gpuadmit::render

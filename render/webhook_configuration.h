@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "engine/controllers.h"
+#include "engine/expected.h"
 #include "engine/json.h"
 #include "policies/compiled_policy.h"
 
 namespace gpuadmit::render {
 
-// Where the API server sends reviews, and how it trusts the serving certificate.
+// Where the API server sends reviews, how it trusts the serving certificate, and what the
+// webhooks skip.
 struct WebhookTarget {
   std::string ns = "gpuadmit";       // the Service's namespace, always excluded from the webhooks
   std::string service = "gpuadmit";  // the Service's name; also the configurations' name
@@ -26,10 +28,24 @@ struct WebhookTarget {
   // kValidate (`render --templates validate`, GitOps): the mutating webhook gets Pods only
   // (and their ephemeral containers); workload templates go to the validating webhook alone.
   TemplateMode templates = TemplateMode::kMutate;
+  int mutating_timeout = 2, validating_timeout = 3;  // timeoutSeconds
+  std::vector<std::string> excluded;  // namespaces skipped besides excluded_namespaces' own
+  // The opt-out label (kIgnoreLabel) honoured: off by default, as anyone who can label a pod
+  // (every tenant, for its own) could switch the policy off for it (docs/install.md).
+  bool opt_out_label = false;
 };
 
-// The label that opts an object out of both webhooks ("true").
+// The label that opts an object out of both webhooks ("true"), when the target honours it.
 inline constexpr std::string_view kIgnoreLabel = "gpuadmit.io/ignore";
+
+// Namespaces no webhook of gpuadmit ever sees, whatever the policy says: kube-system (the
+// control plane's own pods, DNS, CNI: a webhook that cannot answer must never stop them) and
+// kube-node-lease (node heartbeats; no pods).
+inline constexpr std::string_view kAlwaysExcluded[] = {"kube-node-lease", "kube-system"};
+
+// The caBundle of a webhook (base64 PEM) from the PEM of the CA that signed the serving
+// certificate; an error (one line) when it holds no certificate.
+Expected<std::string, std::string> ca_bundle_from_pem(std::string_view pem);
 
 // A kind the webhooks receive: its API group, the resource (plural, or resource/subresource)
 // and the operations.
@@ -58,9 +74,11 @@ std::string plural_resource(std::string_view kind);
 // them in any version); a policy workload in the version it names, the only one evaluated.
 Json webhook_rules(const std::vector<AdmittedKind>& kinds);
 
-// The namespaces both webhooks skip: the policy's exempt namespaces that are literal names (a
-// pattern that is a DNS label matches only itself) and the release namespace, sorted.
-std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy, std::string_view ns);
+// The namespaces both webhooks skip, sorted: kAlwaysExcluded, the release namespace, the
+// policy's exempt namespaces that are literal names (a pattern that is a DNS label matches only
+// itself) and the target's `excluded`.
+std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy,
+                                             const WebhookTarget& target);
 
 Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target);
 Json validating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/priority_classes.h"
 #include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
@@ -13,9 +14,11 @@ using namespace rule_support;
 // The tenant's priority.allowed (when set) bounds which PriorityClass its GPU pods may use, so
 // that a team cannot preempt others' GPU jobs by naming a higher class. Rules see the object
 // after the priority mutation (SPEC §4.7), so a pod that named no class already carries the
-// tenant's default. A class marked globalDefault counts as unset (SPEC §3), as it is what the
-// Priority admission plugin gives a pod that names none. Only GPU pods are checked: the tenant's
-// priority settings describe its GPU workloads (docs/rules.md#gpu010).
+// tenant's default. The globalDefault class counts as unset (SPEC §3), as it is what the
+// Priority admission plugin gives a pod that names none — the cluster's when the webhook watches
+// the cluster's classes, declared in the policy or not (engine/priority_classes.h). Only GPU
+// pods are checked: the tenant's priority settings describe its GPU workloads
+// (docs/rules.md#gpu010).
 class AllowedPriorityClassRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU010"; }
@@ -32,10 +35,9 @@ class AllowedPriorityClassRule final : public Rule {
     if (name.empty()) return;
     const std::vector<std::string>& allowed = *ctx.tenant->priority.allowed;
     if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return;
-    if (const PriorityClassDecl* decl = ctx.policy->find_priority_class(name);
-        decl != nullptr && decl->global_default) {
-      return;
-    }
+    const PriorityClassSource* cluster =
+        ctx.request != nullptr ? ctx.request->priority_classes : nullptr;
+    if (is_global_default_class(name, *ctx.policy, cluster)) return;
     std::string message = "priorityClassName " + std::string(name) + " is not allowed for tenant " +
                           ctx.tenant->name + "; ";
     message += allowed.empty() ? "remove priorityClassName" : "use one of: " + join(allowed);

@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,8 @@
 #include <climits>
 #include <utility>
 
+#include "engine/admission.h"
+#include "engine/json_parse.h"
 #include "webhook/memory_return.h"
 #include "webhook/request_framing.h"
 
@@ -32,6 +35,8 @@ constexpr int kGenerationShift = 2;
 // x86-64 and arm64) and the low 16 bits of its generation.
 constexpr int kTokenShift = 48;
 constexpr std::uint64_t kAddressMask = (std::uint64_t{1} << kTokenShift) - 1;
+// The eventfd that hands woken connections to a pool thread: no connection has address 0.
+constexpr std::uint64_t kWakeToken = 0;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
@@ -54,14 +59,17 @@ struct ConnectionPool::Connection {
   bool armed = false;              // registered in the epoll set
   bool close_after_write = false;  // kWriting: the response ends the connection
   std::size_t requests_left = 0;
-  std::size_t charged = 0;  // budget bytes held for its buffer
+  std::size_t charged = 0;           // budget bytes held for its buffer
+  std::size_t parse_granted = 0;     // budget a waker took for answering its request
+  std::size_t estimated_charge = 0;  // answer_charge of the buffered request, once known
+  bool charge_known = false;
   // Read by the sweep and by eviction while another thread may own the connection, hence atomics.
   std::atomic<std::uint32_t> state{kOwned};
   std::atomic<std::int64_t> deadline_ns{0};
   std::atomic<std::int64_t> opened_ns{0};
   std::atomic<std::uint64_t> bytes_in{0};  // request bytes received since it was opened
   std::atomic<std::uint32_t> served{0};    // responses sent
-  std::atomic<bool> starved{false};        // parked until the budget has room
+  std::atomic<bool> queued{false};         // in waiters_ (written under waiters_mutex_)
   bool in_use = false;                     // under mutex_
 
   std::uint64_t token() const {
@@ -91,11 +99,21 @@ ConnectionPool::ConnectionPool(SSL_CTX* ctx, ConnectionLimits limits, std::size_
                                ProcessRequest process, RefuseRequest refuse)
     : ctx_(ctx), limits_(limits), process_(std::move(process)), refuse_(std::move(refuse)) {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLONESHOT;
+  event.data.u64 = kWakeToken;
+  if (epoll_fd_ >= 0 && wake_fd_ >= 0 &&
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
+    ::close(wake_fd_);
+    wake_fd_ = -1;
+  }
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
 }
 
 ConnectionPool::~ConnectionPool() {
   stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
@@ -103,7 +121,8 @@ void ConnectionPool::add(int fd) {
   if (!stopping_.load() && open_.load() >= limits_.max_connections) evict_one();
   const int flags = ::fcntl(fd, F_GETFL);
   int yes = 1;
-  if (epoll_fd_ < 0 || stopping_.load() || open_.load() >= limits_.max_connections || flags < 0 ||
+  if (epoll_fd_ < 0 || wake_fd_ < 0 || stopping_.load() ||
+      open_.load() >= limits_.max_connections || flags < 0 ||
       ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
       ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes) != 0) {
     ::close(fd);
@@ -139,7 +158,8 @@ void ConnectionPool::add(int fd) {
   c->opened_ns.store(now_ns(), std::memory_order_relaxed);
   c->bytes_in.store(0, std::memory_order_relaxed);
   c->served.store(0, std::memory_order_relaxed);
-  c->starved.store(false, std::memory_order_relaxed);
+  c->parse_granted = 0;
+  c->charge_known = false;
   c->set_deadline(limits_.io_timeout);  // for the handshake
   if (park(*c, EPOLLIN) == Outcome::kParked && !release(*c)) run(*c);
 }
@@ -234,6 +254,10 @@ void ConnectionPool::work() {
       continue;
     }
     busy_since_collect = true;
+    if (event.data.u64 == kWakeToken) {
+      serve_scheduled();
+      continue;
+    }
     auto* c = reinterpret_cast<Connection*>(event.data.u64 & kAddressMask);
     if (claim(c, static_cast<std::uint32_t>(event.data.u64 >> kTokenShift))) run(*c);
   }
@@ -286,56 +310,194 @@ ConnectionPool::Outcome ConnectionPool::park(Connection& c, std::uint32_t events
   return Outcome::kParked;
 }
 
-ConnectionPool::Outcome ConnectionPool::wait_for_budget(Connection& c) {
-  if (!c.starved.exchange(true, std::memory_order_relaxed)) {
-    counters_.budget_waits.fetch_add(1, std::memory_order_relaxed);
-  }
-  starving_.store(true, std::memory_order_relaxed);
-  return park(c, 0);  // no events but errors: the sweep serves it again
-}
-
-bool ConnectionPool::charge(std::size_t bytes) {
-  std::size_t used = counters_.budget_used.load(std::memory_order_relaxed);
-  while (true) {
-    if (used + bytes > limits_.memory_budget) return false;
-    if (counters_.budget_used.compare_exchange_weak(used, used + bytes,
-                                                    std::memory_order_relaxed)) {
-      return true;
+ConnectionPool::Outcome ConnectionPool::wait_for_budget(Connection& c, std::size_t bytes,
+                                                        bool parse) {
+  {
+    std::lock_guard<std::mutex> lock(waiters_mutex_);
+    if (!c.queued.load(std::memory_order_relaxed)) {
+      counters_.budget_waits.fetch_add(1, std::memory_order_relaxed);
+      waiters_.push_back(
+          {&c, generation_of(c.state.load(std::memory_order_relaxed)), bytes, parse});
+      c.queued.store(true, std::memory_order_relaxed);
+      waiting_.fetch_add(1, std::memory_order_release);
     }
   }
+  const Outcome parked = park(c, 0);  // no events but errors: a waker schedules it
+  // Budget given back between the failed charge and the queueing would wake no one: look now.
+  // This connection is still owned here, so a grant for it turns into serving it again.
+  wake_waiters();
+  return parked;
 }
 
-void ConnectionPool::refund(std::size_t bytes) {
+void ConnectionPool::wake_waiters() {
+  if (waiting_.load(std::memory_order_acquire) == 0) return;
+  std::vector<Connection*> woken;
+  {
+    std::lock_guard<std::mutex> lock(waiters_mutex_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      const Waiter w = *it;
+      bool granted = charge(w.bytes, /*buffer=*/!w.parse);
+      if (granted && w.parse) parsing_.fetch_add(1);
+      std::size_t none = 0;
+      if (!granted && w.parse && parsing_.compare_exchange_strong(none, 1)) {
+        counters_.budget_used.fetch_add(w.bytes);  // alone, over the budget (see answer)
+        budget_in_use_changed();
+        granted = true;
+      }
+      if (!granted) {
+        ++it;
+        continue;
+      }
+      it = waiters_.erase(it);
+      waiting_.fetch_sub(1, std::memory_order_release);
+      // In the queue, the connection is still the one queued: close() leaves it first.
+      w.c->queued.store(false, std::memory_order_relaxed);
+      Connection* c = claim(w.c, w.generation);
+      if (c == nullptr) {
+        // Owned by a thread (marked pending: it serves the connection again and charges for
+        // itself then): the grant goes back.
+        counters_.budget_used.fetch_sub(w.bytes);
+        if (!w.parse) buffers_used_.fetch_sub(w.bytes);
+        if (w.parse) parsing_.fetch_sub(1);
+        budget_in_use_changed();
+        continue;
+      }
+      if (w.parse) {
+        c->parse_granted = w.bytes;
+      } else {
+        c->charged += w.bytes;
+      }
+      woken.push_back(c);
+    }
+  }
+  for (Connection* c : woken) schedule(*c);
+}
+
+void ConnectionPool::leave_queue(Connection& c) {
+  if (!c.queued.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(waiters_mutex_);
+  for (auto it = waiters_.begin(); it != waiters_.end(); ++it) {
+    if (it->c == &c) {
+      waiters_.erase(it);
+      waiting_.fetch_sub(1, std::memory_order_release);
+      break;
+    }
+  }
+  c.queued.store(false, std::memory_order_relaxed);
+}
+
+void ConnectionPool::schedule(Connection& c) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    ready_.push_back(&c);
+  }
+  signal_wake();
+}
+
+void ConnectionPool::signal_wake() {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
+}
+
+// The eventfd is armed one-shot: one thread at a time takes a woken connection, and re-signals
+// it for the next one before serving its own.
+void ConnectionPool::serve_scheduled() {
+  std::uint64_t count = 0;
+  [[maybe_unused]] const ssize_t n = ::read(wake_fd_, &count, sizeof count);
+  Connection* c = nullptr;
+  bool more = false;
+  {
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    if (!ready_.empty()) {
+      c = ready_.front();
+      ready_.pop_front();
+    }
+    more = !ready_.empty();
+  }
+  if (more) signal_wake();
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLONESHOT;
+  event.data.u64 = kWakeToken;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, wake_fd_, &event);
+  if (c != nullptr) run(*c);
+}
+
+namespace {
+
+// Adds `bytes` to `used` unless that passes `limit`.
+bool add_within(std::atomic<std::size_t>& used, std::size_t bytes, std::size_t limit) {
+  std::size_t now = used.load(std::memory_order_relaxed);
+  while (true) {
+    if (now + bytes > limit) return false;
+    if (used.compare_exchange_weak(now, now + bytes, std::memory_order_relaxed)) return true;
+  }
+}
+
+}  // namespace
+
+bool ConnectionPool::charge(std::size_t bytes, bool buffer) {
+  if (buffer && !add_within(buffers_used_, bytes, limits_.memory_budget / kBufferShare)) {
+    return false;
+  }
+  if (add_within(counters_.budget_used, bytes, limits_.memory_budget)) {
+    budget_in_use_changed();
+    return true;
+  }
+  if (buffer) buffers_used_.fetch_sub(bytes, std::memory_order_relaxed);
+  return false;
+}
+
+void ConnectionPool::refund(std::size_t bytes, bool buffer) {
   if (bytes == 0) return;
+  if (buffer) buffers_used_.fetch_sub(bytes, std::memory_order_relaxed);
   counters_.budget_used.fetch_sub(bytes, std::memory_order_relaxed);
-  // Connections waiting for the budget are retried by the next thread that looks for work.
-  if (starving_.load(std::memory_order_relaxed)) next_sweep_ns_.store(0);
+  budget_in_use_changed();
+  wake_waiters();
 }
 
-bool ConnectionPool::charge_buffer(Connection& c, std::size_t capacity) {
+// While any budget is in use, large requests are buffered or answered: the memory they free goes
+// back to the OS at once (webhook/memory_return.h). Checked under a lock so that the last change
+// wins.
+void ConnectionPool::budget_in_use_changed() {
+  const bool in_use = counters_.budget_used.load(std::memory_order_relaxed) > 0;
+  if (in_use == prompt_return_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(prompt_mutex_);
+  const bool now = counters_.budget_used.load(std::memory_order_relaxed) > 0;
+  if (now == prompt_return_.load(std::memory_order_relaxed)) return;
+  prompt_return_.store(now, std::memory_order_relaxed);
+  set_prompt_memory_return(now);
+}
+
+std::size_t ConnectionPool::charge_buffer(Connection& c, std::size_t capacity) {
   const std::size_t need = capacity > kConnectionAllowance ? capacity - kConnectionAllowance : 0;
-  if (need <= c.charged) return true;
-  if (!charge(need - c.charged)) return false;
+  if (need <= c.charged) return 0;
+  if (!charge(need - c.charged, /*buffer=*/true)) return need - c.charged;
   c.charged = need;
-  return true;
+  return 0;
 }
 
 void ConnectionPool::settle_buffer(Connection& c) {
   const std::size_t capacity = c.stream->capacity();
   const std::size_t need = capacity > kConnectionAllowance ? capacity - kConnectionAllowance : 0;
   if (need < c.charged) {
-    refund(c.charged - need);
+    const std::size_t surplus = c.charged - need;
     c.charged = need;
+    refund(surplus, /*buffer=*/true);
   }
 }
 
 void ConnectionPool::release_budget_of(Connection& c) {
-  refund(c.charged);
+  const std::size_t buffer = c.charged, granted = c.parse_granted;
   c.charged = 0;
+  c.parse_granted = 0;
+  if (granted > 0) parsing_.fetch_sub(1);
+  refund(granted, /*buffer=*/false);
+  refund(buffer, /*buffer=*/true);
 }
 
 ConnectionPool::Outcome ConnectionPool::close(Connection& c, bool send_close_notify) {
   if (send_close_notify && c.phase == Phase::kOpen) SSL_shutdown(c.ssl);  // not awaited
+  leave_queue(c);
   release_budget_of(c);
   c.stream.reset();
   if (c.ssl != nullptr) SSL_free(c.ssl);
@@ -343,7 +505,6 @@ ConnectionPool::Outcome ConnectionPool::close(Connection& c, bool send_close_not
   ::close(c.fd);  // also leaves the epoll set
   c.ssl = nullptr;
   c.fd = -1;
-  c.starved.store(false, std::memory_order_relaxed);
   // A new generation: events still in flight for the old one are ignored.
   const std::uint32_t s = c.state.load(std::memory_order_relaxed);
   c.state.store((generation_of(s) + 1) << kGenerationShift | kOwned, std::memory_order_release);
@@ -396,7 +557,7 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
   using Action = RequestFraming::Action;
   const std::size_t limit = kMaxHeaderBytes + limits_.max_body;
   TlsStream& stream = *c.stream;
-  c.starved.store(false, std::memory_order_relaxed);
+  leave_queue(c);  // served (an error event, the sweep): it asks again if it still needs budget
   // Woken by the socket: read it. After a response, read only if OpenSSL holds bytes; otherwise
   // re-arming reports a next request that is already here, without a recv that finds nothing.
   bool may_read = true;
@@ -419,7 +580,7 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
       continue;  // framed again, now as a request whose body is on its way
     }
     if (framing.action == Action::kReady || framing.action == Action::kHandOver) {
-      if (std::optional<Outcome> done = answer(c, framing.size)) return *done;
+      if (std::optional<Outcome> done = answer(c, framing)) return *done;
       stream.compact();
       settle_buffer(c);
       const bool idle = stream.buffered().empty();
@@ -433,10 +594,14 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
     // Once the headers say how long the request is, its buffer is made that size at once.
     const std::size_t read_limit = framing.size > 0 ? framing.size : limit;
     if (framing.size > stream.capacity()) {
-      if (!charge_buffer(c, framing.size)) return wait_for_budget(c);
+      if (const std::size_t missing = charge_buffer(c, framing.size)) {
+        return wait_for_budget(c, missing, /*parse=*/false);
+      }
       stream.reserve_total(framing.size);
     }
-    if (!charge_buffer(c, stream.capacity_for_read(read_limit))) return wait_for_budget(c);
+    if (const std::size_t missing = charge_buffer(c, stream.capacity_for_read(read_limit))) {
+      return wait_for_budget(c, missing, /*parse=*/false);
+    }
     const bool starting = buffered.empty();
     switch (stream.read_some(read_limit)) {
       case TlsStream::Fill::kData:
@@ -465,28 +630,59 @@ ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
   }
 }
 
-std::optional<ConnectionPool::Outcome> ConnectionPool::answer(Connection& c, std::size_t size) {
-  // A large review's JSON tree takes many times its text while it is answered. It waits its
-  // turn, unless no other large review is being answered: then it goes, even over the budget,
-  // so that buffered requests filling the budget can never keep every one of them waiting.
-  const std::size_t parse_charge = size > kConnectionAllowance ? size * kParseFactor : 0;
-  if (parse_charge > 0 && !charge(parse_charge)) {
-    std::size_t none = 0;
-    if (!parsing_alone_.compare_exchange_strong(none, 1)) return wait_for_budget(c);
-    counters_.budget_used.fetch_add(parse_charge);
-  } else if (parse_charge > 0) {
-    parsing_alone_.fetch_add(1);
+bool ConnectionPool::take_parse_charge(Connection& c, std::size_t bytes) {
+  if (c.parse_granted > 0) {
+    c.parse_granted = 0;  // granted while it waited, and counted in parsing_ then
+    return true;
   }
+  if (charge(bytes, /*buffer=*/false)) {
+    parsing_.fetch_add(1);
+    return true;
+  }
+  std::size_t none = 0;
+  if (!parsing_.compare_exchange_strong(none, 1)) return false;
+  counters_.budget_used.fetch_add(bytes);
+  budget_in_use_changed();
+  return true;
+}
+
+std::optional<ConnectionPool::Outcome> ConnectionPool::answer(Connection& c,
+                                                              const RequestFraming& framing) {
+  // A large review's JSON tree takes many times its text while it is answered (answer_charge).
+  // It waits its turn, unless no other large review is being answered: then it goes, even over
+  // the budget, so that buffered requests filling the budget can never keep every one waiting.
+  // The estimate is made once per request, however often it waits.
+  if (!c.charge_known) {
+    c.estimated_charge = answer_charge(c, framing);
+    c.charge_known = true;
+  }
+  const std::size_t charge = c.estimated_charge;
+  if (charge > 0 && !take_parse_charge(c, charge)) {
+    return wait_for_budget(c, charge, /*parse=*/true);
+  }
+  c.charge_known = false;  // the next request is estimated anew
   bool connection_closed = false;
   const bool ok = process_(*c.stream, c.requests_left <= 1, connection_closed, c.ssl);
-  if (parse_charge > 0) parsing_alone_.fetch_sub(1);
-  refund(parse_charge);
+  if (charge > 0) {
+    parsing_.fetch_sub(1);
+    refund(charge, /*buffer=*/false);
+  }
   c.served.fetch_add(1, std::memory_order_relaxed);
   if (!ok) {
     c.stream->flush_some();
     return close(c, /*send_close_notify=*/false);
   }
   return finish_response(c, connection_closed);
+}
+
+std::size_t ConnectionPool::answer_charge(const Connection& c,
+                                          const RequestFraming& framing) const {
+  if (framing.action != RequestFraming::Action::kReady || framing.size <= kConnectionAllowance) {
+    return 0;
+  }
+  const std::string_view body =
+      c.stream->buffered().substr(framing.header_size, framing.size - framing.header_size);
+  return kAnswerFactor * parse_json_peak_bytes(body, kMaxReviewDepth);
 }
 
 std::optional<ConnectionPool::Outcome> ConnectionPool::refuse(Connection& c, int status,
@@ -535,7 +731,7 @@ std::optional<ConnectionPool::Outcome> ConnectionPool::after_sent(Connection& c)
 void ConnectionPool::sweep(bool stopping) {
   const std::int64_t now = now_ns();
   const bool past_stop_deadline = stopping && now >= stop_deadline_ns_.load();
-  const bool retry_starved = starving_.exchange(false, std::memory_order_relaxed);
+  wake_waiters();  // a backstop: budget is handed on when it is given back
   struct Claimed {
     Connection* c;
     bool expired;
@@ -549,8 +745,7 @@ void ConnectionPool::sweep(bool stopping) {
       const std::uint32_t s = c->state.load(std::memory_order_acquire);
       if ((s & kOwned) != 0) continue;
       const bool expired = now >= c->deadline_ns.load(std::memory_order_relaxed);
-      const bool starved = retry_starved && c->starved.load(std::memory_order_relaxed);
-      if ((expired || stopping || starved) && claim(c, generation_of(s))) {
+      if ((expired || stopping) && claim(c, generation_of(s))) {
         claimed.push_back({c, expired || past_stop_deadline});
       }
     }
@@ -558,9 +753,9 @@ void ConnectionPool::sweep(bool stopping) {
   for (const auto& [c, expired] : claimed) {
     const bool receiving = c->phase == Phase::kOpen && !c->stream->buffered().empty();
     const bool sending = c->phase == Phase::kWriting;
-    if (!expired && (receiving || sending || c->phase == Phase::kLingering || c->starved)) {
-      // A request still arriving (or waiting for the budget), or a response still being read,
-      // may finish.
+    if (!expired && (receiving || sending || c->phase == Phase::kLingering)) {
+      // A request still arriving (or waiting for the budget: a waker schedules it), or a
+      // response still being read, may finish.
       if (!release(*c)) run(*c);
     } else if (receiving && !past_stop_deadline) {
       // A request that did not arrive whole in time: refused, then the connection closes.

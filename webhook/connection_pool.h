@@ -19,7 +19,8 @@
 //     a sweep every 100 ms;
 //   - one memory budget for request bytes buffered past a small per-connection allowance and
 //     for large reviews being parsed: when it is spent, connections that need more stop being
-//     read (TCP holds the rest) until it is given back;
+//     read (TCP holds the rest) and wait in a queue; budget given back is handed to them in
+//     their order, each woken on a pool thread (an eventfd in the epoll set);
 //   - when every connection slot is taken, the connection that has made the least progress is
 //     closed to make room for the new one;
 //   - a thread that goes idle gives free memory back to the OS (webhook/memory_return.h).
@@ -32,6 +33,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -40,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "webhook/request_framing.h"
 #include "webhook/tls_connection.h"
 
 namespace gpuadmit::webhook {
@@ -59,15 +62,24 @@ struct ConnectionLimits {
   // without CPPHTTPLIB_USE_POLL, and the metrics listener's connections go through select().
   std::size_t max_connections = 1000;
   // The memory budget (--memory-budget): request bytes buffered past each connection's
-  // allowance, plus kParseFactor times the size of each request over the allowance while it is
-  // being answered (the JSON tree of a review is ~10-16 times its text).
+  // allowance (at most 1/kBufferShare of it), plus, while a request over the allowance is being
+  // answered, kAnswerFactor times the peak its JSON takes to parse (parse_json_peak_bytes).
   std::size_t memory_budget = 96u << 20;
 };
 
 // Buffer bytes each connection may hold without drawing on the budget, and requests up to this
-// size are answered without a parse charge: the API server's reviews are a few KiB.
+// size are answered without a charge: the API server's reviews are a few KiB.
 inline constexpr std::size_t kConnectionAllowance = 64 * 1024 + 2048;
-inline constexpr std::size_t kParseFactor = 16;
+// Bytes buffered ahead of what can be answered are worth little: they may hold a third of the
+// budget, so that two thirds are always there for answering.
+inline constexpr std::size_t kBufferShare = 3;
+// Answering a review: its parsed tree (parse_json_peak_bytes, which also covers freeing it), and
+// as much again for evaluating it and writing the answer. Measured (glibc, peak bytes held): a
+// 2.9 MB Deployment UPDATE 1.33 times the parse bound; a 1.6 MB pod of 40,000 CPU containers,
+// each given an env var (a 5.7 MB answer), 3.9 times — that shape then overdraws the budget
+// twice over, which the budget's headroom under the chart's 256 MiB limit holds
+// (docs/hostile-clients.md).
+inline constexpr std::size_t kAnswerFactor = 2;
 
 // Answers a request the pool refuses itself (framing limits, deadlines) and asks for the
 // connection to be closed after it: `status` with a one-line JSON `message`.
@@ -122,21 +134,39 @@ class ConnectionPool {
   Outcome serve_open(Connection& c);
   // Re-arms the socket for `events`; the caller still owns the connection.
   Outcome park(Connection& c, std::uint32_t events);
-  // Parks without reading until the budget has room (the sweep retries it).
-  Outcome wait_for_budget(Connection& c);
+  // Parks without reading until `bytes` of the budget are handed to it (wake_waiters); `parse`:
+  // for answering its buffered request, which may go over the budget when no other large
+  // review is being answered.
+  Outcome wait_for_budget(Connection& c, std::size_t bytes, bool parse);
+  // Hands budget that has become free to waiting connections, in their order (first fit), and
+  // schedules each on a pool thread.
+  void wake_waiters();
+  void leave_queue(Connection& c);
+  // A connection owned by the caller, run next by whichever pool thread takes the eventfd.
+  void schedule(Connection& c);
+  void signal_wake();
+  void serve_scheduled();
+  // The budget for answering a large request: granted by a waker, taken, or (when no other large
+  // review is being answered) taken over the budget. False: wait.
+  bool take_parse_charge(Connection& c, std::size_t parse_charge);
   Outcome close(Connection& c, bool send_close_notify);
-  // Answers the buffered request of `size` bytes (0: handed on before its body); nullopt when
+  // Answers the buffered request `framing` describes (kHandOver: before its body); nullopt when
   // the connection stays open for another request.
-  std::optional<Outcome> answer(Connection& c, std::size_t size);
+  std::optional<Outcome> answer(Connection& c, const RequestFraming& framing);
+  // The budget answering it takes: 0 for a request within the connection's allowance.
+  std::size_t answer_charge(const Connection& c, const RequestFraming& framing) const;
   std::optional<Outcome> refuse(Connection& c, int status, std::string_view message);
   // After a response: sends it (or waits to), then keeps, lingers on or closes the connection.
   std::optional<Outcome> finish_response(Connection& c, bool connection_closed);
   std::optional<Outcome> after_sent(Connection& c);
-  // The memory budget: false when `bytes` more do not fit.
-  bool charge(std::size_t bytes);
-  void refund(std::size_t bytes);
-  // Grows the connection's charge to what reading into a buffer of `capacity` bytes needs.
-  bool charge_buffer(Connection& c, std::size_t capacity);
+  // The memory budget: false when `bytes` more do not fit (for a `buffer`, nor in its share).
+  bool charge(std::size_t bytes, bool buffer);
+  // Gives bytes back and hands them to waiting connections.
+  void refund(std::size_t bytes, bool buffer);
+  void budget_in_use_changed();
+  // Grows the connection's charge to what reading into a buffer of `capacity` bytes needs:
+  // 0 when done, else the bytes that did not fit.
+  std::size_t charge_buffer(Connection& c, std::size_t capacity);
   void settle_buffer(Connection& c);
   void release_budget_of(Connection& c);
   // Closes the least progressed connection not being served; false when there is none.
@@ -150,8 +180,25 @@ class ConnectionPool {
   PoolCounters counters_;
   std::atomic<std::int64_t> stop_deadline_ns_{INT64_MAX};
   std::atomic<bool> forced_{false};
-  std::atomic<bool> starving_{false};          // some connection waits for the budget
-  std::atomic<std::size_t> parsing_alone_{0};  // large reviews being answered now
+  std::atomic<std::size_t> parsing_{0};       // large reviews being answered now
+  std::atomic<std::size_t> buffers_used_{0};  // the buffers' part of budget_used
+  std::mutex prompt_mutex_;
+  std::atomic<bool> prompt_return_{false};  // set_prompt_memory_return(true) is in force
+
+  // Connections waiting for the budget, in arrival order (first fit when budget comes back).
+  struct Waiter {
+    Connection* c;
+    std::uint32_t generation;
+    std::size_t bytes;
+    bool parse;
+  };
+  std::mutex waiters_mutex_;
+  std::deque<Waiter> waiters_;
+  std::atomic<std::size_t> waiting_{0};
+  // Woken waiters, owned, to be run by the pool thread that takes the eventfd's event.
+  int wake_fd_ = -1;
+  std::mutex ready_mutex_;
+  std::deque<Connection*> ready_;
   int epoll_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> next_sweep_ns_{0};

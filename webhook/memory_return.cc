@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <mutex>
+
 // The webhook library does not link mimalloc; the gpuadmit binary does when it is installed
 // (cmake/allocator.cmake), and then mimalloc's malloc is the process's. Its functions are
 // referenced weakly: null when mimalloc is not linked in (tests, a glibc build).
@@ -14,23 +16,55 @@
 #endif
 
 namespace gpuadmit::webhook {
+namespace {
+
+// mimalloc's decommit delay is a process-wide option: both functions change it, one at a time.
+std::mutex delay_mutex;
+bool prompt = false;
+long normal_delay = -1;  // the delay mimalloc started with, read once
+
+#ifdef GPUADMIT_HAVE_MIMALLOC_H
+bool have_mimalloc() {
+  return &mi_collect != nullptr && &mi_option_get != nullptr && &mi_option_set != nullptr;
+}
+
+// Under delay_mutex.
+void set_delay(long delay) {
+  if (normal_delay < 0) normal_delay = mi_option_get(mi_option_decommit_delay);
+  mi_option_set(mi_option_decommit_delay, delay);
+}
+#endif
+
+}  // namespace
 
 void return_free_memory() {
 #ifdef GPUADMIT_HAVE_MIMALLOC_H
-  if (&mi_collect != nullptr && &mi_option_get != nullptr && &mi_option_set != nullptr) {
+  if (have_mimalloc()) {
     // mimalloc 2.0 (Debian's libmimalloc2.0) decommits a page it frees only after
     // decommit_delay, and then only when the thread allocates again: a thread that goes idle
     // keeps the pages it freed last. With the delay at 0 while it collects, the pages the
     // collection frees are decommitted at once (tests/attack: 55 → 18 MiB after 1,100
     // connections closed); during normal work the delay saves a madvise per freed page.
-    const long delay = mi_option_get(mi_option_decommit_delay);
-    mi_option_set(mi_option_decommit_delay, 0);
+    std::lock_guard<std::mutex> lock(delay_mutex);
+    set_delay(0);
     mi_collect(true);
-    mi_option_set(mi_option_decommit_delay, delay);
+    set_delay(prompt ? 0 : normal_delay);
     return;
   }
 #endif
   malloc_trim(0);
+}
+
+void set_prompt_memory_return(bool on) {
+#ifdef GPUADMIT_HAVE_MIMALLOC_H
+  if (!have_mimalloc()) return;
+  std::lock_guard<std::mutex> lock(delay_mutex);
+  if (on == prompt) return;
+  prompt = on;
+  set_delay(on ? 0 : normal_delay);
+#else
+  (void)on;
+#endif
 }
 
 }  // namespace gpuadmit::webhook

@@ -111,13 +111,9 @@ RequestFraming frame_request(std::string_view buffered, std::size_t max_body) {
     r.interim = content_length > 0 && buffered.size() == header_size;
     return r;
   }
-  const std::size_t size = header_size + static_cast<std::size_t>(content_length);
-  if (buffered.size() < size) {
-    r.size = size;  // what the buffer will need
-    return r;
-  }
-  r.action = Action::kReady;
-  r.size = size;
+  r.size = header_size + static_cast<std::size_t>(content_length);
+  r.header_size = header_size;
+  if (buffered.size() >= r.size) r.action = Action::kReady;  // else kWait: what the buffer needs
   return r;
 }
 

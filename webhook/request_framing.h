@@ -1,6 +1,8 @@
 #pragma once
 // What to do with the bytes buffered on a connection: wait for more, hand a whole request on,
-// refuse it, or answer "100 Continue" first.
+// refuse it, or answer "100 Continue" first. The one place that decides where a request ends and
+// which header limits it breaks: the review fast path (webhook/review_fast_path.h) reads only
+// requests framed here as whole, within the lines framed here.
 //
 // The connection pool (webhook/connection_pool.h) hands a request to cpp-httplib (or the review
 // fast path) only once it can be served without waiting on the network, so a slow client holds
@@ -32,6 +34,9 @@ struct RequestFraming {
   // kReady: the bytes of the whole request (headers and body). kWait: the same, when the headers
   // are here and the body is not (0 while the headers are incomplete).
   std::size_t size = 0;
+  // With `size`: the bytes of the request line and the header lines, the empty line included;
+  // the body starts there.
+  std::size_t header_size = 0;
   int status = 0;
   std::string_view message;
   std::size_t expect_at = 0;  // offset of the Expect header's name

@@ -1,14 +1,12 @@
 #include "webhook/review_fast_path.h"
 
 #include <cctype>
-#include <charconv>
 #include <cstdint>
 
 namespace gpuadmit::webhook {
 namespace {
 
 constexpr std::size_t kMaxTarget = 2048;  // cpp-httplib refuses a request line over 8 KiB
-constexpr std::size_t kMaxHeaderBlock = 8192;
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -56,14 +54,19 @@ std::string_view status_message(int status) {
 
 }  // namespace
 
-std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t max_body) {
+std::optional<PlainReview> plain_review(std::string_view buffered, const RequestFraming& framing) {
+  if (framing.action != RequestFraming::Action::kReady || framing.size > buffered.size() ||
+      framing.header_size < 2 || framing.header_size > framing.size) {
+    return std::nullopt;
+  }
   PlainReview review;
   // Request line: what cpp-httplib's parse_request_line splits into exactly three parts.
   constexpr std::string_view kPost = "POST ";
   constexpr std::string_view kVersion = " HTTP/1.1\r\n";
   if (!buffered.starts_with(kPost)) return std::nullopt;
   const std::size_t line_end = buffered.find('\n');
-  if (line_end == std::string_view::npos || line_end + 1 < kPost.size() + kVersion.size()) {
+  if (line_end == std::string_view::npos || line_end + 1 < kPost.size() + kVersion.size() ||
+      line_end + 1 > framing.header_size) {
     return std::nullopt;
   }
   const std::string_view line = buffered.substr(0, line_end + 1);
@@ -83,18 +86,16 @@ std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t m
     return std::nullopt;
   }
 
+  // The header lines the framing counted and measured: up to its final empty line.
+  const std::string_view headers =
+      buffered.substr(line_end + 1, framing.header_size - 2 - (line_end + 1));
   std::size_t lengths = 0;
-  std::uint64_t length = 0;
   bool have_content_type = false, have_connection = false;
-  std::size_t pos = line_end + 1;
-  while (true) {
-    const std::size_t end = buffered.find('\n', pos);
-    if (end == std::string_view::npos || end + 1 - (line_end + 1) > kMaxHeaderBlock) {
-      return std::nullopt;
-    }
-    std::string_view header = buffered.substr(pos, end + 1 - pos);
+  for (std::size_t pos = 0; pos < headers.size();) {
+    const std::size_t end = headers.find('\n', pos);
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string_view header = headers.substr(pos, end + 1 - pos);
     pos = end + 1;
-    if (header == "\r\n") break;
     if (header.size() < 2 || header[header.size() - 2] != '\r') return std::nullopt;
     header.remove_suffix(2);
     const std::size_t colon = header.find(':');
@@ -111,8 +112,6 @@ std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t m
     }
     if (same_name(name, "content-length")) {
       ++lengths;
-      const auto [last, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
-      if (ec != std::errc() || last != value.data() + value.size()) return std::nullopt;
     } else if (same_name(name, "content-type")) {
       if (!have_content_type) review.content_type = value;
       have_content_type = true;
@@ -124,11 +123,9 @@ std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t m
       return std::nullopt;
     }
   }
-  if (lengths != 1 || length > max_body || !is_json_content_type(review.content_type))
-    return std::nullopt;
-  if (buffered.size() - pos < length) return std::nullopt;
-  review.body = buffered.substr(pos, static_cast<std::size_t>(length));
-  review.size = pos + static_cast<std::size_t>(length);
+  if (lengths != 1 || !is_json_content_type(review.content_type)) return std::nullopt;
+  review.body = buffered.substr(framing.header_size, framing.size - framing.header_size);
+  review.size = framing.size;
   return review;
 }
 

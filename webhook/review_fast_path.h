@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "engine/admission.h"
+#include "webhook/request_framing.h"
 
 namespace gpuadmit::webhook {
 
@@ -30,17 +31,18 @@ struct PlainReview {
   std::size_t size = 0;           // bytes of the whole request (request line, headers, body)
 };
 
-// `buffered` starts at the first byte of a request. A PlainReview when it holds, completely:
+// `buffered` starts at the first byte of a request, `framing` is frame_request's verdict on it.
+// A PlainReview when the framing is kReady (the whole request is here, within every header
+// limit, with at most one Content-Length within --max-body) and the request is:
 //   - the request line "POST /mutate HTTP/1.1" or "POST /validate HTTP/1.1", the path possibly
 //     followed by "?query" (the API server adds "?timeout=10s"; a route ignores the query);
 //   - header lines ending in CRLF, each "Name: value" with a name of token characters, a value
-//     that is not empty and holds no '%' (cpp-httplib percent-decodes header values), 8 KiB of
-//     headers at most;
-//   - exactly one Content-Length, a number no larger than `max_body`, and that many body bytes;
+//     that is not empty and holds no '%' (cpp-httplib percent-decodes header values);
+//   - exactly one Content-Length (the body is the framing's);
 //   - no Transfer-Encoding, Content-Encoding, Expect or Range header (the pre-routing check or
 //     cpp-httplib itself has something to say about those).
 // nullopt otherwise: cpp-httplib serves it.
-std::optional<PlainReview> plain_review(std::string_view buffered, std::size_t max_body);
+std::optional<PlainReview> plain_review(std::string_view buffered, const RequestFraming& framing);
 
 // "application/json" with optional parameters, case-insensitive: what a review must declare
 // (cpp-httplib's route and the fast path alike).

@@ -22,6 +22,7 @@
 #include "webhook/connection_pool.h"
 #include "webhook/httplib_bridge.h"
 #include "webhook/metric_labels.h"
+#include "webhook/request_framing.h"
 #include "webhook/review_fast_path.h"
 #include "webhook/tls_connection.h"
 
@@ -185,9 +186,22 @@ struct Server::Impl {
   void watch_loop();
   void check_policy();
   void check_key_pair();
-  bool ready() const {
-    return !draining.load() && policy.load() != nullptr && key_pair.load() != nullptr;
+  bool ready() const { return not_ready_reason().empty(); }
+  // "" when ready; else why not, for /readyz.
+  std::string_view not_ready_reason() const {
+    if (draining.load()) return "draining";
+    if (policy.load() == nullptr || key_pair.load() == nullptr) return "not ready";
+    if (config.priority_classes != nullptr && !config.priority_classes->synced()) {
+      return "the cluster's PriorityClasses are not listed yet";
+    }
+    return "";
   }
+  // The policy's priorityClasses against the cluster's, after either changed: the differences
+  // are logged (each new set once) and counted in /metrics.
+  void check_priority_classes();
+  std::uint64_t checked_priority_version = 0, checked_policy_generation = 0;
+  std::vector<std::string> priority_disagreements;
+  std::atomic<std::size_t> priority_disagreement_count{0};
 };
 
 // Called by OpenSSL for every handshake, before the cipher is chosen: installs whichever key
@@ -356,7 +370,8 @@ void Server::Impl::refuse_in_pool(TlsStream& stream, int status, std::string_vie
 std::optional<bool> Server::Impl::serve_plain_review(TlsStream& stream, bool last,
                                                      bool& connection_closed) {
   if (!review_fast_path || draining.load(std::memory_order_relaxed)) return std::nullopt;
-  const std::optional<PlainReview> plain = plain_review(stream.buffered(), config.max_body);
+  const std::optional<PlainReview> plain =
+      plain_review(stream.buffered(), frame_request(stream.buffered(), config.max_body));
   if (!plain) return std::nullopt;
   std::string remote;
   int remote_port = 0;
@@ -392,8 +407,11 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
     return refuse_review(endpoint_name, 415, "Content-Type must be application/json", remote, -1);
   }
   const PolicyPtr current = policy.load(std::memory_order_acquire);
+  const std::unique_ptr<const ClaimResolver> claims =
+      config.claims_for_review ? config.claims_for_review() : nullptr;
   AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current,
-                                                        config.claims, config.templates);
+                                                        claims.get(), config.templates,
+                                                        config.priority_classes);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
@@ -599,11 +617,12 @@ void Server::Impl::install_probes(httplib::Server& server) {
     res.set_content("ok\n", "text/plain");
   });
   server.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    if (ready()) {
+    const std::string_view reason = not_ready_reason();
+    if (reason.empty()) {
       res.set_content("ok\n", "text/plain");
     } else {
       res.status = 503;
-      res.set_content(draining.load() ? "draining\n" : "not ready\n", "text/plain");
+      res.set_content(std::string(reason) + "\n", "text/plain");
     }
   });
 }
@@ -619,6 +638,13 @@ void Server::Impl::configure_metrics_server() {
     metrics.ready.store(ready());
     std::string text = metrics.render();
     if (config.extra_metrics) config.extra_metrics(text);
+    if (config.priority_classes != nullptr) {
+      append_metric_header(text, "gpuadmit_priority_class_disagreements", "gauge",
+                           "Differences between the policy's priorityClasses and the cluster's "
+                           "(each logged; pods get the cluster's).");
+      text += "gpuadmit_priority_class_disagreements " +
+              std::to_string(priority_disagreement_count.load(std::memory_order_relaxed)) + "\n";
+    }
     if (const ConnectionPool* pool = https.pool()) render_pool_counters(pool->counters(), text);
     res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
   });
@@ -669,6 +695,28 @@ void Server::Impl::check_key_pair() {
               {{"serial", pair->serial_hex()}, {"not_after", pair->not_after_unix()}});
 }
 
+void Server::Impl::check_priority_classes() {
+  const PriorityClassSource* cluster = config.priority_classes;
+  if (cluster == nullptr || !cluster->synced()) return;
+  const std::uint64_t generation = metrics.policy_generation.load();
+  const PolicyPtr current = policy.load(std::memory_order_acquire);
+  if (generation == checked_policy_generation && cluster->version() == checked_priority_version) {
+    return;
+  }
+  checked_policy_generation = generation;
+  checked_priority_version = cluster->version();
+  std::vector<std::string> now = priority_class_disagreements(*current, *cluster);
+  priority_disagreement_count.store(now.size(), std::memory_order_relaxed);
+  if (now == priority_disagreements) return;
+  priority_disagreements = std::move(now);
+  if (priority_disagreements.empty()) {
+    logger.info("the policy's priorityClasses agree with the cluster's", {});
+    return;
+  }
+  logger.warn("the policy's priorityClasses disagree with the cluster's; pods get the cluster's",
+              {{"disagreements", priority_disagreements}});
+}
+
 void Server::Impl::watch_loop() {
   std::unique_lock<std::mutex> lock(watch_mutex);
   while (!stop_watching) {
@@ -678,6 +726,7 @@ void Server::Impl::watch_loop() {
     try {
       check_key_pair();
       check_policy();
+      check_priority_classes();
     } catch (const std::exception& e) {
       logger.error("reload check failed", {{"error", e.what()}});
     }
@@ -775,6 +824,8 @@ Expected<std::unique_ptr<Server>, std::vector<std::string>> Server::create(Serve
 
 int Server::port() const { return impl_->port; }
 int Server::metrics_port() const { return impl_->metrics_port; }
+bool Server::ready() const { return impl_->ready(); }
+
 const Metrics& Server::metrics() const { return impl_->metrics; }
 
 bool Server::run() {

@@ -25,6 +25,7 @@
 #include "engine/controllers.h"
 #include "engine/expected.h"
 #include "engine/pipeline.h"
+#include "engine/priority_classes.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 
@@ -55,10 +56,14 @@ struct ServerConfig {
   std::chrono::seconds io_timeout{5};                // the handshake; a response not being read
   std::chrono::milliseconds request_timeout{10000};  // a whole request, first byte to last
   std::chrono::seconds keep_alive_timeout{10};       // idle kept-alive connection → closed
-  // `serve --dra-lookup`: what the engine asks about pods' DRA claims (kube/, owned by the
-  // caller, outliving the server); null: nothing is looked up. Its metrics are appended to the
+  // `serve --dra-lookup`: per review, what the engine asks about pods' DRA claims (kube/: its
+  // lookups share one deadline); empty: nothing is looked up. Its metrics are appended to the
   // exposition by `extra_metrics`.
-  const ClaimResolver* claims = nullptr;
+  std::function<std::unique_ptr<const ClaimResolver>()> claims_for_review;
+  // `serve --cluster-priority-classes`: the cluster's PriorityClasses (kube/, watched; owned by
+  // the caller, outliving the server); null: the policy's declarations stand in. /readyz fails
+  // until they are synced(); a policy that disagrees with them is logged and counted.
+  const PriorityClassSource* priority_classes = nullptr;
   std::function<void(std::string&)> extra_metrics;
   // `serve --templates`: whether workload templates are mutated or only judged (GitOps;
   // engine/controllers.h TemplateMode, docs/install.md).
@@ -90,6 +95,9 @@ class Server {
   void shutdown();
 
   const Metrics& metrics() const;
+  // What /readyz answers 200 for: policy and key pair loaded, the cluster's PriorityClasses
+  // listed (when watched), not draining.
+  bool ready() const;
 
  private:
   struct Impl;

@@ -6,7 +6,12 @@
 //      a missing required field;
 //   3. the wiring: Service ports, webhook paths, Secret and ConfigMap names mounted, probes,
 //      security context, the policy passing `gpuadmit policy check`, `render | lint` clean;
-//   4. the chart's webhook configurations equal render's (modulo caBundle, labels, annotations).
+//      RBAC exactly what the server's code asks for, per feature;
+//   4. webhook.registration chart: the chart's webhook configurations equal render's (modulo
+//      caBundle, labels, annotations); gpuadmit (the default): none rendered, and the server's
+//      --register-webhooks flags carry every webhook value (it renders them with render's code);
+//   5. no install window, no bypass: kube-system, kube-node-lease and the release namespace always
+//      excluded, the opt-out label only when asked for.
 //
 // usage: node chart_test.mjs REPO_DIR GPUADMIT_BINARY HELM_BINARY
 // Exit 0 when every check passes; each failure is printed with the values file and object.
@@ -163,9 +168,34 @@ function checkWiring(objects, values, where) {
   check(flag("templates") === values.webhook.templates,
     `${where}: the server's --templates is webhook.templates (${values.webhook.templates}), as the mutating webhook's rules are`);
 
-  // Webhooks → Service.
+  // Webhooks → Service: rendered by the chart, or registered by the server once ready.
+  const registration = values.webhook.registration;
+  const mode = values.certificates.mode;
+  const mounted = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
+  const volume = (name) => pod.volumes.find((v) => v.name === name);
+  if (registration === "gpuadmit") {
+    check(!find(objects, "MutatingWebhookConfiguration") && !find(objects, "ValidatingWebhookConfiguration"),
+      `${where}: no webhook configuration rendered: the server registers them once ready`);
+    const values_ = (name) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+    check(args.includes("--register-webhooks") && flag("webhook-service") === service.metadata.name &&
+      flag("webhook-namespace") === NAMESPACE && flag("webhook-owner") === find(objects, "ClusterRole")?.metadata.name &&
+      flag("webhook-failure-policy") === values.webhook.failurePolicy &&
+      Number(flag("webhook-mutating-timeout")) === values.webhook.mutating.timeoutSeconds &&
+      Number(flag("webhook-validating-timeout")) === values.webhook.validating.timeoutSeconds &&
+      isDeepStrictEqual(values_("webhook-exclude-namespace"), values.webhook.excludeNamespaces) &&
+      args.includes("--webhook-opt-out-label") === values.webhook.optOutLabel,
+      `${where}: --register-webhooks carries every webhook value: ${args.join(" ")}`);
+    // The CA it writes into caBundle: the TLS Secret's ca.crt, or the existingSecret's caBundle.
+    const ca = flag("webhook-ca-bundle") ?? "";
+    const fromTls = volume("tls")?.secret?.items?.some((i) => i.key === "ca.crt" && `${mounted.tls}/${i.path}` === ca);
+    const caMap = find(objects, "ConfigMap", volume("ca")?.configMap?.name);
+    const fromMap = mode === "existingSecret" && `${mounted.ca}/ca.crt` === ca &&
+      caMap?.data?.["ca.crt"] === Buffer.from(values.certificates.existingSecret.caBundle, "base64").toString();
+    check(mode === "existingSecret" ? fromMap : fromTls, `${where}: --webhook-ca-bundle ${ca} is the mounted CA`);
+  }
   for (const [kind, path] of [["MutatingWebhookConfiguration", "/mutate"], ["ValidatingWebhookConfiguration", "/validate"]]) {
     const config = find(objects, kind);
+    if (registration === "gpuadmit") continue;
     check(config, `${where}: a ${kind}`);
     if (!config) continue;
     for (const w of config.webhooks) {
@@ -180,23 +210,24 @@ function checkWiring(objects, values, where) {
       check(kind.startsWith("Validating") || w.reinvocationPolicy === "IfNeeded", `${where}: reinvocationPolicy IfNeeded`);
       const excluded = w.namespaceSelector.matchExpressions[0];
       check(excluded.key === "kubernetes.io/metadata.name" && excluded.operator === "NotIn" &&
-        excluded.values.includes(NAMESPACE), `${where}: ${kind} skips the release namespace`);
-      const mode = values.certificates.mode;
+        [NAMESPACE, "kube-system", "kube-node-lease"].every((ns) => excluded.values.includes(ns)),
+        `${where}: ${kind} always skips the release namespace, kube-system and kube-node-lease`);
+      check(Boolean(w.objectSelector) === values.webhook.optOutLabel,
+        `${where}: ${kind} honours gpuadmit.io/ignore only with webhook.optOutLabel`);
       check(mode === "certManager" ? !w.clientConfig.caBundle && config.metadata.annotations?.["cert-manager.io/inject-ca-from"] === `${NAMESPACE}/${fullname}-tls`
         : Boolean(w.clientConfig.caBundle), `${where}: ${kind} caBundle for mode ${mode}`);
     }
   }
 
   // Secrets and the ConfigMap mounted.
-  const volume = (name) => pod.volumes.find((v) => v.name === name);
   const tlsSecret = volume("tls")?.secret?.secretName;
-  const mode = values.certificates.mode;
   if (mode === "selfSigned") {
     const secret = find(objects, "Secret", tlsSecret);
     check(secret && secret.type === "kubernetes.io/tls" && secret.data["tls.crt"] && secret.data["tls.key"] && secret.data["ca.crt"],
       `${where}: the mounted Secret ${tlsSecret} is rendered with tls.crt, tls.key, ca.crt`);
     const ca = Buffer.from(secret?.data?.["ca.crt"] ?? "", "base64").toString();
-    check(ca.includes("BEGIN CERTIFICATE") && find(objects, "MutatingWebhookConfiguration").webhooks[0].clientConfig.caBundle === secret?.data?.["ca.crt"],
+    check(ca.includes("BEGIN CERTIFICATE") && (registration === "gpuadmit" ||
+      find(objects, "MutatingWebhookConfiguration").webhooks[0].clientConfig.caBundle === secret?.data?.["ca.crt"]),
       `${where}: the caBundle is the Secret's CA`);
   } else if (mode === "certManager") {
     const cert = objects.find((o) => o.kind === "Certificate" && o.spec.secretName === tlsSecret && !o.spec.isCA);
@@ -205,7 +236,6 @@ function checkWiring(objects, values, where) {
   } else {
     check(tlsSecret === values.certificates.existingSecret.name, `${where}: the existing Secret is mounted`);
   }
-  const mounted = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
   check(flag("tls-cert") === `${mounted.tls}/tls.crt` && flag("tls-key") === `${mounted.tls}/tls.key`,
     `${where}: --tls-cert/--tls-key point into the tls volume`);
   const policyVolume = volume("policy")?.configMap;
@@ -239,15 +269,28 @@ function checkWiring(objects, values, where) {
     pod.securityContext.seccompProfile.type === "RuntimeDefault" && sc.readOnlyRootFilesystem === true &&
     sc.allowPrivilegeEscalation === false && isDeepStrictEqual(sc.capabilities.drop, ["ALL"]) && !sc.capabilities.add,
     `${where}: the security context`);
-  const dra = values.dra.lookup.enabled;
-  check(pod.automountServiceAccountToken === dra, `${where}: service-account token mounted only with dra.lookup`);
+  // RBAC: exactly what the server's code asks the API for (docs/install.md, "RBAC").
+  const dra = values.dra.lookup.enabled, classes = values.priorityClasses.fromCluster;
+  const registers = registration === "gpuadmit";
+  const usesApi = dra || classes || registers;
+  check(pod.automountServiceAccountToken === usesApi, `${where}: service-account token mounted only when the server talks to the API`);
   check(args.includes("--dra-lookup") === dra, `${where}: --dra-lookup only with dra.lookup`);
+  check(args.includes("--cluster-priority-classes") === classes, `${where}: --cluster-priority-classes only with priorityClasses.fromCluster`);
   const role = find(objects, "ClusterRole");
-  check(Boolean(role) === dra && (!role || isDeepStrictEqual(role.rules, [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get", "list", "watch"] }])),
-    `${where}: the DRA ClusterRole only with dra.lookup`);
+  const webhookKinds = ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"];
+  const expectedRules = [
+    ...(registers ? [
+      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, verbs: ["create"] },
+      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, resourceNames: [fullname], verbs: ["get", "update"] },
+      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], resourceNames: [fullname], verbs: ["get"] }] : []),
+    ...(classes ? [{ apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs: ["list", "watch"] }] : []),
+    ...(dra ? [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get"] }] : []),
+  ];
+  check(Boolean(role) === usesApi && (!role || isDeepStrictEqual(role.rules, expectedRules)),
+    `${where}: the ClusterRole's rules are exactly ${JSON.stringify(expectedRules)}, not ${JSON.stringify(role?.rules)}`);
   const binding = find(objects, "ClusterRoleBinding");
-  check(!dra || (binding?.subjects[0].name === pod.serviceAccountName && binding.roleRef.name === role?.metadata.name),
-    `${where}: the DRA ClusterRoleBinding binds the Pods' ServiceAccount`);
+  check(!usesApi || (binding?.subjects[0].name === pod.serviceAccountName && binding.roleRef.name === role?.metadata.name),
+    `${where}: the ClusterRoleBinding binds the Pods' ServiceAccount`);
 
   // HA.
   const ha = values.replicaCount > 1 || values.autoscaling.enabled;
@@ -288,12 +331,13 @@ for (const file of ciFiles) {
   const policyFile = join(scratch, `${file}.policy.yaml`);
   writeFileSync(policyFile, policyText(values));
   const r = run(gpuadmit, ["render", "--policy", policyFile, "--namespace", NAMESPACE, "--service", RELEASE,
-    "--failure-policy", values.webhook.failurePolicy, "--templates", values.webhook.templates]);
+    "--failure-policy", values.webhook.failurePolicy, "--templates", values.webhook.templates,
+    ...(values.webhook.optOutLabel ? ["--opt-out-label"] : [])]);
   check(r.code === 0, `gpuadmit render for ci/${file}: ${r.out}`);
   const fromRender = r.code === 0 ? parseStream(r.out) : [];
   for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
     const expected = find(fromRender, kind);
-    if (!expected) continue;
+    if (!expected || values.webhook.registration !== "chart") continue;
     for (const w of expected.webhooks) {
       // What values may change beyond render's flags.
       w.timeoutSeconds = kind.startsWith("Mutating") ? values.webhook.mutating.timeoutSeconds : values.webhook.validating.timeoutSeconds;
@@ -349,7 +393,7 @@ for (const policy of policies) {
 
 // The validator bites: a wrong type and a missing required field are rejected.
 {
-  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "extras-values.yaml")]).out);
+  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "extras-values.yaml"), "--set", "webhook.registration=chart"]).out);
   const deployment = structuredClone(find(objects, "Deployment"));
   deployment.spec.template.spec.containers[0].ports[0].containerPort = "8443";
   await expectInvalid(deployment, "a Deployment whose containerPort is a string");
@@ -384,7 +428,12 @@ async function checkServeArgs() {
   const args = container.args.map((a) => a
     .replace("/etc/gpuadmit/policy/", `${scratch}/`).replace("/etc/gpuadmit/tls/", `${scratch}/`)
     .replace(/^--listen=.*/, "--listen=127.0.0.1:0").replace(/^--metrics-listen=.*/, "--metrics-listen=127.0.0.1:0"));
-  const server = spawn(gpuadmit, args, { stdio: ["ignore", "ignore", "pipe"] });
+  // In a pod, with nothing listening where its API server would be: it starts, live, and not
+  // ready, as the cluster's PriorityClasses cannot be listed.
+  writeFileSync(join(scratch, "token"), "token\n");
+  const env = { ...process.env, KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: "1",
+    GPUADMIT_SERVICE_ACCOUNT_DIR: scratch };
+  const server = spawn(gpuadmit, args, { stdio: ["ignore", "ignore", "pipe"], env });
   let log = "";
   server.stderr.on("data", (d) => { log += d; });
   const deadline = Date.now() + 10000;
@@ -394,10 +443,13 @@ async function checkServeArgs() {
     await new Promise((r) => setTimeout(r, 20));
   }
   check(metricsPort > 0, `gpuadmit ${args.join(" ")} did not become ready:\n${log}`);
-  for (const probe of [container.livenessProbe, container.readinessProbe]) {
+  for (const [probe, status, text] of [[container.livenessProbe, 200, "ok\n"],
+    [container.readinessProbe, 503, "the cluster's PriorityClasses are not listed yet\n"]]) {
     if (!metricsPort) break;
     const res = await fetch(`http://127.0.0.1:${metricsPort}${probe.httpGet.path}`).catch((e) => ({ status: e.message }));
-    check(res.status === 200, `the chart's probe GET ${probe.httpGet.path} on the metrics port answered ${res.status}`);
+    const body = typeof res.text === "function" ? await res.text() : "";
+    check(res.status === status && body === text,
+      `the chart's probe GET ${probe.httpGet.path} on the metrics port answered ${res.status} ${body}`);
   }
   server.kill("SIGKILL");
 }

@@ -3,12 +3,6 @@
 // (objects from corpus/api-fixtures, metav1.Status for errors, the APIGroup discovery document).
 // No real API server runs here.
 
-// The same feature macros as `pkg-config --cflags cpp-httplib` (the library was built with them).
-#define CPPHTTPLIB_OPENSSL_SUPPORT
-#define CPPHTTPLIB_ZLIB_SUPPORT
-#define CPPHTTPLIB_BROTLI_SUPPORT
-#include <httplib.h>
-
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -23,15 +17,17 @@
 #include <thread>
 #include <vector>
 
-#include "certs/certs.h"
 #include "engine/json.h"
 #include "kube/kube_claim_resolver.h"
+#include "tests/kube/test_api_server.h"
 
 using gpuadmit::ClaimKind;
 using gpuadmit::ClaimLookup;
 using gpuadmit::Json;
 using gpuadmit::ResolvedClaim;
 using namespace gpuadmit::kube;
+using gpuadmit::testing::TempDir;
+using gpuadmit::testing::TestApiServer;
 using namespace std::chrono_literals;
 
 namespace {
@@ -107,45 +103,20 @@ class FakeApiServer {
   // those already there; `port` 0 picks a free one.
   explicit FakeApiServer(const std::string& dir, const std::string& cert_name = "127.0.0.1",
                          int port = 0, bool reuse = false)
-      : dir_(dir) {
-    if (!reuse) {
-      auto ca = gpuadmit::certs::generate_ca("test-kube-ca", 1);
-      auto leaf = gpuadmit::certs::issue_certificate(
-          std::get<gpuadmit::certs::PemPair>(ca),
-          {.common_name = "kube-apiserver", .names = {cert_name}, .valid_days = 1});
-      const auto& ca_pem = std::get<gpuadmit::certs::PemPair>(ca);
-      REQUIRE(gpuadmit::certs::write_certificate_files(dir, ca_pem.cert_pem,
-                                                       std::get<gpuadmit::certs::PemPair>(leaf))
-                  .empty());
-    }
-    server_ = std::make_unique<httplib::SSLServer>((dir + "/tls.crt").c_str(),
-                                                   (dir + "/tls.key").c_str());
-    REQUIRE(server_->is_valid());
-    server_->Get(".*",
-                 [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); });
-    if (port == 0) {
-      port_ = server_->bind_to_any_port("127.0.0.1");
-    } else if (server_->bind_to_port("127.0.0.1", port)) {
-      port_ = port;
-    }
-    REQUIRE(port_ > 0);
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-    // stop() is a no-op until the accept loop runs: wait for it (bounded).
-    for (int i = 0; i < 500 && !server_->is_running(); ++i) std::this_thread::sleep_for(10ms);
-    REQUIRE(server_->is_running());
-  }
+      : server_(
+            dir, [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); },
+            cert_name, port, reuse) {}
   ~FakeApiServer() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
-    server_->stop();
-    thread_.join();
+    server_.stop();
   }
 
-  int port() const { return port_; }
-  std::string ca_path() const { return dir_ + "/ca.crt"; }
+  int port() const { return server_.port(); }
+  std::string ca_path() const { return server_.ca_path(); }
 
   void set_versions(std::vector<std::string> v) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -216,10 +187,6 @@ class FakeApiServer {
     res.set_content(it->second, "application/json");
   }
 
-  std::string dir_;
-  std::unique_ptr<httplib::SSLServer> server_;
-  std::thread thread_;
-  int port_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
@@ -229,22 +196,7 @@ class FakeApiServer {
   std::string override_body_;
   std::chrono::milliseconds delay_{0};
   std::vector<Recorded> requests_;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/gpuadmit-kube-test-XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
+  TestApiServer server_;  // last: stopped before the members its handler reads go
 };
 
 // A server, a token file, and a resolver pointed at both.
@@ -261,6 +213,7 @@ struct Fixture {
     config.ca_path = api.ca_path();
     config.token_path = token_path;
     config.timeout = 2000ms;  // generous: a loaded CI machine; the slow-server test sets its own
+    config.review_deadline = 10s;  // likewise; the deadline test sets its own
   }
 };
 
@@ -416,6 +369,71 @@ TEST_CASE("kube: a server slower than the timeout is kUnavailable within about t
   CHECK(r.status == ClaimLookup::kUnavailable);
   CHECK(r.error == "no answer within 200 ms");
   CHECK(took < 2000ms);  // the 3 s answer was not awaited
+}
+
+// Several uncached claims in one review, each answered slowly: without a per-review deadline
+// the lookups add up past the webhook's timeoutSeconds (here 5 requests x 400 ms = 2 s).
+TEST_CASE("kube: the lookups of one review end at its deadline, however many claims it names") {
+  Fixture f;
+  f.config.timeout = 2000ms;
+  f.config.review_deadline = 1000ms;
+  const std::vector<std::string> names = {"a", "b", "c", "d"};
+  for (const std::string& n : names) {
+    f.api.put(std::string(kTemplatePath) + n, single_gpu_template("resource.k8s.io/v1").dump());
+  }
+  f.api.set_delay(400ms);
+  KubeClaimResolver claims(f.config);
+  const auto review = claims.for_review();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<ResolvedClaim> results;
+  for (const std::string& n : names)
+    results.push_back(review->resolve(ClaimKind::kTemplate, "ml", n));
+  const auto took = std::chrono::steady_clock::now() - start;
+  // Discovery (400 ms) and "a" (400 ms); "b" was given the 200 ms left and cut short; "c" and
+  // "d" were not asked for.
+  CHECK(results[0].status == ClaimLookup::kFound);
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    INFO(names[i]);
+    CHECK(results[i].status == ClaimLookup::kUnavailable);
+    CHECK(results[i].error ==
+          "the lookups of this review took their 1000 ms (--dra-lookup-deadline): not looked up");
+  }
+  CHECK(took < 1600ms);  // about the deadline; 2 s without it
+  CHECK(f.api.paths() == std::vector<std::string>{"/apis/resource.k8s.io",
+                                                  std::string(kTemplatePath) + "a",
+                                                  std::string(kTemplatePath) + "b"});
+  ClaimLookupCounts c = claims.counts();
+  CHECK(c.found == 1);
+  CHECK(c.deadline == 3);
+  CHECK(c.unavailable == 0);
+
+  // Nothing was remembered for the names the deadline cut: the next review asks for them, with
+  // a deadline of its own, and finds "a" in the cache.
+  f.api.set_delay(0ms);
+  const auto next = claims.for_review();
+  for (const std::string& n : names) {
+    INFO(n);
+    CHECK(next->resolve(ClaimKind::kTemplate, "ml", n).status == ClaimLookup::kFound);
+  }
+  c = claims.counts();
+  CHECK(c.found == 4);
+  CHECK(c.cache_hit == 1);
+  CHECK(f.api.paths().size() == 6);
+}
+
+TEST_CASE("kube: a lookup outside a review has a deadline of its own") {
+  Fixture f;
+  f.config.timeout = 2000ms;
+  f.config.review_deadline = 300ms;
+  f.api.set_delay(1000ms);
+  KubeClaimResolver claims(f.config);
+  const auto start = std::chrono::steady_clock::now();
+  const ResolvedClaim r = claims.resolve(ClaimKind::kTemplate, "ml", "a");
+  CHECK(r.status == ClaimLookup::kUnavailable);
+  CHECK(r.error ==
+        "the lookups of this review took their 300 ms (--dra-lookup-deadline): not looked up");
+  CHECK(std::chrono::steady_clock::now() - start < 900ms);
+  CHECK(claims.counts().deadline == 1);
 }
 
 TEST_CASE("kube: a server that serves only v1beta1 is asked in v1beta1, discovered once") {
@@ -613,13 +631,14 @@ TEST_CASE("kube: lookup metrics, a closed label set") {
   claims.render_metrics(out);
   CHECK(out ==
         "# HELP gpuadmit_dra_lookups_total DRA claim lookups through the Kubernetes API by "
-        "result: found, not_found, unavailable (the API's answers) and cache_hit (answered from "
-        "the cache).\n"
+        "result: found, not_found, unavailable (the API's answers), cache_hit (answered from "
+        "the cache) and deadline (not made: the review's lookup deadline had passed).\n"
         "# TYPE gpuadmit_dra_lookups_total counter\n"
         "gpuadmit_dra_lookups_total{result=\"found\"} 1\n"
         "gpuadmit_dra_lookups_total{result=\"not_found\"} 1\n"
         "gpuadmit_dra_lookups_total{result=\"unavailable\"} 0\n"
-        "gpuadmit_dra_lookups_total{result=\"cache_hit\"} 1\n");
+        "gpuadmit_dra_lookups_total{result=\"cache_hit\"} 1\n"
+        "gpuadmit_dra_lookups_total{result=\"deadline\"} 0\n");
 }
 
 TEST_CASE("kube: in-cluster configuration from the service environment") {
@@ -633,6 +652,7 @@ TEST_CASE("kube: in-cluster configuration from the service environment") {
   CHECK(c.token_path == "/var/run/secrets/kubernetes.io/serviceaccount/token");
   CHECK(c.ca_path == "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt");
   CHECK(c.timeout == 500ms);
+  CHECK(c.review_deadline == 1000ms);
   ::setenv("KUBERNETES_SERVICE_PORT", "https", 1);
   CHECK(std::get<std::string>(KubeClaimResolverConfig::in_cluster()) ==
         "KUBERNETES_SERVICE_PORT is not a port: \"https\"");

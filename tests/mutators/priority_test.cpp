@@ -1,6 +1,7 @@
 #include "mutators/priority.h"
 
 #include "tests/mutators/mutator_test_util.h"
+#include "tests/support/priority_classes.h"
 
 namespace gpuadmit::testing {
 namespace {
@@ -72,6 +73,65 @@ TEST_CASE("mutator priority: the tenant's class, consistent on Pods, name only o
            R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}})",
            ""},
       });
+}
+
+// With the cluster's PriorityClasses watched (`serve --cluster-priority-classes`): the class as the
+// cluster has it, never a class it does not have, and its globalDefault class counted as unset.
+// The cluster here recreated gpu-batch at 1500 (PreemptLowerPriority), has gpu-training as
+// declared, no gpu-inference, and its own globalDefault class "standard" the policy does not
+// declare; the policy's "cluster-default" exists but is not the cluster's default.
+TEST_CASE("mutator priority: the cluster's classes when they are known", "[mutators][priority]") {
+  auto policy = policy_from_yaml(fleet_policy());
+  auto mutator = make_priority_mutator();
+  const FakePriorityClasses cluster({{"gpu-batch", 1500, "PreemptLowerPriority", false},
+                                     {"gpu-training", 10000, "PreemptLowerPriority", false},
+                                     {"cluster-default", 0, "PreemptLowerPriority", false},
+                                     {"standard", 100, "Never", true}});
+  const std::string from_cluster =
+      R"(,"priorityClassName":"gpu-batch","priority":1500,"preemptionPolicy":"PreemptLowerPriority")";
+  run_mutation_cases(
+      *mutator, policy,
+      {
+          {"the cluster's value and preemptionPolicy, not the policy's 1000 and Never", "ml-a",
+           pod("{}"), pod("{}", "", from_cluster)},
+          {"the cluster's globalDefault class, not in the policy, counts as unset (the plugin's "
+           "first pass put it and its value there)",
+           "ml-a",
+           pod("{}", R"("priorityClassName":"standard","priority":100,)"
+                     R"("preemptionPolicy":"Never",)"),
+           pod("{}", R"("priorityClassName":"gpu-batch","priority":1500,)"
+                     R"("preemptionPolicy":"PreemptLowerPriority",)")},
+          {"the policy's globalDefault class is not the cluster's: a choice, left alone", "ml-a",
+           pod("{}", R"("priorityClassName":"cluster-default",)"), ""},
+          {"a class the cluster does not have is never written: the pod is left as it is", "web-a",
+           pod("{}"), ""},
+          {"byWorkload, as the cluster has it", "ml-a",
+           pod(R"({"gpuadmit.io/workload":"training"})"),
+           pod(R"({"gpuadmit.io/workload":"training"})", "",
+               R"(,"priorityClassName":"gpu-training","priority":10000,)"
+               R"("preemptionPolicy":"PreemptLowerPriority")")},
+          {"a template whose class (gpu-inference) the cluster does not have: unchanged", "ml-a",
+           deployment("", ""), ""},
+          {"a template naming the cluster's globalDefault class, replaced", "ml-b",
+           R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":
+              {"template":{"metadata":{"labels":{"gpuadmit.io/workload":"training"}},"spec":{
+              "priorityClassName":"standard",)" +
+               std::string(kContainers) + "}}}}",
+           R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":
+              {"template":{"metadata":{"labels":{"gpuadmit.io/workload":"training"}},"spec":{
+              "priorityClassName":"gpu-training",)" +
+               std::string(kContainers) + "}}}}"},
+      },
+      [&](RequestContext& request) { request.priority_classes = &cluster; });
+}
+
+TEST_CASE("mutator priority: watched but not read yet, nothing is written",
+          "[mutators][priority]") {
+  auto policy = policy_from_yaml(fleet_policy());
+  auto mutator = make_priority_mutator();
+  const FakePriorityClasses not_synced({{"gpu-batch", 1000, "Never", false}}, false);
+  run_mutation_cases(*mutator, policy, {{"none yet", "ml-a", pod("{}"), ""}},
+                     [&](RequestContext& request) { request.priority_classes = &not_synced; });
 }
 
 }  // namespace

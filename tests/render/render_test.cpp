@@ -182,8 +182,7 @@ TEST_CASE("render: the webhook configurations, exactly") {
       "name": "mutate.gpuadmit.io", "admissionReviewVersions": ["v1"],
       "clientConfig": {"service": {"namespace": "gpu-admission", "name": "gpuadmit-webhook", "path": "/mutate", "port": 443}, "caBundle": "Q0E="},
       "rules": null, "failurePolicy": "Fail", "matchPolicy": "Equivalent",
-      "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["gpu-admission", "kube-system", "monitoring"]}]},
-      "objectSelector": {"matchExpressions": [{"key": "gpuadmit.io/ignore", "operator": "NotIn", "values": ["true"]}]},
+      "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["gpu-admission", "kube-node-lease", "kube-system", "monitoring"]}]},
       "sideEffects": "None", "timeoutSeconds": 2, "reinvocationPolicy": "IfNeeded"}]})");
   expected["webhooks"][0]["rules"] = rules;
   CHECK(mutating == expected);
@@ -202,6 +201,21 @@ TEST_CASE("render: the webhook configurations, exactly") {
                             {"kind", "ValidatingWebhookConfiguration"},
                             {"metadata", expected["metadata"]},
                             {"webhooks", Json::array({webhook})}}));
+
+  // The opt-out label only when asked for (a bypass: whoever can label a pod switches the
+  // policy off for it); timeouts and further excluded namespaces from the target.
+  target.opt_out_label = true;
+  target.mutating_timeout = 5;
+  target.excluded = {"batch-system"};
+  const Json with_label = render::mutating_webhook_configuration(*policy, target)["webhooks"][0];
+  CHECK(
+      with_label["objectSelector"] ==
+      Json::parse(
+          R"({"matchExpressions": [{"key": "gpuadmit.io/ignore", "operator": "NotIn", "values": ["true"]}]})"));
+  CHECK(with_label["timeoutSeconds"] == 5);
+  CHECK(with_label["namespaceSelector"]["matchExpressions"][0]["values"] ==
+        Json::array(
+            {"batch-system", "gpu-admission", "kube-node-lease", "kube-system", "monitoring"}));
 }
 
 TEST_CASE("render: cluster_objects in apply order") {
@@ -318,12 +332,29 @@ TEST_CASE("render: --templates validate leaves the mutating webhook Pods and cla
         render::webhook_rules(render::admitted_kinds(*policy)));
 }
 
-TEST_CASE("render: excluded namespaces are the literal exempt ones and the release namespace") {
+TEST_CASE(
+    "render: excluded namespaces: kube-system, kube-node-lease, the release namespace, the "
+    "literal exempt ones") {
   auto policy = policy_from_yaml(kPolicy);
-  CHECK(render::excluded_namespaces(*policy, "gpuadmit") ==
-        std::vector<std::string>{"gpuadmit", "kube-system", "monitoring"});
-  CHECK(render::excluded_namespaces(*policy, "monitoring") ==
-        std::vector<std::string>{"kube-system", "monitoring"});
+  render::WebhookTarget target;
+  target.ns = "gpuadmit";
+  CHECK(render::excluded_namespaces(*policy, target) ==
+        std::vector<std::string>{"gpuadmit", "kube-node-lease", "kube-system", "monitoring"});
+  target.ns = "monitoring";
+  CHECK(render::excluded_namespaces(*policy, target) ==
+        std::vector<std::string>{"kube-node-lease", "kube-system", "monitoring"});
+  // Whatever the policy exempts: kube-system is never reviewed.
+  auto bare = policy_from_yaml(R"(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: bare}
+spec:
+  classes:
+    gpu: {nodeSelector: {nvidia.com/gpu.present: ["true"]}, gpusPerNode: 8}
+  tenants:
+    - {name: all, namespaces: [".*"], defaultClass: gpu}
+)");
+  CHECK(render::excluded_namespaces(*bare, target) ==
+        std::vector<std::string>{"kube-node-lease", "kube-system", "monitoring"});
 }
 
 }  // namespace

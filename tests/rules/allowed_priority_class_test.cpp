@@ -1,6 +1,7 @@
 #include "rules/allowed_priority_class.h"
 
 #include "tests/rules/rule_test_util.h"
+#include "tests/support/priority_classes.h"
 
 namespace gpuadmit::testing {
 namespace {
@@ -46,6 +47,34 @@ TEST_CASE("rule GPU010: priorityClassName must be allowed for the tenant", "[rul
            {"spec.template.spec.priorityClassName | priorityClassName gpu-inference is not "
             "allowed for tenant ml-team; use one of: gpu-batch, gpu-training"}},
       });
+}
+
+// With the cluster's classes known, its globalDefault class is what the Priority plugin gave a
+// pod that named none, declared in the policy or not; the policy's is then just a class.
+TEST_CASE("rule GPU010: the cluster's globalDefault class counts as unset", "[rules][GPU010]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_allowed_priority_class_rule();
+  const FakePriorityClasses cluster({{"standard", 100, "PreemptLowerPriority", true},
+                                     {"cluster-default", 0, "PreemptLowerPriority", false}});
+  struct Case {
+    const char* name;
+    std::string object;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"the cluster's globalDefault class, not in the policy", gpu_pod("standard"), {}},
+      {"the policy's globalDefault class, not the cluster's",
+       gpu_pod("cluster-default"),
+       {"spec.priorityClassName | priorityClassName cluster-default is not allowed for tenant "
+        "ml-team; use one of: gpu-batch, gpu-training"}},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      PodFixture pod(policy, c.object, "ml-a");
+      pod.request.priority_classes = &cluster;
+      CHECK(check_rule(*rule, pod) == c.expected);
+    }
+  }
 }
 
 }  // namespace

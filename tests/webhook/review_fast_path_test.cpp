@@ -9,18 +9,20 @@
 #include <vector>
 
 #include "tests/webhook/support.h"
+#include "webhook/request_framing.h"
 #include "webhook/review_fast_path.h"
 
 namespace {
 
 using namespace gpuadmit::testing;
 using gpuadmit::Endpoint;
+using gpuadmit::webhook::frame_request;
 using gpuadmit::webhook::plain_review;
 using gpuadmit::webhook::response_head;
 
 // "mutate|<content type>|<body>|close", or "cpp-httplib" when the fast path declines.
 std::string summary(const std::string& request, std::size_t max_body = 100) {
-  const auto review = plain_review(request, max_body);
+  const auto review = plain_review(request, frame_request(request, max_body));
   if (!review) return "cpp-httplib";
   return std::string(review->endpoint == Endpoint::kMutate ? "mutate" : "validate") + "|" +
          std::string(review->content_type) + "|" + std::string(review->body) + "|" +
@@ -29,12 +31,20 @@ std::string summary(const std::string& request, std::size_t max_body = 100) {
 
 // The bytes the fast path takes as the request: nullopt when it declines.
 std::optional<std::size_t> taken(const std::string& request) {
-  const auto review = plain_review(request, 100);
+  const auto review = plain_review(request, frame_request(request, 100));
   if (!review) return std::nullopt;
   return review->size;
 }
 
 const std::string kHead = "Host: gpuadmit.gpuadmit-system.svc:443\r\n";
+
+// `n` header lines "X-<i>: aaa…" with `value_bytes` characters of value.
+std::string many_lines(int n, std::size_t value_bytes) {
+  std::string out;
+  for (int i = 0; i < n; ++i)
+    out += "X-" + std::to_string(i) + ": " + std::string(value_bytes, 'a') + "\r\n";
+  return out;
+}
 const std::string kJsonType = "Content-Type: application/json\r\n";
 
 std::string post(const std::string& target, const std::string& headers, const std::string& body,
@@ -113,9 +123,16 @@ TEST_CASE("review fast path: takes whole plain reviews, leaves everything else t
       {"a space before the colon", post("/mutate", kJsonType + length2 + "X-A : b\r\n", "{}"),
        "cpp-httplib"},
       {"an empty value", post("/mutate", kJsonType + length2 + "X-A:\r\n", "{}"), "cpp-httplib"},
-      {"headers over 8 KiB",
+      {"a header line over 8 KiB (the framing refuses it: 431)",
        post("/mutate", kJsonType + length2 + "X-A: " + std::string(8200, 'a') + "\r\n", "{}"),
        "cpp-httplib"},
+      {"101 header lines (the framing refuses them: 431)",
+       post("/mutate", kJsonType + length2 + many_lines(99, 4), "{}"), "cpp-httplib"},
+      {"100 header lines", post("/mutate", kJsonType + length2 + many_lines(98, 4), "{}"),
+       "mutate|application/json|{}|keep"},
+      {"40 KiB of headers in 100 lines, within every framing limit",
+       post("/mutate", kJsonType + length2 + many_lines(98, 400), "{}"),
+       "mutate|application/json|{}|keep"},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -125,6 +142,27 @@ TEST_CASE("review fast path: takes whole plain reviews, leaves everything else t
       const std::size_t one = post("/mutate", kJsonType + length2, "{}").size();
       CHECK(taken(c.request) == (c.request.size() == 2 * one ? one : c.request.size()));
     }
+    // Whatever the fast path takes, the framing hands on whole with the same size.
+    const auto framing = frame_request(c.request, 100);
+    if (taken(c.request)) {
+      CHECK(framing.action == gpuadmit::webhook::RequestFraming::Action::kReady);
+      CHECK(framing.size == *taken(c.request));
+    }
+  }
+}
+
+// The request_framing fuzzer's finding (tests/fuzz_regressions/request_framing/): 113 header
+// lines in 2,275 bytes. The framing refuses them (over 100 lines); the fast path once read them
+// with a limit of its own (8 KiB) and took the review.
+TEST_CASE("review fast path: a request the framing refuses is never taken") {
+  const std::string request =
+      slurp(GPUADMIT_SOURCE_DIR "/tests/fuzz_regressions/request_framing/113-header-lines.bin");
+  REQUIRE(request.size() == 2275);
+  for (const std::size_t max_body : {std::size_t{16}, std::size_t{3} << 20}) {
+    const auto framing = frame_request(request, max_body);
+    CHECK(framing.action == gpuadmit::webhook::RequestFraming::Action::kRefuse);
+    CHECK(framing.status == 431);
+    CHECK_FALSE(plain_review(request, framing).has_value());
   }
 }
 

@@ -50,6 +50,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default (printf "%s-policy" (include "gpuadmit.fullname" .)) .Values.existingPolicyConfigMap -}}
 {{- end -}}
 
+{{/* The server talks to the Kubernetes API (a service-account token is mounted): true/false. */}}
+{{- define "gpuadmit.usesApi" -}}
+{{- or (eq .Values.webhook.registration "gpuadmit") .Values.priorityClasses.fromCluster .Values.dra.lookup.enabled -}}
+{{- end -}}
+
 {{- define "gpuadmit.tlsSecretName" -}}
 {{- if eq .Values.certificates.mode "existingSecret" -}}
 {{- .Values.certificates.existingSecret.name -}}
@@ -59,12 +64,13 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{/*
-The namespaces both webhooks skip, as a JSON list, sorted: the release namespace, the policy's
-exempt namespaces that are literal names (a DNS label matches only itself as an RE2 pattern) and
-webhook.excludeNamespaces. render/webhook_configuration.cc excluded_namespaces() does the same.
+The namespaces both webhooks skip, as a JSON list, sorted: kube-system and kube-node-lease
+(always), the release namespace, the policy's exempt namespaces that are literal names (a DNS
+label matches only itself as an RE2 pattern) and webhook.excludeNamespaces.
+render/webhook_configuration.cc excluded_namespaces() does the same.
 */}}
 {{- define "gpuadmit.excludedNamespaces" -}}
-{{- $names := list .Release.Namespace -}}
+{{- $names := list .Release.Namespace "kube-system" "kube-node-lease" -}}
 {{- if not .Values.existingPolicyConfigMap -}}
 {{- $policy := include "gpuadmit.policyText" . | fromYaml -}}
 {{- $spec := default dict $policy.spec -}}
