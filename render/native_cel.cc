@@ -76,25 +76,43 @@ std::string let(std::string_view name, std::string_view value, std::string_view 
          ")[0]";
 }
 
+namespace {
+
+// An expression cheap to repeat: a name or a chain of member and literal index selections.
+bool is_simple(std::string_view expr) { return expr.find_first_of("( ") == std::string_view::npos; }
+
+// `body(m)` over `map`, with `map` evaluated once: inline when it is simple, else bound to `mv`
+// (each nesting level binds its own `mv`; a body only reads the innermost).
+template <typename Body>
+std::string over(std::string_view map, Body body) {
+  if (is_simple(map)) return body(std::string(map));
+  return let("mv", map, body(std::string("mv")));
+}
+
+}  // namespace
+
 std::string string_field(std::string_view map, std::string_view key) {
-  const std::string m(map);
   const std::string k = quote(key);
-  return "((" + k + " in " + m + " && type(" + m + "[" + k + "]) == string) ? " + m + "[" + k +
-         "] : '')";
+  return over(map, [&](const std::string& m) {
+    return "((" + k + " in " + m + " && type(" + m + "[" + k + "]) == string) ? " + m + "[" + k +
+           "] : '')";
+  });
 }
 
 std::string map_field(std::string_view map, std::string_view key) {
-  const std::string m(map);
   const std::string k = quote(key);
-  return "((type(" + m + ") == map && " + k + " in " + m + " && type(" + m + "[" + k +
-         "]) == map) ? " + m + "[" + k + "] : {})";
+  return over(map, [&](const std::string& m) {
+    return "((type(" + m + ") == map && " + k + " in " + m + " && type(" + m + "[" + k +
+           "]) == map) ? " + m + "[" + k + "] : {})";
+  });
 }
 
 std::string list_field(std::string_view map, std::string_view key) {
-  const std::string m(map);
   const std::string k = quote(key);
-  return "((type(" + m + ") == map && " + k + " in " + m + " && type(" + m + "[" + k +
-         "]) == list) ? " + m + "[" + k + "] : [])";
+  return over(map, [&](const std::string& m) {
+    return "((type(" + m + ") == map && " + k + " in " + m + " && type(" + m + "[" + k +
+           "]) == list) ? " + m + "[" + k + "] : [])";
+  });
 }
 
 }  // namespace gpuadmit::render::native

@@ -182,14 +182,47 @@ std::string kind_test(const NativeKind& k) {
 }
 
 std::string templates(const NativeKinds& kinds, CelLevel level) {
-  std::string out = "[]";
-  for (auto it = kinds.covered.rbegin(); it != kinds.covered.rend(); ++it) {
+  // Kinds with the same patterns share one branch (Deployment, StatefulSet, Job... all read
+  // spec.template.spec; the Kubeflow kinds share theirs). Policy workloads come first, as the
+  // engine prefers them over a built-in kind of the same group and kind.
+  struct Branch {
+    std::vector<std::string> tests;
     std::string list;
-    for (const std::string& p : it->patterns) {
-      const bool tm = !(it->group.empty() && it->kind == "Pod" && p == "spec");
+  };
+  std::vector<Branch> branches;
+  for (const NativeKind& k : kinds.covered) {
+    std::string list;
+    for (const std::string& p : k.patterns) {
+      const bool tm = !(k.group.empty() && k.kind == "Pod" && p == "spec");
       list += (list.empty() ? "" : " + ") + pattern_templates(p, tm, level);
     }
-    out = kind_test(*it) + " ? " + list + " : " + out;
+    auto same = std::find_if(branches.begin(), branches.end(), [&](const Branch& b) {
+      return b.list == list && k.api_version.empty();
+    });
+    if (same != branches.end() && !same->tests.empty() &&
+        same->tests.back().starts_with("variables.gk")) {
+      same->tests.push_back(kind_test(k));
+    } else {
+      branches.push_back({{kind_test(k)}, list});
+    }
+  }
+  std::string out = "[]";
+  for (auto it = branches.rbegin(); it != branches.rend(); ++it) {
+    std::vector<std::string> groups;
+    for (const std::string& t : it->tests) {
+      if (t.starts_with("variables.gk == ")) groups.push_back(t.substr(16));
+    }
+    const std::string test = groups.size() == it->tests.size() && groups.size() > 1
+                                 ? "variables.gk in [" +
+                                       [&] {
+                                         std::string l;
+                                         for (const std::string& g : groups)
+                                           l += (l.empty() ? "" : ", ") + g;
+                                         return l;
+                                       }() +
+                                       "]"
+                                 : any_of(it->tests);
+    out = test + " ? " + it->list + " : " + out;
   }
   return out;
 }
@@ -247,48 +280,51 @@ std::string value_units(std::string_view value) {
          " : 0)";
 }
 
-// One GPU resource of a container: name k, raw request r and limit l.
-std::string gpu_entry(std::string_view r, std::string_view l) {
-  const std::string eff = "(r != null ? r : l)";
-  const std::string body = "{'n': dyn(k), 'r': dyn(r), 'l': dyn(l), 'u': dyn(" + value_units(eff) +
-                           "), 'cu': dyn(" + cel::valid_quantity("r") + " ? " + value_units("r") +
-                           " : " + value_units("l") + "), 'pe': dyn(" + positive(eff) +
-                           "), 'pa': dyn(" + positive("r") + " || " + positive("l") + ")}";
-  return let("r", r, let("l", l, body));
+// One GPU resource of a container: name k, raw request r and limit l (null when absent or null).
+// u: units of the effective value (the request when written, else the limit); cu: the parsed
+// request's units, else the limit's (PodGpuResources::units); pe: the effective value is
+// positive; pa: the request or the limit is.
+std::string gpu_entry() {
+  const std::string body =
+      "{'n': dyn(k), 'r': dyn(r), 'l': dyn(l), 'u': dyn(r != null ? ur : ul), 'cu': dyn(" +
+      cel::valid_quantity("r") +
+      " ? ur : ul), 'pe': dyn(r != null ? pr : pl), 'pa': dyn(pr || pl)}";
+  return let("r", "k in rq ? rq[k] : null",
+             let("l", "k in lm ? lm[k] : null",
+                 let("ur", value_units("r"),
+                     let("ul", value_units("l"),
+                         let("pr", positive("r"), let("pl", positive("l"), body))))));
 }
 
 // The GPU resources of container `c` (container_gpu_resources: requests first, then limits
 // without a request; null values skipped).
 std::string gpu_resources(const CompiledPolicy& policy, std::string_view c) {
   const std::string res = map_field(c, "resources");
-  const std::string body = "rq.filter(k, " + cel::is_gpu_resource(policy, "k") +
-                           " && rq[k] != null).map(k, " +
-                           gpu_entry("rq[k]", "(k in lm ? lm[k] : null)") + ") + lm.filter(k, " +
-                           cel::is_gpu_resource(policy, "k") +
-                           " && lm[k] != null && !(k in rq && rq[k] != null)).map(k, " +
-                           gpu_entry("null", "lm[k]") + ")";
+  const std::string body =
+      "(rq.filter(k, " + cel::is_gpu_resource(policy, "k") + " && rq[k] != null) + lm.filter(k, " +
+      cel::is_gpu_resource(policy, "k") +
+      " && lm[k] != null && !(k in rq && rq[k] != null))).map(k, " + gpu_entry() + ")";
   return let("rq", map_field(res, "requests"), let("lm", map_field(res, "limits"), body));
-}
-
-std::string container_entry(const CompiledPolicy& policy, std::string_view kind,
-                            std::string_view restartable, std::string_view order) {
-  return "{'k': dyn('" + std::string(kind) + "'), 'r': dyn(" + std::string(restartable) +
-         "), 'o': dyn(" + std::string(order) + "), 'c': dyn(c), 'g': dyn(" +
-         gpu_resources(policy, "c") + ")}";
 }
 
 // The containers of spec `s` in Kubernetes order (PodView::containers). `o` orders init
 // containers by name (sidecars started before an init container count with it).
 std::string containers(const CompiledPolicy& policy, std::string_view s) {
-  const std::string body =
+  auto entry = [](std::string_view kind, std::string_view restartable, std::string_view order) {
+    return "{'k': dyn('" + std::string(kind) + "'), 'r': dyn(" + std::string(restartable) +
+           "), 'o': dyn(" + std::string(order) + "), 'c': dyn(c)}";
+  };
+  const std::string listed =
       "ic.map(c, " +
-      container_entry(policy, "init", string_field("c", "restartPolicy") + " == 'Always'",
-                      "icn.indexOf(" + string_field("c", "name") + ")") +
-      ") + " + list_field(s, "containers") + ".map(c, " +
-      container_entry(policy, "app", "false", "0") + ") + " + list_field(s, "ephemeralContainers") +
-      ".map(c, " + container_entry(policy, "eph", "false", "0") + ")";
+      entry("init", string_field("c", "restartPolicy") + " == 'Always'",
+            "icn.indexOf(" + string_field("c", "name") + ")") +
+      ") + " + list_field(s, "containers") + ".map(c, " + entry("app", "false", "0") + ") + " +
+      list_field(s, "ephemeralContainers") + ".map(c, " + entry("eph", "false", "0") + ")";
+  const std::string with_gpus = "(" + listed +
+                                ").map(x, {'k': x.k, 'r': x.r, 'o': x.o, 'c': x.c, 'g': dyn(" +
+                                gpu_resources(policy, "x.c") + ")})";
   return let("ic", list_field(s, "initContainers"),
-             let("icn", "ic.map(c, " + string_field("c", "name") + ")", body));
+             let("icn", "ic.map(c, " + string_field("c", "name") + ")", with_gpus));
 }
 
 // A pod whose claims the webhook cannot resolve without --dra-lookup (engine/dra.cc

@@ -372,7 +372,9 @@ std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
     const Quantity* per_gpu = find(d.per_gpu, r);
     const Quantity* request = find(d.request, r);
     std::string wanted = request != nullptr ? quote(request->to_string()) : "null";
-    if (per_gpu != nullptr) wanted = "(gu > 0 ? " + per_gpu_value(*per_gpu) + " : " + wanted + ")";
+    if (per_gpu != nullptr) {
+      wanted = "(gu > 0 ? dyn(" + per_gpu_value(*per_gpu) + ") : dyn(" + wanted + "))";
+    }
     const std::string limit = "(" + set("nl", r) + " ? nl[" + quote(r) + "] : null)";
     const std::string value =
         let("wd", "dyn(" + wanted + ")",

@@ -35,9 +35,10 @@ std::string matches_any(const std::vector<std::string>& patterns) {
   std::vector<std::string> terms;
   for (const std::string& p : patterns) {
     if (is_plain(p)) {
-      plain.push_back(p);
+      if (std::find(plain.begin(), plain.end(), p) == plain.end()) plain.push_back(p);
     } else {
-      terms.push_back(full_match("request.namespace", p));
+      const std::string term = full_match("request.namespace", p);
+      if (std::find(terms.begin(), terms.end(), term) == terms.end()) terms.push_back(term);
     }
   }
   if (!plain.empty()) terms.insert(terms.begin(), "request.namespace in " + string_list(plain));
