@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "engine/join.h"
 #include "engine/json_dump.h"
 #include "engine/json_parse.h"
 
@@ -27,15 +28,6 @@ Json response_envelope(const std::string& uid, bool allowed) {
   review["kind"] = "AdmissionReview";
   review["response"] = std::move(response);
   return review;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) {
-    if (!out.empty()) out += ",";
-    out += s;
-  }
-  return out;
 }
 
 std::optional<Operation> parse_operation(std::string_view op) {
@@ -154,6 +146,11 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
   options.copy_unchanged = false;  // nor the mutated object
   options.claims = claims;
+  // Who submits the object (k8s.io/api/admission/v1 AdmissionRequest.UserInfo, an
+  // authentication/v1 UserInfo): the scheduler's DRA claims are recognised by it (engine/dra.h).
+  if (const Json* user = find_member(*request, "userInfo")) {
+    options.username = std::string(string_member(*user, "username"));
+  }
   if (owned != nullptr) {
     Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
     outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);
@@ -189,9 +186,9 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   const std::vector<std::string> audited = e.audited_rules();
   if ((endpoint == Endpoint::kMutate && (!e.classes.empty() || mutated)) || !audited.empty()) {
     Json audit = Json::object();
-    if (endpoint == Endpoint::kMutate && !e.classes.empty()) audit["class"] = join(e.classes);
-    if (endpoint == Endpoint::kMutate && mutated) audit["mutations"] = join(e.mutations);
-    if (!audited.empty()) audit["audit"] = join(audited);
+    if (endpoint == Endpoint::kMutate && !e.classes.empty()) audit["class"] = join(e.classes, ",");
+    if (endpoint == Endpoint::kMutate && mutated) audit["mutations"] = join(e.mutations, ",");
+    if (!audited.empty()) audit["audit"] = join(audited, ",");
     response["auditAnnotations"] = std::move(audit);
   }
   AdmissionResult r;

@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "engine/saturating.h"
 #include "engine/scheduling.h"
 #include "policies/mig_profiles.h"
 
 namespace gpuadmit {
 namespace {
-
-int64_t saturating_add(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
-}
 
 std::string index_path(const std::string& path, size_t i) {
   return path + "[" + std::to_string(i) + "]";
@@ -81,6 +78,25 @@ bool is_claim_object(std::string_view api_version, std::string_view kind) {
   if (kind != "ResourceClaim" && kind != "ResourceClaimTemplate") return false;
   const size_t slash = api_version.find('/');
   return slash != std::string_view::npos && api_version.substr(0, slash) == kResourceApiGroup;
+}
+
+bool is_scheduler_extended_resource_claim(const Json& object, std::string_view kind,
+                                          std::string_view username) {
+  if (kind != "ResourceClaim" || username != kSchedulerUser) return false;
+  const Json* metadata = find_member(object, "metadata");
+  if (metadata == nullptr) return false;
+  const Json* annotations = find_member(*metadata, "annotations");
+  if (annotations == nullptr ||
+      string_member(*annotations, kExtendedResourceClaimAnnotation) != "true") {
+    return false;
+  }
+  const Json* owners = find_member(*metadata, "ownerReferences");
+  if (owners == nullptr || !owners->is_array() || owners->size() != 1) return false;
+  const Json& owner = (*owners)[0];
+  const Json* controller = find_member(owner, "controller");
+  return string_member(owner, "apiVersion") == "v1" && string_member(owner, "kind") == "Pod" &&
+         !string_member(owner, "name").empty() && controller != nullptr &&
+         controller->is_boolean() && controller->get<bool>();
 }
 
 const Json* claim_spec_of(const Json& object, std::string_view kind, std::string* path) {

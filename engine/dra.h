@@ -26,9 +26,29 @@ inline constexpr std::string_view kAllocationModeAll = "All";
 // (`extendedResourceName`, KEP-5004): the pod was counted on the extended-resource path.
 inline constexpr std::string_view kExtendedResourceClaimAnnotation =
     "resource.kubernetes.io/extended-resource-claim";
+// The user kube-scheduler authenticates as (k8s.io/apiserver/pkg/authentication/user
+// KubeScheduler; kubeadm's scheduler.conf client certificate, CN=system:kube-scheduler).
+inline constexpr std::string_view kSchedulerUser = "system:kube-scheduler";
 
 // True for ResourceClaim / ResourceClaimTemplate of resource.k8s.io (any version).
 bool is_claim_object(std::string_view api_version, std::string_view kind);
+
+// True when a claim object under admission is the one kube-scheduler makes for a pod's extended
+// resources backed by DRA (KEP-5004), and only then may its annotation be honoured (docs/dra.md,
+// "The scheduler's claims"). The scheduler's dynamicresources plugin builds it in
+// preFilterExtendedResources and creates it in createExtendedResourceClaimInAPI
+// (pkg/scheduler/framework/plugins/dynamicresources/extendeddynamicresources.go) with its own
+// client, so the API server reports the scheduler as its creator. All of:
+//  - kind ResourceClaim: the scheduler makes no ResourceClaimTemplate;
+//  - `username` (AdmissionRequest.userInfo.username) is kSchedulerUser: the one part a tenant
+//    cannot write — the annotation, ownerReferences and generateName are all its to set;
+//  - the annotation is "true" and exactly one ownerReference, {apiVersion: v1, kind: Pod,
+//    controller: true} with a name: what the scheduler itself looks its claim up by
+//    (findExtendedResourceClaim: the annotation and a controller reference to the pod).
+// Anything else — a tenant's copy of that shape, lint (no request), a template — is a claim
+// like any other, checked by every claim rule.
+bool is_scheduler_extended_resource_claim(const Json& object, std::string_view kind,
+                                          std::string_view username);
 
 // The ResourceClaimSpec of a claim object (a ResourceClaim's `spec`, a template's
 // `spec.spec`) and its dotted path; nullptr when absent or not an object.

@@ -125,4 +125,31 @@ Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& l
   return skeleton;
 }
 
+void restore_from_skeleton(Json& object, Json& skeleton) {
+  if (is_placeholder(skeleton)) return;
+  if (skeleton.is_object() && object.is_object()) {
+    // Rebuilt in the skeleton's key order (the original's): a member a mutator erased comes back
+    // in its place, one it added is left out.
+    Json::object_t restored;
+    Json::object_t& before = skeleton.get_ref<Json::object_t&>();
+    restored.reserve(before.size());
+    for (auto& [key, value] : before) {
+      Json* now = find_member(object, key);
+      if (now == nullptr) {
+        restored.emplace_back(std::move(key), std::move(value));  // erased: a copied member
+        continue;
+      }
+      restore_from_skeleton(*now, value);
+      restored.emplace_back(std::move(key), std::move(*now));
+    }
+    object.get_ref<Json::object_t&>() = std::move(restored);
+    return;
+  }
+  if (skeleton.is_array() && object.is_array() && skeleton.size() == object.size()) {
+    for (size_t i = 0; i < skeleton.size(); ++i) restore_from_skeleton(object[i], skeleton[i]);
+    return;
+  }
+  object = std::move(skeleton);  // a copied member (no placeholder inside), changed or retyped
+}
+
 }  // namespace gpuadmit

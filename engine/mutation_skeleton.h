@@ -23,4 +23,10 @@ inline bool is_placeholder(const Json& j) { return j.is_discarded(); }
 
 Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations);
 
+// Undoes the mutators' edits of `object` in place: every member the skeleton holds (what
+// mutators may write) gets its value from before they ran, members they added go, and keys keep
+// their original order; placeholders leave the object's member as it is. `skeleton` is consumed.
+// For a mutator that failed (engine/pipeline.cc fail_mutation): no partial edit survives.
+void restore_from_skeleton(Json& object, Json& skeleton);
+
 }  // namespace gpuadmit

@@ -142,7 +142,8 @@ struct PipelineRun {
   Json skeleton;
   RequestContext request;
   const Tenant* tenant = nullptr;
-  bool mutate = false;  // the options ask for mutation and the tenant allows it
+  bool mutate = false;                     // the options ask for mutation and the tenant allows it
+  std::optional<MutationFailure> failure;  // a mutator failed: the evaluation stops there
 
   // What the pod views read: the object as the mutators leave it.
   const Json& current() const {
@@ -203,7 +204,8 @@ void start_request(Run& run) {
   run.mutate = run.options.mutate && (run.tenant == nullptr || run.tenant->enforcement.mutate);
 }
 
-// The mutators in order over one pod spec, each recorded with why it applied (`--explain`).
+// The mutators in order over one pod spec, each recorded with why it applied (`--explain`). A
+// mutator that fails stops the evaluation: run.failure says which and why.
 void apply_mutators(Run& run, const std::vector<std::unique_ptr<const Mutator>>& mutators,
                     PodView& pod, PodContext& ctx) {
   if (!run.copied) {
@@ -213,7 +215,13 @@ void apply_mutators(Run& run, const std::vector<std::unique_ptr<const Mutator>>&
   PodWriter writer(pod, run.writable());
   for (const auto& mutator : mutators) {
     ctx.policy_paths.clear();
-    if (!mutator->mutate(writer, ctx)) continue;
+    MutationOutcome outcome = mutator->mutate(writer, ctx);
+    if (outcome.is_failed()) {
+      run.failure = MutationFailure{std::string(mutator->name()), pod.location().path,
+                                    std::move(outcome.reason)};
+      return;
+    }
+    if (!outcome.is_applied()) continue;
     add_unique(ctx.mutations, mutator->name());
     if (ctx.policy_paths.empty()) ctx.policy_paths.emplace_back();
     for (std::string& path : ctx.policy_paths) {
@@ -297,7 +305,10 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
   // With several pod specs, one's mutators could edit what the next one reads: copy up front.
   if (options.mutate && run.locations.size() > 1) run.copy();
   start_request(run);
-  for (size_t index = 0; index < run.locations.size(); ++index) evaluate_pod_spec(run, index);
+  for (size_t index = 0; index < run.locations.size() && !run.failure; ++index) {
+    evaluate_pod_spec(run, index);
+  }
+  if (run.failure) return fail_mutation(run);
   run.e.allowed = no_denial(run.e);
   // Uncopied, the object is unchanged: no diff.
   if (options.mutate && run.copied) diff_mutations(run);
@@ -337,11 +348,52 @@ void Pipeline::evaluate_pod_spec(PipelineRun& run, size_t index) const {
   if (run.mutate && std::any_of(mutators_.begin(), mutators_.end(),
                                 [&](const auto& m) { return m->may_change(ctx); })) {
     apply_mutators(run, mutators_, pod, ctx);
+    if (run.failure) return;       // nothing of this object is kept, nor checked (fail_mutation)
     gpu.emplace(pod, run.policy);  // the mutators may have moved or changed what it points to
   }
   ctx.gpu_resources = &*gpu;
   if (ctx.gpu_pod && !ctx.class_name.empty()) add_unique(run.e.classes, ctx.class_name);
   check_rules(run, rules_, pod, ctx);
+}
+
+// A mutator could not complete. Whatever any mutator wrote is dropped — the object is evaluated
+// and answered as it was submitted — so no partial edit (a priorityClassName without its
+// priority) can ever be sent. The MUTATION finding comes first; then, by the policy's
+// enforcement.mutationFailurePolicy:
+//   Fail (default): the object is denied with it (severity error) and nothing else is checked;
+//   Ignore: the rules run on the unmutated object, as the validating webhook would see it, and
+//     decide; the finding is a warning, and no patch is sent.
+// Lint (EvaluateOptions::apply_mutation_failure_policy false) always reports it as the error.
+Evaluation Pipeline::fail_mutation(PipelineRun& run) const {
+  MutationFailure failure = std::move(*run.failure);
+  if (run.in_place != nullptr && run.copied) restore_from_skeleton(*run.in_place, run.skeleton);
+  free_json(run.skeleton);
+  const bool fail_open =
+      run.options.apply_mutation_failure_policy &&
+      run.policy.policy().enforcement.mutation_failure_policy == FailurePolicy::kIgnore;
+  Evaluation e;
+  if (fail_open) {
+    EvaluateOptions rules_only = run.options;
+    rules_only.mutate = false;
+    e = evaluate(run.object, run.in_place, rules_only, run.policy);
+  } else {
+    e.is_workload = true;
+    e.tenant = std::move(run.e.tenant);
+    e.allowed = false;
+    if (run.options.copy_unchanged && run.in_place == nullptr) e.mutated = run.object;
+  }
+  std::string message = "mutator " + failure.mutator + " failed: " +
+                        (failure.reason.empty() ? "no reason given" : failure.reason) +
+                        (fail_open ? "; admitted without any of gpuadmit's mutations "
+                                     "(enforcement.mutationFailurePolicy: Ignore)"
+                                   : "; nothing was mutated and the object is denied "
+                                     "(enforcement.mutationFailurePolicy: Fail)");
+  e.findings.insert(
+      e.findings.begin(),
+      Finding{"MUTATION", fail_open ? Severity::kWarn : Severity::kError, std::move(message),
+              failure.path, "spec.enforcement.mutationFailurePolicy"});
+  e.mutation_failure = std::move(failure);
+  return e;
 }
 
 void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options,
@@ -350,16 +402,11 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
   // The spec of ResourceClaims and their templates is immutable: CREATE is where it is decided.
   if (options.operation != Operation::kCreate) return;
   const std::string_view kind = string_member(object, "kind");
-  if (const Json* metadata = find_member(object, "metadata")) {
-    const Json* annotations = find_member(*metadata, "annotations");
-    // The scheduler's claim for an extended-resource pod (DeviceClass extendedResourceName):
-    // the pod was counted as asking for the extended resource; counting the claim too would
-    // count its GPUs twice, and denying it would leave an admitted pod unschedulable.
-    if (annotations != nullptr &&
-        string_member(*annotations, kExtendedResourceClaimAnnotation) == "true") {
-      return;
-    }
-  }
+  // The scheduler's claim for an extended-resource pod (DeviceClass extendedResourceName): the
+  // pod was counted as asking for the extended resource; counting the claim too would count its
+  // GPUs twice, and denying it would leave an admitted pod unschedulable. Only the scheduler's:
+  // the annotation alone is anyone's to write (a tenant would skip every claim rule with it).
+  if (is_scheduler_extended_resource_claim(object, kind, options.username)) return;
   std::string spec_path;
   const Json* spec = claim_spec_of(object, kind, &spec_path);
   if (spec == nullptr) return;  // nothing requested: the API server validates the shape

@@ -7,6 +7,7 @@
 //   e.allowed; e.patch;  // RFC 6902 ops that turn `object` into e.mutated
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,20 @@ struct EvaluateOptions {
   // Resolves the pod's DRA claim references (engine/claim_resolver.h); null: none can be
   // resolved, so a pod with claims is treated as a possible GPU pod, never as a non-GPU one.
   const ClaimResolver* claims = nullptr;
+  // AdmissionRequest.userInfo.username: who submits the object ("" in lint and without a
+  // review). Only the scheduler's claims may skip the claim rules (engine/dra.h
+  // is_scheduler_extended_resource_claim).
+  std::string username = {};
+  // false (lint): a mutator that fails is an error finding whatever the policy's
+  // `enforcement.mutationFailurePolicy` says; true: the policy decides (the webhook).
+  bool apply_mutation_failure_policy = true;
+};
+
+// A mutator that could not complete (engine/mutator.h MutationOutcome::failed).
+struct MutationFailure {
+  std::string mutator;  // Mutator::name(): "priority"
+  std::string path;     // the pod spec it was mutating: "spec.template.spec"
+  std::string reason;
 };
 
 // What the pipeline resolved for one pod spec (`gpuadmit fleet` reads the class the webhook
@@ -65,6 +80,10 @@ struct Evaluation {
   // Why each mutation was applied (`--explain`): in application order, one per mutator and pod
   // spec that changed something.
   std::vector<MutationRecord> mutation_records;
+  // Set when a mutator failed: then no mutation is kept (`patch` is empty, `mutations` too), and
+  // findings[0] is the MUTATION finding — an error that denies (mutationFailurePolicy: Fail), or
+  // a warning on an object whose rules were run unmutated (Ignore).
+  std::optional<MutationFailure> mutation_failure;
 
   // True when the object is allowed and the mutators changed it: with EvaluateOptions::patch,
   // exactly when `patch` is not empty.
@@ -106,6 +125,9 @@ class Pipeline {
                       const CompiledPolicy& policy) const;
   // One pod spec of the object, with the evaluation's state (engine/pipeline.cc).
   void evaluate_pod_spec(PipelineRun& run, size_t index) const;  // index in run.locations
+  // What a mutator's failure leaves: nothing mutated, the MUTATION finding, and the answer
+  // mutationFailurePolicy gives (engine/pipeline.cc).
+  Evaluation fail_mutation(PipelineRun& run) const;
   // The rules' check_claim over a ResourceClaim / ResourceClaimTemplate (never mutated).
   void evaluate_claim(const Json& object, const EvaluateOptions& options,
                       const CompiledPolicy& policy, Evaluation& e) const;

@@ -1,7 +1,8 @@
 #include "engine/resources.h"
 
 #include <algorithm>
-#include <limits>
+
+#include "engine/saturating.h"
 
 namespace gpuadmit {
 namespace {
@@ -19,8 +20,25 @@ int64_t whole_units(const std::optional<Quantity>& q) {
   return q->value();
 }
 
-int64_t saturating_add(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+bool positive(const std::optional<Quantity>& q) { return q && !q->is_zero() && !q->is_negative(); }
+
+// Appends the GPU entries of one ResourceList (a map of resource name to quantity) as requests
+// (`as_request`) or limits, merging with entries already read from `first` on.
+void read_resource_list(const Json& list, bool as_request, const CompiledPolicy& policy,
+                        size_t first, std::vector<ContainerGpuResource>& out) {
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    if (it.value().is_null() || !policy.is_gpu_resource(it.key())) continue;
+    auto found =
+        std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                     [&](const ContainerGpuResource& r) { return r.resource == it.key(); });
+    if (found == out.end()) {
+      out.push_back(ContainerGpuResource{it.key(), nullptr, nullptr, std::nullopt, std::nullopt});
+      found = out.end() - 1;
+    }
+    (as_request ? found->request : found->limit) = &it.value();
+    (as_request ? found->request_quantity : found->limit_quantity) =
+        parse_json_quantity(it.value());
+  }
 }
 
 }  // namespace
@@ -35,54 +53,16 @@ std::optional<Quantity> parse_json_quantity(const Json& value) {
   return std::nullopt;
 }
 
-std::optional<Quantity> container_quantity(const Json& container, std::string_view section,
-                                           std::string_view resource) {
-  const Json* s = section_of(container, section);
-  if (s == nullptr) return std::nullopt;
-  const Json* v = find_member(*s, resource);
-  if (v == nullptr) return std::nullopt;
-  return parse_json_quantity(*v);
-}
-
-std::vector<GpuResourceUse> gpu_resources_of(const Json& container, const CompiledPolicy& policy) {
-  std::vector<GpuResourceUse> uses;
-  auto entry = [&](const std::string& name) -> GpuResourceUse& {
-    for (GpuResourceUse& u : uses) {
-      if (u.resource == name) return u;
-    }
-    uses.push_back(GpuResourceUse{name, std::nullopt, std::nullopt});
-    return uses.back();
-  };
-  for (std::string_view section : {"requests", "limits"}) {
-    const Json* s = section_of(container, section);
-    if (s == nullptr) continue;
-    for (auto it = s->begin(); it != s->end(); ++it) {
-      if (!policy.is_gpu_resource(it.key())) continue;
-      GpuResourceUse& u = entry(it.key());
-      (section == "requests" ? u.request : u.limit) = parse_json_quantity(it.value());
-    }
-  }
-  return uses;
+int64_t ContainerGpuResource::units() const {
+  return whole_units(request_quantity ? request_quantity : limit_quantity);
 }
 
 void container_gpu_resources(const Json& container, const CompiledPolicy& policy,
                              std::vector<ContainerGpuResource>& out) {
   const size_t first = out.size();
   for (const bool requests : {true, false}) {
-    const Json* s = section_of(container, requests ? "requests" : "limits");
-    if (s == nullptr) continue;
-    for (auto it = s->begin(); it != s->end(); ++it) {
-      if (it.value().is_null() || !policy.is_gpu_resource(it.key())) continue;
-      auto found =
-          std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-                       [&](const ContainerGpuResource& r) { return r.resource == it.key(); });
-      if (found == out.end()) {
-        out.push_back(ContainerGpuResource{it.key(), nullptr, nullptr, std::nullopt, std::nullopt});
-        found = out.end() - 1;
-      }
-      (requests ? found->request : found->limit) = &it.value();
-      (requests ? found->request_quantity : found->limit_quantity) =
-          parse_json_quantity(it.value());
+    if (const Json* s = section_of(container, requests ? "requests" : "limits")) {
+      read_resource_list(*s, requests, policy, first, out);
     }
   }
 }
@@ -93,44 +73,39 @@ PodGpuResources::PodGpuResources(const PodView& pod, const CompiledPolicy& polic
     container_gpu_resources(pod.container(ref), policy, resources_);
     ends_.push_back(resources_.size());
   }
+  if (const Json* overhead = find_member(pod.spec(), "overhead");
+      overhead != nullptr && overhead->is_object()) {
+    read_resource_list(*overhead, true, policy, 0, overhead_);
+  }
 }
 
 int64_t PodGpuResources::units(size_t container) const {
-  // As container_gpu_units: the parsed request, else the parsed limit (an unparsable request
-  // falls back to the limit there).
   int64_t total = 0;
-  for (const ContainerGpuResource& r : of(container)) {
-    total = saturating_add(total,
-                           whole_units(r.request_quantity ? r.request_quantity : r.limit_quantity));
-  }
+  for (const ContainerGpuResource& r : of(container)) total = saturating_add(total, r.units());
   return total;
 }
 
 bool PodGpuResources::any_positive() const {
-  auto positive = [](const std::optional<Quantity>& q) {
-    return q && !q->is_zero() && !q->is_negative();
-  };
-  return std::any_of(resources_.begin(), resources_.end(), [&](const ContainerGpuResource& r) {
+  return std::any_of(resources_.begin(), resources_.end(), [](const ContainerGpuResource& r) {
     return positive(r.request_quantity) || positive(r.limit_quantity);
   });
 }
 
 int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy) {
+  std::vector<ContainerGpuResource> resources;
+  container_gpu_resources(container, policy, resources);
   int64_t total = 0;
-  for (const GpuResourceUse& u : gpu_resources_of(container, policy)) {
-    total = saturating_add(total, whole_units(u.effective()));
-  }
+  for (const ContainerGpuResource& r : resources) total = saturating_add(total, r.units());
   return total;
 }
 
 bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
                             const CompiledPolicy& policy) {
-  for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
-    const bool positive_request = u.request && !u.request->is_zero() && !u.request->is_negative();
-    const bool positive_limit = u.limit && !u.limit->is_zero() && !u.limit->is_negative();
-    if (positive_request || positive_limit) return true;
-  }
-  return false;
+  std::vector<ContainerGpuResource> resources;
+  container_gpu_resources(pod.container(ref), policy, resources);
+  return std::any_of(resources.begin(), resources.end(), [](const ContainerGpuResource& r) {
+    return positive(r.request_quantity) || positive(r.limit_quantity);
+  });
 }
 
 bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
@@ -147,61 +122,105 @@ bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {
       [&](const ContainerRef& ref) { return container_requests_gpu(pod, ref, policy); });
 }
 
-// Mirrors k8s.io/component-helpers/resource/helpers.go PodRequests / AggregateContainerRequests
-// (v1.29+, with sidecars), which works per resource name:
-//   reqs[r] = Σ app containers
-//   for each init container in order:
-//     restartable: reqs[r] += x; restartableInitReqs[r] += x
-//     otherwise:  initReqs[r] = max(initReqs[r], x + restartableInitReqs[r])
-//   result[r] = max(reqs[r], initReqs[r])          (maxResourceList, per key)
-// The pod's GPU units are then Σ over the GPU resources of result[r]: an init container's
-// nvidia.com/gpu does not hide the app containers' nvidia.com/mig-1g.10gb, as both are charged.
-// Ephemeral containers declare no resources that count (the API forbids them).
-std::vector<PodGpuRequest> effective_pod_gpu_requests(const PodView& pod,
-                                                      const CompiledPolicy& policy) {
-  struct PerResource {
-    std::string resource;
-    int64_t app = 0;               // app containers + restartable init containers
-    int64_t restartable_init = 0;  // restartable init containers seen so far
-    int64_t init_max = 0;          // max over non-restartable init containers
-  };
-  std::vector<PerResource> per_resource;
-  auto entry = [&](const std::string& name) -> PerResource& {
-    for (PerResource& r : per_resource) {
-      if (r.resource == name) return r;
-    }
-    per_resource.push_back(PerResource{name});
-    return per_resource.back();
-  };
-  for (const ContainerRef& ref : pod.containers()) {
-    if (ref.kind == ContainerKind::kEphemeral) continue;
-    for (const GpuResourceUse& u : gpu_resources_of(pod.container(ref), policy)) {
-      const int64_t n = whole_units(u.effective());
-      PerResource& r = entry(u.resource);
-      if (ref.kind == ContainerKind::kApp) {
-        r.app = saturating_add(r.app, n);
-      } else if (ref.restartable) {
-        r.app = saturating_add(r.app, n);
-        r.restartable_init = saturating_add(r.restartable_init, n);
-      } else {
-        r.init_max = std::max(r.init_max, saturating_add(n, r.restartable_init));
+namespace {
+
+// One resource's running sums in the PodRequests walk (engine/resources.h pod_requests).
+struct ResourceWalk {
+  std::string_view resource;
+  int64_t app = 0;       // reqs[r]: app containers + sidecars
+  int64_t sidecars = 0;  // sidecars declared so far
+  int64_t init_max = 0;  // init[r]
+  using Parts = std::vector<std::pair<size_t, int64_t>>;
+  Parts app_parts, sidecar_parts, init_parts;  // with_parts only
+
+  void add(const ContainerRef& ref, size_t index, int64_t n, bool with_parts) {
+    if (ref.kind == ContainerKind::kApp || ref.restartable) {
+      app = saturating_add(app, n);
+      if (with_parts && n > 0) app_parts.emplace_back(index, n);
+      if (ref.kind == ContainerKind::kInit) {
+        sidecars = saturating_add(sidecars, n);
+        if (with_parts && n > 0) sidecar_parts.emplace_back(index, n);
       }
+      return;
+    }
+    const int64_t running = saturating_add(n, sidecars);  // InitContainerUse(i), KEP-753
+    if (running <= init_max) return;
+    init_max = running;
+    if (!with_parts) return;
+    init_parts = sidecar_parts;
+    if (n > 0) init_parts.emplace_back(index, n);
+  }
+};
+
+ResourceWalk& walk_entry(std::vector<ResourceWalk>& walks, std::string_view resource) {
+  for (ResourceWalk& w : walks) {
+    if (w.resource == resource) return w;
+  }
+  walks.emplace_back();
+  walks.back().resource = resource;
+  return walks.back();
+}
+
+}  // namespace
+
+std::vector<PodResourceRequest> pod_requests(const PodView& pod, const PodGpuResources& gpu,
+                                             const std::function<bool(std::string_view)>& counts,
+                                             bool with_parts) {
+  std::vector<ResourceWalk> walks;
+  const std::vector<ContainerRef>& containers = pod.containers();
+  for (size_t i = 0; i < containers.size(); ++i) {
+    if (containers[i].kind == ContainerKind::kEphemeral) continue;
+    for (const ContainerGpuResource& r : gpu.of(i)) {
+      if (counts && !counts(r.resource)) continue;
+      walk_entry(walks, r.resource).add(containers[i], i, r.units(), with_parts);
     }
   }
-  std::vector<PodGpuRequest> out;
-  out.reserve(per_resource.size());
-  for (PerResource& r : per_resource) {
-    out.push_back(PodGpuRequest{std::move(r.resource), std::max(r.app, r.init_max)});
+  std::vector<PodResourceRequest> out;
+  out.reserve(walks.size());
+  for (ResourceWalk& w : walks) {
+    // maxResourceList keeps reqs[r] unless init[r] is strictly greater.
+    const bool init_wins = w.init_max > w.app;
+    PodResourceRequest request{w.resource, init_wins ? w.init_max : w.app, {}};
+    if (with_parts) request.parts = std::move(init_wins ? w.init_parts : w.app_parts);
+    out.push_back(std::move(request));
+  }
+  for (const ContainerGpuResource& r : gpu.overhead()) {
+    if (counts && !counts(r.resource)) continue;
+    const int64_t n = r.units();
+    auto it = std::find_if(out.begin(), out.end(), [&](const PodResourceRequest& have) {
+      return have.resource == r.resource;
+    });
+    if (it == out.end()) {
+      out.push_back(PodResourceRequest{r.resource, 0, {}});
+      it = out.end() - 1;
+    }
+    it->units = saturating_add(it->units, n);
+    if (with_parts && n > 0) it->parts.emplace_back(kPodOverheadPart, n);
   }
   return out;
 }
 
-int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
+int64_t pod_requests_total(const PodView& pod, const PodGpuResources& gpu,
+                           const std::function<bool(std::string_view)>& counts) {
   int64_t total = 0;
-  for (const PodGpuRequest& r : effective_pod_gpu_requests(pod, policy)) {
+  for (const PodResourceRequest& r : pod_requests(pod, gpu, counts)) {
     total = saturating_add(total, r.units);
   }
   return total;
+}
+
+int64_t effective_pod_gpus(const PodView& pod, const CompiledPolicy& policy) {
+  return pod_requests_total(pod, PodGpuResources(pod, policy));
+}
+
+std::vector<PodGpuRequest> effective_pod_gpu_requests(const PodView& pod,
+                                                      const CompiledPolicy& policy) {
+  const PodGpuResources gpu(pod, policy);
+  std::vector<PodGpuRequest> out;
+  for (const PodResourceRequest& r : pod_requests(pod, gpu)) {
+    out.push_back(PodGpuRequest{std::string(r.resource), r.units});
+  }
+  return out;
 }
 
 }  // namespace gpuadmit

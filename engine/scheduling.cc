@@ -6,6 +6,8 @@
 #include <limits>
 #include <map>
 
+#include "engine/join.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -31,15 +33,6 @@ bool contains(const std::vector<std::string_view>& list, std::string_view value)
 
 bool contains(const std::vector<std::string>& list, std::string_view value) {
   return std::find(list.begin(), list.end(), value) != list.end();
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
 }
 
 const Json* list_member(const Json& object, std::string_view key) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "engine/saturating.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -133,10 +135,6 @@ std::optional<int64_t> count_member(const Json& object, std::string_view key) {
   int64_t n = v->get<int64_t>();
   if (n < 0) return std::nullopt;
   return n;
-}
-
-int64_t saturating_mul(int64_t a, int64_t b) {
-  return (b != 0 && a > INT64_MAX / b) ? INT64_MAX : a * b;  // both non-negative
 }
 
 // Pods a JobSpec runs at once: parallelism (default 1), but no more than completions when that

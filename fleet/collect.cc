@@ -71,7 +71,7 @@ std::string largest_profile(const GpuClass& gpu_class) {
 // Fills units (and mig) of a group from its effective requests, in the class's unit.
 void fill_units(PodGroup& group, const std::vector<PodGpuRequest>& requests,
                 const GpuClass* gpu_class, const std::string& mig_profile) {
-  for (const PodGpuRequest& r : requests) group.gpus = sat_add(group.gpus, r.units);
+  for (const PodGpuRequest& r : requests) group.gpus = saturating_add(group.gpus, r.units);
   if (gpu_class == nullptr || !gpu_class->mig) {
     group.units = group.gpus;  // whole GPUs, or time-slice replicas
     return;
@@ -89,10 +89,10 @@ void fill_units(PodGroup& group, const std::vector<PodGpuRequest>& requests,
     if (it == group.mig.end()) {
       group.mig.emplace_back(profile, r.units);
     } else {
-      it->second = sat_add(it->second, r.units);
+      it->second = saturating_add(it->second, r.units);
     }
     if (auto shape = parse_mig_profile(profile.substr(0, profile.find("gb") + 2))) {
-      group.units = sat_add(group.units, sat_mul(shape->compute, r.units));
+      group.units = saturating_add(group.units, saturating_mul(shape->compute, r.units));
     }
   }
 }

@@ -4,23 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-namespace gpuadmit::fleet {
+#include "engine/saturating.h"  // saturating_add, saturating_mul: counts from manifests
 
-// Counts from manifests can be absurd (replicas: 9223372036854775807): sums saturate.
-inline int64_t sat_add(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
-}
-inline int64_t sat_mul(int64_t a, int64_t b) {  // a, b >= 0
-  return (b != 0 && a > std::numeric_limits<int64_t>::max() / b)
-             ? std::numeric_limits<int64_t>::max()
-             : a * b;
-}
+namespace gpuadmit::fleet {
 
 // Why pods cannot be placed; kNone for pods that go to packing.
 enum class Unplaceable { kNone, kNoClass, kClassNotAllowed, kLargerThanNode, kClassFull };

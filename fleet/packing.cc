@@ -87,7 +87,7 @@ void pack_units(const Sizes& sizes, const std::vector<size_t>& order, ClassPacki
       }
       left -= n;
       out.placed_pods += n;
-      out.placed = sat_add(out.placed, n * units);
+      out.placed = saturating_add(out.placed, n * units);
     }
     if (left > 0) out.unplaced.push_back({g, left, Unplaceable::kClassFull});
   }
@@ -231,7 +231,7 @@ void pack_mig(const FleetInput& input, const std::vector<size_t>& order, ClassPa
       }
       --left;
       ++out.placed_pods;
-      out.placed = sat_add(out.placed, group.units);
+      out.placed = saturating_add(out.placed, group.units);
     }
     if (left > 0) {
       out.unplaced.push_back({g, left, Unplaceable::kClassFull});
@@ -330,7 +330,7 @@ ClassPacking pack_class(const ClassShape& shape, const FleetInput& input,
   const Sizes sizes{input, override};
   const std::vector<size_t> order = decreasing(sizes, groups);
   for (size_t g : order)
-    out.requested = sat_add(out.requested, sat_mul(sizes.pods(g), sizes.units(g)));
+    out.requested = saturating_add(out.requested, saturating_mul(sizes.pods(g), sizes.units(g)));
   const size_t nodes = static_cast<size_t>(shape.nodes);
   out.node_used.assign(nodes, 0);
   out.cells.assign(nodes, std::vector<GpuCell>(static_cast<size_t>(shape.gpus_per_node)));

@@ -12,7 +12,7 @@ constexpr size_t kMaxSuggestions = 3;
 
 int64_t unplaced_pods(const ClassPacking& p) {
   int64_t pods = 0;
-  for (const UnplacedPods& u : p.unplaced) pods = sat_add(pods, u.pods);
+  for (const UnplacedPods& u : p.unplaced) pods = saturating_add(pods, u.pods);
   return pods;
 }
 
@@ -170,13 +170,13 @@ FleetReport build_report(const FleetInput& input, const CompiledPolicy& policy) 
       [](const Fragmenter& a, const Fragmenter& b) { return a.stranded > b.stranded; });
   if (report.fragmenters.size() > kMaxFragmenters) report.fragmenters.resize(kMaxFragmenters);
   for (const UnplaceableEntry& u : report.unplaceable) {
-    report.unplaceable_pods = sat_add(report.unplaceable_pods, u.pods);
+    report.unplaceable_pods = saturating_add(report.unplaceable_pods, u.pods);
   }
   for (const Tenant& tenant : policy.policy().tenants) {
     TenantReport t{tenant.name, 0, tenant.quota_gpus};
     for (const PodGroup& group : input.groups) {
       if (input.workloads[group.workload].tenant == tenant.name) {
-        t.requested_gpus = sat_add(t.requested_gpus, sat_mul(group.gpus, group.pods));
+        t.requested_gpus = saturating_add(t.requested_gpus, saturating_mul(group.gpus, group.pods));
       }
     }
     report.tenants.push_back(std::move(t));
@@ -191,7 +191,7 @@ void write_text(const FleetReport& report, const FleetInput& input, std::ostream
   for (const ClassReport& c : report.classes) {
     int64_t unplaced = 0;
     for (const UnplaceableEntry& u : report.unplaceable) {
-      if (input.groups[u.group].class_name == c.name) unplaced = sat_add(unplaced, u.pods);
+      if (input.groups[u.group].class_name == c.name) unplaced = saturating_add(unplaced, u.pods);
     }
     const ClassShape& s = c.packing.shape;
     rows.push_back({c.name, std::string(unit_name(s.unit)),
@@ -259,7 +259,7 @@ Json to_json(const FleetReport& report, const FleetInput& input) {
     const ClassShape& s = c.packing.shape;
     int64_t unplaced = 0;
     for (const UnplaceableEntry& u : report.unplaceable) {
-      if (input.groups[u.group].class_name == c.name) unplaced = sat_add(unplaced, u.pods);
+      if (input.groups[u.group].class_name == c.name) unplaced = saturating_add(unplaced, u.pods);
     }
     classes.push_back({{"name", c.name},
                        {"unit", unit_name(s.unit)},

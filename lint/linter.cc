@@ -10,6 +10,7 @@
 #include "engine/dra.h"
 #include "engine/pod_view.h"
 #include "engine/resources.h"
+#include "engine/saturating.h"
 #include "engine/workload.h"
 
 namespace gpuadmit::lint {
@@ -34,15 +35,6 @@ bool is_list(const Json& object) {
   if (!ends_with(string_member(object, "kind"), "List")) return false;
   const Json* items = find_member(object, "items");
   return items != nullptr && items->is_array();
-}
-
-int64_t saturating_add(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
-}
-
-int64_t saturating_mul(int64_t a, int64_t b) {
-  if (a == 0 || b == 0) return 0;
-  return a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max() : a * b;
 }
 
 LintFinding finding_base(const ObjectResult& r) {
@@ -307,6 +299,8 @@ void Linter::lint_workload(const Json& object, const std::string& locate_prefix,
   options.mutate = true;
   options.patch = false;           // lint needs the mutated object, not the webhook's JSON Patch
   options.copy_unchanged = false;  // ... and only when the mutators edited a copy
+  // A mutator that fails is an error finding, even where the webhook would admit (Ignore).
+  options.apply_mutation_failure_policy = false;
   Evaluation e = pipeline_.evaluate(object, options, *policy_);
   const Json& evaluated = e.mutated.is_null() ? object : e.mutated;
   // An exempt namespace returns before the pod specs are looked for.
@@ -500,6 +494,10 @@ std::vector<RuleInfo> lint_rule_table(
                    Severity::kError});
   table.push_back({"PATCH", "PatchReproducesMutation",
                    "internal: the JSON Patch gpuadmit computes must reproduce the mutated object",
+                   Severity::kError});
+  table.push_back({"MUTATION", "MutationCompletes",
+                   "every mutator must complete: one that cannot leaves the object unmutated "
+                   "(docs/mutations.md, \"When a mutator fails\")",
                    Severity::kError});
   return table;
 }

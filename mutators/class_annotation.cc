@@ -25,7 +25,7 @@ class ClassAnnotationMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr;
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       // Where the class came from: the tenant's defaultClass, else the class itself (the pod

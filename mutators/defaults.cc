@@ -86,7 +86,7 @@ class DefaultsMutator final : public Mutator {
     return ctx.gpu_pod && ctx.tenant != nullptr;
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const TenantDefaults& defaults = ctx.tenant->defaults;

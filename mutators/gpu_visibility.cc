@@ -31,7 +31,7 @@ class GpuVisibilityMutator final : public Mutator {
            !runs_on_every_node(ctx);
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       bool changed = false;

@@ -23,6 +23,15 @@ std::string mig_resource_name(std::string_view profile) {
   return name;
 }
 
+MutationOutcome failure_from_exception(const char* what) noexcept {
+  try {
+    return MutationOutcome::failed(std::string("internal error: ") +
+                                   (what != nullptr ? what : "an exception of unknown type"));
+  } catch (...) {
+    return MutationOutcome{MutationStatus::kFailed, {}};
+  }
+}
+
 void because(PodContext& ctx, std::string path) {
   if (std::find(ctx.policy_paths.begin(), ctx.policy_paths.end(), path) == ctx.policy_paths.end()) {
     ctx.policy_paths.push_back(std::move(path));

@@ -1,16 +1,20 @@
 #pragma once
 // Helpers shared by the mutators of mutators/ (engine/json.h member_object and member_array find
 // or create JSON members without ever throwing): the MIG profile check every MIG-aware mutation
-// applies, and the guard that keeps an unexpected exception from escaping a mutator.
+// applies, and the guard that turns a mutation body into an explicit MutationOutcome.
 //
-//   if (!mig_profile_valid(ctx)) return false;
+//   MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
+//     return guarded([&] { if (!mig_profile_valid(ctx)) return false; ... });
+//   }
 
 #include <exception>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "engine/context.h"
 #include "engine/json.h"
+#include "engine/mutator.h"
 
 namespace gpuadmit::mutator_support {
 
@@ -29,21 +33,30 @@ bool mig_profile_valid(const PodContext& ctx);
 // "+me" suffix written ".me" (k8s-device-plugin nvml-mig-device.go GetName replaces "+" by ".").
 std::string mig_resource_name(std::string_view profile);
 
+// The outcome of an exception caught in a mutation: "internal error: <what>". Never throws (a
+// reason that cannot be allocated is left empty).
+MutationOutcome failure_from_exception(const char* what) noexcept;
+
 // Records the policy field a mutation applies (`--explain`), e.g.
 // because(ctx, "spec.classes.h100.taints[1]"); each path once per mutator call.
 void because(PodContext& ctx, std::string path);
 
-// Runs a mutation body; an exception (which validated input should never raise) is swallowed so
-// that it cannot escape into the pipeline: whatever was edited so far stays (the diff at the end
-// still describes it exactly) and the mutation is not listed as applied.
+// Runs a mutation body and makes its outcome explicit. The body returns a MutationOutcome, or a
+// bool (true: applied, false: not applicable). An exception (which validated input should never
+// raise) cannot escape into the pipeline: it is the mutation's failure, with its text as the
+// reason, and the pipeline then keeps none of the object's edits (engine/mutator.h).
 template <typename F>
-bool guarded(F&& body) noexcept {
+MutationOutcome guarded(F&& body) noexcept {
   try {
-    return body();
-  } catch (const std::exception&) {
-    return false;
+    if constexpr (std::is_same_v<std::invoke_result_t<F&>, bool>) {
+      return MutationOutcome::changed_if(body());
+    } else {
+      return body();
+    }
+  } catch (const std::exception& e) {
+    return failure_from_exception(e.what());
   } catch (...) {
-    return false;
+    return failure_from_exception(nullptr);
   }
 }
 

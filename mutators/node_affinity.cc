@@ -74,7 +74,7 @@ class NodeAffinityMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr && mig_profile_valid(ctx);
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const LabelSelectorValues labels = class_node_labels(*ctx.gpu_class, ctx.mig_profile);

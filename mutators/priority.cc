@@ -41,7 +41,7 @@ class PriorityMutator final : public Mutator {
     return ctx.gpu_pod && ctx.tenant != nullptr;
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const CompiledPolicy& policy = *ctx.policy;

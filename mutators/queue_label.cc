@@ -27,7 +27,7 @@ class QueueLabelMutator final : public Mutator {
            (ctx.request == nullptr || ctx.request->operation == Operation::kCreate);
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const Json& object = pod.view().object();

@@ -26,7 +26,7 @@ class RequestsEqualLimitsMutator final : public Mutator {
     return ctx.gpu_pod && ctx.policy->policy().enforcement.requests_equal_limits == Action::kFix;
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       because(ctx, "spec.enforcement.requestsEqualLimits");

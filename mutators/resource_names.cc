@@ -42,7 +42,7 @@ class ResourceNamesMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr && mig_profile_valid(ctx);
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const GpuClass& gpu_class = *ctx.gpu_class;

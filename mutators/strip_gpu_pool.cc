@@ -102,7 +102,7 @@ class StripGpuPoolMutator final : public Mutator {
     return !ctx.gpu_pod && ctx.policy->policy().enforcement.non_gpu_on_gpu_pool == Action::kStrip;
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       because(ctx, "spec.enforcement.nonGpuOnGpuPool");

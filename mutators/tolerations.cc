@@ -41,7 +41,7 @@ class TolerationsMutator final : public Mutator {
     return ctx.gpu_pod && ctx.gpu_class != nullptr && !ctx.gpu_class->taints.empty();
   }
 
-  bool mutate(PodWriter& pod, PodContext& ctx) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& ctx) const override {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       WritableMember tolerations_member = pod.spec(SpecMember::kTolerations);

@@ -20,6 +20,7 @@
 #include <map>
 #include <set>
 
+#include "engine/join.h"
 #include "policies/mig_profiles.h"
 #include "policies/yaml_documents.h"
 
@@ -85,15 +86,6 @@ std::string quote(std::string_view s) {
     out += c;
   }
   out += '"';
-  return out;
-}
-
-std::string join(const std::vector<std::string_view>& items) {
-  std::string out;
-  for (std::string_view s : items) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
   return out;
 }
 
@@ -863,15 +855,9 @@ class Loader {
                  c.mig->profiles.end()) {
         add(d.ref.mark, d.ref.path,
             "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
-                join_strings(c.mig->profiles));
+                join(c.mig->profiles));
       }
     }
-  }
-
-  static std::string join_strings(const std::vector<std::string>& items) {
-    std::string out;
-    for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-    return out;
   }
 
   void read_priority_classes(const YAML::Node& node, const std::string& path) {
@@ -1161,7 +1147,9 @@ class Loader {
       for (const Field& f : rm->fields) {
         const std::string rp = key_path(p, f.key);
         if (!is_rule_id(f.key)) {
-          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU025");
+          add(f.key_node, rp,
+              "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU0" +
+                  std::to_string(kLastRuleNumber));
           continue;
         }
         if (auto a = action(f.value, rp, {"deny", "warn", "off"})) te.rules.emplace_back(f.key, *a);
@@ -1172,7 +1160,7 @@ class Loader {
   void read_enforcement(const YAML::Node& node, const std::string& path) {
     auto m = map(node, path,
                  {"requestsEqualLimits", "nonGpuOnGpuPool", "fragmentation", "rules", "exempt",
-                  "gpuVisibility"});
+                  "gpuVisibility", "mutationFailurePolicy"});
     if (!m) return;
     Enforcement& e = policy_.enforcement;
     with(*m, "requestsEqualLimits", [&](const YAML::Node& n, const std::string& p) {
@@ -1187,13 +1175,20 @@ class Loader {
     with(*m, "gpuVisibility", [&](const YAML::Node& n, const std::string& p) {
       if (auto a = action(n, p, {"fix", "deny", "warn", "off"})) e.gpu_visibility = *a;
     });
+    with(*m, "mutationFailurePolicy", [&](const YAML::Node& n, const std::string& p) {
+      if (auto v = one_of(n, p, {"Fail", "Ignore"})) {
+        e.mutation_failure_policy = *v == "Fail" ? FailurePolicy::kFail : FailurePolicy::kIgnore;
+      }
+    });
     with(*m, "rules", [&](const YAML::Node& n, const std::string& p) {
       auto rm = free_map(n, p);
       if (!rm) return;
       for (const Field& f : rm->fields) {
         const std::string rp = key_path(p, f.key);
         if (!is_rule_id(f.key)) {
-          add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU025");
+          add(f.key_node, rp,
+              "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU0" +
+                  std::to_string(kLastRuleNumber));
           continue;
         }
         if (auto a = action(f.value, rp, {"deny", "warn", "off"})) e.rules.emplace_back(f.key, *a);
@@ -1216,7 +1211,7 @@ class Loader {
       return false;
     }
     const int n = std::stoi(std::string(id.substr(3)));
-    return n >= 1 && n <= 25;
+    return n >= 1 && n <= kLastRuleNumber;
   }
 
   // "spec.workers[*].template.spec": keys separated by '.', `*` for any map key, a `[*]`

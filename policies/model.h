@@ -85,7 +85,7 @@ struct TenantLimits {
 struct TenantPriority {
   std::optional<std::string> default_class;
   std::vector<std::pair<std::string, std::string>> by_workload;  // workload type -> class name
-  std::optional<std::vector<std::string>> allowed;                // unset: any class allowed
+  std::optional<std::vector<std::string>> allowed;               // unset: any class allowed
 };
 
 // A tenant's Kueue LocalQueue: `name` is written as the kueue.x-k8s.io/queue-name label on GPU
@@ -125,6 +125,15 @@ struct Tenant {
   TenantEnforcement enforcement;
 };
 
+// What the webhook answers when a mutator cannot complete (docs/mutations.md, "When a mutator
+// fails"): Fail denies the object with the reason; Ignore admits it without any mutation (the
+// names of Kubernetes' own webhook failurePolicy).
+enum class FailurePolicy { kFail, kIgnore };
+
+// Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the last of
+// rules/all_rules.cc (tests/rules/all_rules_test.cpp holds the two together).
+inline constexpr int kLastRuleNumber = 26;
+
 struct Enforcement {
   Action requests_equal_limits = Action::kFix;  // fix | deny | warn
   Action non_gpu_on_gpu_pool = Action::kDeny;   // deny | strip | warn | off
@@ -132,8 +141,9 @@ struct Enforcement {
   // fix: NVIDIA_VISIBLE_DEVICES=void on containers that request no GPU, and GPU024 denies;
   // deny | warn: GPU024 only; off: neither.
   Action gpu_visibility = Action::kFix;
-  std::vector<std::pair<std::string, Action>> rules;  // rule id -> deny | warn | off
-  std::vector<std::string> exempt_namespaces;         // RE2 full-match patterns
+  std::vector<std::pair<std::string, Action>> rules;             // rule id -> deny | warn | off
+  std::vector<std::string> exempt_namespaces;                    // RE2 full-match patterns
+  FailurePolicy mutation_failure_policy = FailurePolicy::kFail;  // mutationFailurePolicy
 };
 
 struct WorkloadDecl {

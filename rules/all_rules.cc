@@ -19,6 +19,7 @@
 #include "rules/no_mixed_gpu_kinds.h"
 #include "rules/non_gpu_on_gpu_pool.h"
 #include "rules/pod_level_gpu_resources.h"
+#include "rules/privileged_container.h"
 #include "rules/queue_required.h"
 #include "rules/requests_equal_limits.h"
 #include "rules/time_slicing_one_per_container.h"
@@ -30,7 +31,7 @@ namespace gpuadmit {
 // over LimitRange/ResourceQuota objects, not pod-spec rules (lint/).
 std::vector<std::unique_ptr<const Rule>> default_rules() {
   std::vector<std::unique_ptr<const Rule>> rules;
-  rules.reserve(17);
+  rules.reserve(24);
   rules.push_back(make_requests_equal_limits_rule());           // GPU001
   rules.push_back(make_whole_gpu_quantities_rule());            // GPU002
   rules.push_back(make_allowed_classes_rule());                 // GPU003
@@ -53,8 +54,9 @@ std::vector<std::unique_ptr<const Rule>> default_rules() {
   rules.push_back(make_dra_admin_access_rule());         // GPU021
   rules.push_back(make_dra_mig_profile_rule());          // GPU022
   rules.push_back(make_dra_unresolved_claim_rule());     // GPU023
-  rules.push_back(make_gpu_visibility_rule());                  // GPU024
-  rules.push_back(make_queue_required_rule());                  // GPU025
+  rules.push_back(make_gpu_visibility_rule());           // GPU024
+  rules.push_back(make_queue_required_rule());           // GPU025
+  rules.push_back(make_privileged_container_rule());     // GPU026
   return rules;
 }
 

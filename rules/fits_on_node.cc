@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "engine/resources.h"
+#include "engine/saturating.h"
 #include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
@@ -14,12 +15,6 @@ using namespace rule_support;
 // The most compute slices a MIG-capable GPU has (A100, H100, H200: 7; A30: 4). A profile
 // <n>g.* fits at most 7 / n times on one GPU, which bounds the MIG devices of a node.
 constexpr int64_t kMaxMigComputeSlices = 7;
-
-int64_t saturating_multiply(int64_t a, int64_t b) {
-  int64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) return std::numeric_limits<int64_t>::max();
-  return product;
-}
 
 struct Capacity {
   int64_t units = 0;
@@ -37,7 +32,7 @@ std::optional<Capacity> node_capacity(std::string_view resource, const PodContex
     const std::optional<int64_t> slices = mig_compute_slices(profile);
     if (!slices || *slices > kMaxMigComputeSlices) return std::nullopt;
     const int64_t per_gpu = kMaxMigComputeSlices / *slices;
-    const int64_t units = saturating_multiply(g, per_gpu);
+    const int64_t units = saturating_mul(g, per_gpu);
     return Capacity{units,
                     per_node + " \u00d7 at most " + std::to_string(per_gpu) + " " +
                         std::string(profile) + " slices each = " + std::to_string(units),
@@ -45,7 +40,7 @@ std::optional<Capacity> node_capacity(std::string_view resource, const PodContex
   };
   auto shared_capacity = [&]() -> Capacity {
     const int64_t replicas = c.time_slicing->replicas > 0 ? c.time_slicing->replicas : 1;
-    const int64_t units = saturating_multiply(g, replicas);
+    const int64_t units = saturating_mul(g, replicas);
     return Capacity{units,
                     per_node + " \u00d7 " + std::to_string(replicas) +
                         " time-slicing replicas = " + std::to_string(units),
@@ -91,7 +86,7 @@ class FitsOnNodeRule final : public Rule {
     const GpuClass& c = *ctx.gpu_class;
     bool container_too_big = false;
     const GpuResources gpu(pod, ctx);
-    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
       const std::optional<Quantity>& q = r.effective_quantity();
       if (!q || q->is_negative() || q->is_zero()) return;
       const std::optional<Capacity> capacity = node_capacity(r.resource, ctx);

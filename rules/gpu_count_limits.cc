@@ -54,22 +54,21 @@ class GpuCountLimitsRule final : public Rule {
       const int64_t max = *limits.max_gpus_per_pod;
       if (pod_gpu_total(pod, *gpu) + pod_claim_units(ctx) > max) {
         const PodGpuCount count = with_claims(pod_gpu_count(pod, *gpu), ctx);
-        out.push_back(Violation{"pod requests " + std::to_string(count.total) + " GPUs (" +
-                                    count.breakdown + "), more than maxGPUsPerPod " +
-                                    std::to_string(max) + " of tenant " + tenant +
-                                    "; request at most " + std::to_string(max) +
-                                    " per pod, or split the work across pods",
-                                pod.location().path,
-                                policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerPod"});
+        out.push_back(Violation{
+            "pod requests " + std::to_string(count.total) + " GPUs (" + count.breakdown +
+                "), more than maxGPUsPerPod " + std::to_string(max) + " of tenant " + tenant +
+                "; request at most " + std::to_string(max) +
+                " per pod, or split the work across pods",
+            pod.location().path, policy_path::tenant(*ctx.tenant) + ".limits.maxGPUsPerPod"});
       }
     }
   }
 
  private:
   // "nvidia.com/gpu 16" or "nvidia.com/mig-1g.10gb 4, nvidia.com/gpu 1": the positive amounts.
-  static std::string resources_text(std::span<const RawGpuResource> resources) {
+  static std::string resources_text(std::span<const ContainerGpuResource> resources) {
     std::vector<std::string> items;
-    for (const RawGpuResource& r : resources) {
+    for (const ContainerGpuResource& r : resources) {
       if (is_positive(r.effective_quantity())) {
         items.push_back(r.resource + " " + written(*r.effective()));
       }

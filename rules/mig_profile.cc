@@ -42,7 +42,7 @@ class MigProfileRule final : public Rule {
                                     "gpuadmit.io/mig-profile " + profile + choose,
                                 setting_path(pod, kMigProfileKey)});
       }
-      for_each_mig_resource(pod, ctx, [&](const ContainerRef& ref, const RawGpuResource& r) {
+      for_each_mig_resource(pod, ctx, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
         out.push_back(Violation{container_label(ref) + ": " + r.resource + " " +
                                     written(*r.effective()) + " asks for a MIG slice, but class " +
                                     c.name + " is not MIG-partitioned; ask for " +
@@ -60,7 +60,7 @@ class MigProfileRule final : public Rule {
                               setting_path(pod, kMigProfileKey)});
     }
     const bool single = c.mig->strategy == MigConfig::Strategy::kSingle;
-    for_each_mig_resource(pod, ctx, [&](const ContainerRef& ref, const RawGpuResource& r) {
+    for_each_mig_resource(pod, ctx, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
       const std::string resource_profile = mig_profile_of_resource(r.resource).value_or("");
       const std::string head =
           container_label(ref) + ": " + r.resource + " " + written(*r.effective());
@@ -88,13 +88,13 @@ class MigProfileRule final : public Rule {
   template <typename F>
   static void for_each_mig_resource(const PodView& pod, const PodContext& ctx, F each) {
     const GpuResources gpu(pod, ctx);
-    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
       if (gpu_kind(r.resource) == GpuKind::kMig && is_positive(r.effective_quantity()))
         each(ref, r);
     });
   }
 
-  static std::string path_of(const ContainerRef& ref, const RawGpuResource& r) {
+  static std::string path_of(const ContainerRef& ref, const ContainerGpuResource& r) {
     return resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource);
   }
 

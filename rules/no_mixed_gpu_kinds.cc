@@ -30,11 +30,12 @@ class NoMixedGpuKindsRule final : public Rule {
       const ContainerRef& ref = containers[i];
       // A mix needs two positive resources: most containers have one at most.
       size_t positive = 0;
-      for (const RawGpuResource& r : gpu->of(i)) positive += is_positive(r.effective_quantity());
+      for (const ContainerGpuResource& r : gpu->of(i))
+        positive += is_positive(r.effective_quantity());
       if (positive < 2) continue;
       // Per kind, in the order whole, shared, MIG: "nvidia.com/gpu 1, amd.com/gpu 1".
       std::array<std::vector<std::string>, 3> by_kind;
-      for (const RawGpuResource& r : gpu->of(i)) {
+      for (const ContainerGpuResource& r : gpu->of(i)) {
         if (!is_positive(r.effective_quantity())) continue;
         by_kind[static_cast<size_t>(gpu_kind(r.resource))].push_back(r.resource + " " +
                                                                      written(*r.effective()));

@@ -26,7 +26,7 @@ class RequestsEqualLimitsRule final : public Rule {
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
     const GpuResources gpu(pod, ctx);
-    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
       if (r.request == nullptr) return;  // limit only: the request defaults to it
       const std::optional<Quantity>& request = r.request_quantity;
       if (!request) return;  // unparsable: GPU002 reports it

@@ -5,14 +5,11 @@
 #include <limits>
 
 #include "engine/resources.h"
+#include "engine/saturating.h"
 #include "engine/workload.h"
 
 namespace gpuadmit::rule_support {
 namespace {
-
-int64_t saturating_add(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
-}
 
 const Json* lookup(const Json* metadata, std::string_view section, std::string_view key) {
   if (metadata == nullptr) return nullptr;
@@ -64,12 +61,6 @@ std::string written(const Json& value) {
 
 std::string json_text(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy) {
-  std::vector<RawGpuResource> out;
-  container_gpu_resources(container, policy, out);
-  return out;
 }
 
 std::optional<Quantity> parse_raw(const Json* value) {
@@ -130,15 +121,6 @@ std::optional<int64_t> mig_compute_slices(std::string_view profile) {
   return n;
 }
 
-std::string join(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
-
 std::string setting_path(const PodView& pod, std::string_view key) {
   const PodSpecLocation& location = pod.location();
   const Json* pod_meta = pod.metadata();
@@ -161,119 +143,30 @@ std::string setting_path(const PodView& pod, std::string_view key) {
   return path_of(location.metadata, "annotations");
 }
 
-int64_t pod_gpu_total(const PodView& pod, const PodGpuResources& gpu,
-                      const std::function<bool(std::string_view)>& counts) {
-  // pod_gpu_count's walk, keeping only the amounts.
-  struct PerResource {
-    std::string_view resource;
-    int64_t app_total = 0;
-    int64_t sidecar_total = 0;
-    int64_t init_max = 0;
-  };
-  std::vector<PerResource> per_resource;
-  const std::vector<ContainerRef>& containers = pod.containers();
-  for (size_t i = 0; i < containers.size(); ++i) {
-    const ContainerRef& ref = containers[i];
-    if (ref.kind == ContainerKind::kEphemeral) continue;
-    for (const RawGpuResource& raw : gpu.of(i)) {
-      if (counts && !counts(raw.resource)) continue;
-      const std::optional<Quantity>& q = raw.effective_quantity();
-      const int64_t n = q && !q->is_negative() ? q->value() : 0;
-      auto r = std::find_if(per_resource.begin(), per_resource.end(),
-                            [&](const PerResource& have) { return have.resource == raw.resource; });
-      if (r == per_resource.end()) {
-        per_resource.push_back(PerResource{raw.resource});
-        r = per_resource.end() - 1;
-      }
-      if (ref.kind == ContainerKind::kApp || ref.restartable) {
-        r->app_total = saturating_add(r->app_total, n);
-        if (ref.kind == ContainerKind::kInit)
-          r->sidecar_total = saturating_add(r->sidecar_total, n);
-      } else {
-        r->init_max = std::max(r->init_max, saturating_add(n, r->sidecar_total));
-      }
-    }
-  }
-  int64_t total = 0;
-  for (const PerResource& r : per_resource) {
-    total = saturating_add(total, std::max(r.app_total, r.init_max));
-  }
-  return total;
-}
-
 PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
                           const std::function<bool(std::string_view)>& counts) {
-  // Same walk as effective_pod_gpus (k8s.io/component-helpers resource.PodRequests, which takes
-  // the max of init containers vs app containers per resource name), keeping the containers
-  // behind each candidate so that the message can name them.
-  struct Part {
-    size_t order;  // position of the container in the pod spec
-    std::string label;
-    int64_t gpus;
-  };
-  struct PerResource {
-    std::string resource;
-    std::vector<Part> app;       // app containers and restartable init sidecars
-    std::vector<Part> sidecars;  // restartable init sidecars seen so far
-    std::vector<Part> init_best;
-    int64_t app_total = 0;
-    int64_t sidecar_total = 0;
-    int64_t init_max = 0;
-  };
-  std::vector<PerResource> per_resource;
-  auto entry = [&](const std::string& name) -> PerResource& {
-    for (PerResource& r : per_resource) {
-      if (r.resource == name) return r;
-    }
-    per_resource.push_back(PerResource{name, {}, {}, {}, 0, 0, 0});
-    return per_resource.back();
-  };
-  size_t order = 0;
-  const std::vector<ContainerRef>& containers = pod.containers();
-  for (size_t i = 0; i < containers.size(); ++i) {
-    const ContainerRef& ref = containers[i];
-    ++order;
-    if (ref.kind == ContainerKind::kEphemeral) continue;
-    for (const RawGpuResource& raw : gpu.of(i)) {
-      if (counts && !counts(raw.resource)) continue;
-      const std::optional<Quantity>& q = raw.effective_quantity();
-      const int64_t n = q && !q->is_negative() ? q->value() : 0;
-      PerResource& r = entry(raw.resource);
-      const Part part{order, container_label(ref), n};
-      if (ref.kind == ContainerKind::kApp || ref.restartable) {
-        r.app_total = saturating_add(r.app_total, n);
-        if (n > 0) r.app.push_back(part);
-        if (ref.kind == ContainerKind::kInit) {
-          r.sidecar_total = saturating_add(r.sidecar_total, n);
-          if (n > 0) r.sidecars.push_back(part);
-        }
-      } else if (saturating_add(n, r.sidecar_total) > r.init_max) {
-        r.init_max = saturating_add(n, r.sidecar_total);
-        r.init_best = r.sidecars;
-        r.init_best.push_back(part);
-      }
-    }
-  }
+  // The containers behind each resource's amount, merged per container in pod-spec order (the
+  // overhead last). Sorted by position, then merged: linear after the sort even for a pod of
+  // 30,000 containers (a lookup per part was quadratic: 0.8 s for such a review).
   PodGpuCount count;
-  // The containers behind each resource's amount, merged per container in pod-spec order.
-  // Sorted by position, then merged: linear after the sort even for a pod of 30,000 containers
-  // (a lookup per part was quadratic: 0.8 s for such a review).
-  std::vector<Part> parts;
-  for (const PerResource& r : per_resource) {
-    count.total = saturating_add(count.total, std::max(r.app_total, r.init_max));
-    const std::vector<Part>& behind = r.init_max > r.app_total ? r.init_best : r.app;
-    parts.insert(parts.end(), behind.begin(), behind.end());
+  std::vector<std::pair<size_t, int64_t>> parts;
+  for (const PodResourceRequest& r : pod_requests(pod, gpu, counts, /*with_parts=*/true)) {
+    count.total = saturating_add(count.total, r.units);
+    parts.insert(parts.end(), r.parts.begin(), r.parts.end());
   }
   std::stable_sort(parts.begin(), parts.end(),
-                   [](const Part& a, const Part& b) { return a.order < b.order; });
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> items;
   for (size_t i = 0; i < parts.size();) {
-    int64_t gpus = parts[i].gpus;
+    int64_t gpus = parts[i].second;
     size_t j = i + 1;
-    for (; j < parts.size() && parts[j].order == parts[i].order; ++j) {
-      gpus = saturating_add(gpus, parts[j].gpus);
+    for (; j < parts.size() && parts[j].first == parts[i].first; ++j) {
+      gpus = saturating_add(gpus, parts[j].second);
     }
-    items.push_back(parts[i].label + ": " + std::to_string(gpus));
+    const std::string label = parts[i].first == kPodOverheadPart
+                                  ? std::string("pod overhead")
+                                  : container_label(pod.containers()[parts[i].first]);
+    items.push_back(label + ": " + std::to_string(gpus));
     i = j;
   }
   count.breakdown = join(items);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/context.h"
+#include "engine/join.h"  // join(items): "a, b, c" in messages
 #include "engine/json.h"
 #include "engine/pod_view.h"
 #include "engine/quantity.h"
@@ -44,18 +45,11 @@ std::string written(const Json& value);
 // The value as JSON text ("\"abc\"", 1.5); invalid UTF-8 is replaced, never thrown on.
 std::string json_text(const Json& value);
 
-// One GPU resource a container names, with the raw JSON values (nullptr when absent or null)
-// and their parsed quantities (engine/resources.h).
-using RawGpuResource = ContainerGpuResource;
-
-// The GPU resources of a container (requests first, then limits-only), in written order.
-std::vector<RawGpuResource> raw_gpu_resources(const Json& container, const CompiledPolicy& policy);
-
 // The pod's GPU resources: the pipeline's (read once per pod spec, shared by the rules), else
 // read here (a rule checked on its own, as in the rule tests).
 //
 //   const GpuResources gpu(pod, ctx);
-//   for (const RawGpuResource& r : gpu->of(i)) ...  // i: index in pod.containers()
+//   for (const ContainerGpuResource& r : gpu->of(i)) ...  // i: index in pod.containers()
 class GpuResources {
  public:
   GpuResources(const PodView& pod, const PodContext& ctx)
@@ -75,7 +69,7 @@ template <typename F>
 void for_each_gpu_resource(const PodView& pod, const PodGpuResources& gpu, F each) {
   const std::vector<ContainerRef>& containers = pod.containers();
   for (size_t i = 0; i < containers.size(); ++i) {
-    for (const RawGpuResource& r : gpu.of(i)) each(containers[i], r);
+    for (const ContainerGpuResource& r : gpu.of(i)) each(containers[i], r);
   }
 }
 
@@ -101,16 +95,14 @@ std::string mig_resource_name(std::string_view profile);
 // The number of compute slices of a MIG profile ("3g.40gb" → 3); nullopt when malformed.
 std::optional<int64_t> mig_compute_slices(std::string_view profile);
 
-// "a, b, c"
-std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
-
 // The dotted path of a workload setting (SPEC §2), where it was found: the pod (template)
 // annotation, its label, the object's annotation or label; the pod annotation when absent.
 std::string setting_path(const PodView& pod, std::string_view key);
 
-// The pod's effective GPU count (engine/resources.h effective_pod_gpus) and the containers that
-// make it up, for messages: "container a: 4, container b: 2". `counts(resource)`, when given,
-// limits the count to the GPU resources it accepts (e.g. whole GPUs).
+// The pod's effective GPU count (engine/resources.h pod_requests, Kubernetes' PodRequests) and
+// the containers that make it up, for messages: "container a: 4, container b: 2" ("pod
+// overhead: 1" for spec.overhead). `counts(resource)`, when given, limits the count to the GPU
+// resources it accepts (e.g. whole GPUs).
 struct PodGpuCount {
   int64_t total = 0;
   std::string breakdown;
@@ -118,9 +110,12 @@ struct PodGpuCount {
 PodGpuCount pod_gpu_count(const PodView& pod, const PodGpuResources& gpu,
                           const std::function<bool(std::string_view)>& counts = nullptr);
 
-// pod_gpu_count(...).total without the breakdown: rules build the message only when they report.
-int64_t pod_gpu_total(const PodView& pod, const PodGpuResources& gpu,
-                      const std::function<bool(std::string_view)>& counts = nullptr);
+// pod_gpu_count(...).total without the breakdown (engine/resources.h pod_requests_total): rules
+// build the message only when they report.
+inline int64_t pod_gpu_total(const PodView& pod, const PodGpuResources& gpu,
+                             const std::function<bool(std::string_view)>& counts = nullptr) {
+  return pod_requests_total(pod, gpu, counts);
+}
 
 // GPU units a container gets through DRA claims (engine/dra.h); 0 without resolved claims.
 int64_t claim_units(const PodContext& ctx, size_t container);

@@ -30,7 +30,7 @@ class TimeSlicingOnePerContainerRule final : public Rule {
     const GpuClass& c = *ctx.gpu_class;
     if (!c.time_slicing || !c.time_slicing->fail_requests_greater_than_one) return;
     const GpuResources gpu(pod, ctx);
-    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
       const bool shared = r.resource == kSharedGpuResource ||
                           (r.resource == kGpuResource && !c.time_slicing->rename_by_default);
       if (!shared) return;

@@ -27,7 +27,7 @@ class WholeGpuQuantitiesRule final : public Rule {
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
     const GpuResources gpu(pod, ctx);
-    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const RawGpuResource& r) {
+    for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
       check_value(ref, r.resource, "requests", "request", r.request, r.request_quantity, out);
       check_value(ref, r.resource, "limits", "limit", r.limit, r.limit_quantity, out);
     });

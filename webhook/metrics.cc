@@ -145,6 +145,7 @@ std::string Metrics::render() const {
   violations.render(out);
   findings.render(out);
   mutations.render(out);
+  mutation_errors.render(out);
   rejected.render(out);
 
   append_metric_header(out, "gpuadmit_fast_path_reviews_total", "counter",

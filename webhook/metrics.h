@@ -80,6 +80,11 @@ struct Metrics {
   LabeledCounter mutations{"gpuadmit_mutations_total",
                            "Mutations applied, by mutation name and tenant.",
                            {"mutation", "tenant"}};
+  // A mutator that could not complete (engine/mutator.h): the review was answered by
+  // enforcement.mutationFailurePolicy. Label values are the pipeline's mutator names.
+  LabeledCounter mutation_errors{"gpuadmit_mutation_errors_total",
+                                 "Reviews in which a mutator could not complete, by mutator.",
+                                 {"mutator"}};
   LabeledCounter rejected{"gpuadmit_http_rejected_total",
                           "HTTP requests refused before the engine ran, by status code.",
                           {"code"}};

@@ -445,6 +445,18 @@ void Server::Impl::count_decision(std::string_view endpoint_name, const Admissio
   if (patched) {
     for (const std::string& m : outcome.evaluation.mutations) metrics.mutations.add({m, tenant});
   }
+  if (const std::optional<MutationFailure>& failed = outcome.evaluation.mutation_failure) {
+    metrics.mutation_errors.add({failed->mutator});
+    // Always logged (warn), whatever the decision log's level: a mutator failing is a bug.
+    logger.warn("mutation failed", {{"uid", outcome.uid.substr(0, kMaxLoggedValue)},
+                                    {"kind", outcome.kind.substr(0, kMaxLoggedValue)},
+                                    {"namespace", outcome.ns.substr(0, kMaxLoggedValue)},
+                                    {"name", outcome.name.substr(0, kMaxLoggedValue)},
+                                    {"mutator", failed->mutator},
+                                    {"path", failed->path},
+                                    {"reason", failed->reason},
+                                    {"allowed", allowed}});
+  }
 }
 
 // The decision line's members written directly: no Json object per review.

@@ -5,6 +5,7 @@
 //   findings.json   [{"rule","severity","path","message"}] (optional: none)
 //   claims.yaml     ResourceClaims / ResourceClaimTemplates the pod's DRA claims resolve to
 //                   (optional), as lint reads them beside the input (docs/dra.md)
+//   request.yaml    the AdmissionRequest's fields around the object (optional): `userInfo`
 // Each case runs through the pipeline as the mutating webhook does; the JSON Patch must turn the
 // input into expected.yaml with nlohmann's RFC 6902 implementation and with kubectl's (Go
 // json-patch, the API server's), and running expected.yaml again must patch nothing.
@@ -40,6 +41,7 @@ struct GoldenCase {
   PolicyPtr policy;
   std::string ns;
   std::shared_ptr<lint::ManifestClaims> claims;  // claims.yaml and the input's own claim objects
+  std::string username;                          // request.yaml userInfo.username, "" without one
 };
 
 PolicyPtr load_case_policy(const fs::path& path) {
@@ -90,6 +92,11 @@ std::vector<GoldenCase> load_cases() {
     c.claims->add(c.input);
     if (fs::exists(dir / "claims.yaml"))
       REQUIRE(c.claims->add_file((dir / "claims.yaml").string()));
+    if (fs::exists(dir / "request.yaml")) {
+      auto request = testing::yaml_file_documents((dir / "request.yaml").string());
+      REQUIRE(request.size() == 1);
+      c.username = request[0].at("userInfo").at("username").get<std::string>();
+    }
     cases.push_back(std::move(c));
   }
   return cases;
@@ -106,6 +113,7 @@ EvaluateOptions options(const GoldenCase& c, bool mutate) {
   o.operation = Operation::kCreate;
   o.mutate = mutate;
   o.claims = c.claims.get();
+  o.username = c.username;
   return o;
 }
 

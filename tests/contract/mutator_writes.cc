@@ -8,12 +8,13 @@ namespace gpuadmit {
 class ContractProbe final : public Mutator {
  public:
   std::string_view name() const override { return "probe"; }
-  bool mutate(PodWriter& pod, PodContext& /*ctx*/) const override {
+  MutationOutcome mutate(PodWriter& pod, PodContext& /*ctx*/) const override {
 #if WRITE == 0
     for (const ContainerRef& ref : pod.containers()) {
       if (Json* env = pod.container(ref, ContainerMember::kEnv).array()) env->push_back(1);
     }
-    return pod.spec(SpecMember::kNodeSelector).set(Json::object()) | pod.set_annotation("a", "b");
+    return MutationOutcome::changed_if(pod.spec(SpecMember::kNodeSelector).set(Json::object()) |
+                                       pod.set_annotation("a", "b"));
 #elif WRITE == 1
     pod.view().spec()["runtimeClassName"] = "nvidia";  // a spec member outside the contract
 #elif WRITE == 2
@@ -23,7 +24,7 @@ class ContractProbe final : public Mutator {
 #elif WRITE == 4
     pod.spec("runtimeClassName").set("nvidia");  // a member named by string
 #endif
-    return true;
+    return MutationOutcome::applied();
   }
 };
 

@@ -288,5 +288,63 @@ TEST_CASE("dra: claim objects: only resource.k8s.io claims, template spec at spe
   CHECK(claim_spec_of(Json::parse(R"({"spec": 3})"), "ResourceClaim", &path) == nullptr);
 }
 
+// KEP-5004's claim: honoured only when kube-scheduler made it. The scheduler's shape is what
+// preFilterExtendedResources builds (k8s pkg/scheduler/framework/plugins/dynamicresources/
+// extendeddynamicresources.go); each other row changes one thing of it.
+TEST_CASE("dra: the scheduler's extended-resource claim, and every forgery of it", "[dra]") {
+  const std::string kOwner =
+      R"({"apiVersion":"v1","kind":"Pod","name":"web-pod","uid":"u-1","controller":true})";
+  auto claim = [](const std::string& annotation, const std::string& owners) {
+    std::string metadata = R"({"generateName":"web-pod-extended-resources-","namespace":"web")";
+    if (!annotation.empty()) {
+      metadata +=
+          R"(,"annotations":{"resource.kubernetes.io/extended-resource-claim":)" + annotation + "}";
+    }
+    if (!owners.empty()) metadata += R"(,"ownerReferences":)" + owners;
+    return Json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":)" +
+                       metadata + R"(},"spec":{"devices":{"requests":[]}}})");
+  };
+  struct Case {
+    std::string name;
+    Json object;
+    std::string kind;
+    std::string username;
+    bool scheduler;
+  };
+  const std::string kScheduler = "system:kube-scheduler";
+  const std::vector<Case> cases = {
+      {"the scheduler's claim", claim("\"true\"", "[" + kOwner + "]"), "ResourceClaim", kScheduler,
+       true},
+      {"the same claim from a tenant", claim("\"true\"", "[" + kOwner + "]"), "ResourceClaim",
+       "alice@example.com", false},
+      {"from a service account", claim("\"true\"", "[" + kOwner + "]"), "ResourceClaim",
+       "system:serviceaccount:web:default", false},
+      {"without a user (lint)", claim("\"true\"", "[" + kOwner + "]"), "ResourceClaim", "", false},
+      {"a template, even from the scheduler", claim("\"true\"", "[" + kOwner + "]"),
+       "ResourceClaimTemplate", kScheduler, false},
+      {"without the annotation", claim("", "[" + kOwner + "]"), "ResourceClaim", kScheduler, false},
+      {"the annotation not \"true\"", claim("\"yes\"", "[" + kOwner + "]"), "ResourceClaim",
+       kScheduler, false},
+      {"no ownerReferences", claim("\"true\"", ""), "ResourceClaim", kScheduler, false},
+      {"an owner that is not a Pod",
+       claim("\"true\"",
+             R"([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","controller":true}])"),
+       "ResourceClaim", kScheduler, false},
+      {"an owner that is not the controller",
+       claim("\"true\"", R"([{"apiVersion":"v1","kind":"Pod","name":"web-pod"}])"), "ResourceClaim",
+       kScheduler, false},
+      {"controller as a string",
+       claim("\"true\"",
+             R"([{"apiVersion":"v1","kind":"Pod","name":"web-pod","controller":"true"}])"),
+       "ResourceClaim", kScheduler, false},
+      {"two owners", claim("\"true\"", "[" + kOwner + "," + kOwner + "]"), "ResourceClaim",
+       kScheduler, false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    CHECK(is_scheduler_extended_resource_claim(c.object, c.kind, c.username) == c.scheduler);
+  }
+}
+
 }  // namespace
 }  // namespace gpuadmit

@@ -508,7 +508,7 @@ TEST_CASE("mutators: may_change false means mutate changes nothing, on real mani
           ++refused;
           INFO(std::string(mutator->name()) << " on " << doc.dump());
           PodWriter writer(pod, object);
-          CHECK_FALSE(mutator->mutate(writer, ctx));
+          CHECK(mutator->mutate(writer, ctx).status == MutationStatus::kNotApplicable);
           CHECK(object == doc);
         }
       }

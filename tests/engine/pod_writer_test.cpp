@@ -48,8 +48,8 @@ struct WritableViewHolder {
 };
 static_assert(WritesWholeSpec<WritableViewHolder> && WritesWholeContainer<WritableViewHolder> &&
               WritesWholeObject<WritableViewHolder>);
-static_assert(
-    std::is_same_v<decltype(&Mutator::mutate), bool (Mutator::*)(PodWriter&, PodContext&) const>);
+static_assert(std::is_same_v<decltype(&Mutator::mutate),
+                             MutationOutcome (Mutator::*)(PodWriter&, PodContext&) const>);
 
 TEST_CASE("pod writer: each write, its result and the object after it") {
   static const PolicyPtr policy = testing::amd_gpu_policy();

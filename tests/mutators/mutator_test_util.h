@@ -23,6 +23,7 @@ namespace gpuadmit::testing {
 struct MutationResult {
   bool changed = false;
   Json object;
+  std::string failure;  // the reason of the first MutationOutcome::failed, "" when none failed
 };
 
 // Runs `mutator` over every pod spec of `object` (as the pipeline does, each with its context
@@ -30,13 +31,15 @@ struct MutationResult {
 inline MutationResult apply_mutator(const Mutator& mutator, const PolicyPtr& policy,
                                     const Json& object, const std::string& ns,
                                     const std::function<void(RequestContext&)>& tweak = {}) {
-  MutationResult result{false, object};
+  MutationResult result{false, object, {}};
   const size_t specs = find_pod_specs(object, *policy).size();
   for (size_t i = 0; i < specs; ++i) {
     PodFixture pod(policy, result.object.dump(), ns, i);
     if (tweak) tweak(pod.request);
     PodWriter writer(pod.view(), pod.object);
-    result.changed |= mutator.mutate(writer, pod.ctx);
+    const MutationOutcome outcome = mutator.mutate(writer, pod.ctx);
+    result.changed |= outcome.is_applied();
+    if (outcome.is_failed() && result.failure.empty()) result.failure = outcome.reason;
     result.object = pod.object;
   }
   return result;
@@ -47,10 +50,14 @@ struct MutationCase {
   std::string ns;
   std::string input;     // JSON object
   std::string expected;  // JSON object; "" = unchanged
+  // The exact reason the mutator fails with; "" = it must not fail. A failing mutator's partial
+  // edits are discarded by the pipeline, so `expected` is not checked then.
+  std::string failure = {};
 };
 
 // Each case: the exact expected object (key order included), `changed` exactly when it differs
-// from the input, and idempotence: the output through the mutator again changes nothing.
+// from the input, and idempotence: the output through the mutator again changes nothing. A case
+// with `failure`: the mutator fails with exactly that reason.
 inline void run_mutation_cases(const Mutator& mutator, const PolicyPtr& policy,
                                const std::vector<MutationCase>& cases,
                                const std::function<void(RequestContext&)>& tweak = {}) {
@@ -59,10 +66,13 @@ inline void run_mutation_cases(const Mutator& mutator, const PolicyPtr& policy,
     const Json input = Json::parse(c.input);
     const Json expected = c.expected.empty() ? input : Json::parse(c.expected);
     const MutationResult once = apply_mutator(mutator, policy, input, c.ns, tweak);
+    CHECK(once.failure == c.failure);
+    if (!c.failure.empty()) continue;
     CHECK(once.object.dump(2) == expected.dump(2));
     CHECK(once.changed == (input.dump() != expected.dump()));
     const MutationResult twice = apply_mutator(mutator, policy, once.object, c.ns, tweak);
     CHECK_FALSE(twice.changed);
+    CHECK(twice.failure.empty());
     CHECK(twice.object.dump(2) == once.object.dump(2));
   }
 }
