@@ -581,21 +581,23 @@ std::string container_units(std::string_view container) {
   return "([0] + " + std::string(container) + ".g.map(ge, int(ge.cu))).sum()";
 }
 
-std::string pod_gpu_total(std::string_view c, const NamePredicate& counts) {
+std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
+                          const NamePredicate& counts) {
   // k8s.io/component-helpers resource.PodRequests per resource name, summed over the names
-  // (engine/resources.cc effective_pod_gpu_requests): app containers and sidecars add up; a
-  // non-restartable init container counts with the sidecars started before it, and per name the
-  // larger of the two wins. Written as Σ(app) + Σ over names of max(0, init − app), each name
-  // taken at its first init container (no flatten needed).
+  // (engine/resources.h pod_requests): app containers and sidecars add up; a non-restartable
+  // init container counts with the sidecars started before it, and per name the larger of the
+  // two wins; spec.overhead is added. Written as Σ(app) + Σ over names of max(0, init − app),
+  // each name taken at its first init container (no flatten needed), + Σ(overhead). A
+  // container's amount is its parsed request, else its parsed limit (`cu`).
   auto ok = [&](std::string_view name) { return counts ? counts(name) : std::string("true"); };
   auto units_named = [](std::string_view k, std::string_view var) {
     const std::string v(var);
     return "([0] + " + std::string(k) + ".g.filter(" + v + ", " + v + ".n == e1.n).map(" + v +
-           ", int(" + v + ".u))).sum()";
+           ", int(" + v + ".cu))).sum()";
   };
   const std::string app_total =
       "([0] + ks.filter(a1, a1.k == 'app' || a1.r).map(a1, ([0] + a1.g.filter(x1, " + ok("x1.n") +
-      ").map(x1, int(x1.u))).sum())).sum()";
+      ").map(x1, int(x1.cu))).sum())).sum()";
   const std::string app_named =
       "([0] + ks.filter(a2, a2.k == 'app' || a2.r).map(a2, " + units_named("a2", "x2") + ")).sum()";
   const std::string init_named =
@@ -608,8 +610,12 @@ std::string pod_gpu_total(std::string_view c, const NamePredicate& counts) {
       "([0] + ks.filter(k1, k1.k == 'init' && !k1.r).map(k1, ([0] + k1.g.filter(e1, " + ok("e1.n") +
       " && " + first + ").map(e1, [0, " + init_named + " - " + app_named +
       "].max())).sum())).sum()";
+  const std::string overhead =
+      let("ov", map_field(std::string(c) + ".spec", "overhead"),
+          "([0] + ov.filter(ok, " + is_gpu_resource(policy, "ok") + " && ov[ok] != null && " +
+              ok("ok") + ").map(ok, " + value_units("ov[ok]") + ")).sum()");
   return let("ks", std::string(c) + ".cs.filter(k0, k0.k != 'eph')",
-             "(" + app_total + " + " + correction + ")");
+             "(" + app_total + " + " + correction + " + " + overhead + ")");
 }
 
 std::string kueue_queue_place() {

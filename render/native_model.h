@@ -13,10 +13,11 @@
 //     spec  the pod spec;  meta  its metadata ({} when absent); hm: the metadata is an object
 //     cs    containers: [{k: 'init'|'app'|'eph', r: restartable, o: position among init
 //           containers, c: the container, g: GPU resources}], Kubernetes order
-//           g: [{n: name, r: request or null, l: limit or null, u: effective units (request,
-//           else limit; whole units rounded up, 0 when negative or unparsable), cu: units as
-//           GPU005 counts a container (the parsed request, else the parsed limit), pe: the
-//           effective quantity is positive, pa: the request or the limit is positive}]
+//           g: [{n: name, r: request or null, l: limit or null, u: units of the effective value
+//           (the request when written, else the limit; whole units rounded up, 0 when negative
+//           or unparsable), cu: ContainerGpuResource::units() (the parsed request, else the
+//           parsed limit), pe: the effective quantity is positive, pa: the request or the
+//           limit is positive}]
 //     sc    [the gpuadmit.io/class setting] or []; mig, wl: the MIG profile and workload
 //           settings ('' when unset)
 //     gpu   a GPU pod (SPEC §2; claims unresolved, as the webhook without --dra-lookup)
@@ -81,9 +82,10 @@ std::string expression_selects_pool(const CompiledPolicy& policy, std::string_vi
 std::string known_class(const CompiledPolicy& policy, std::string_view cls);
 // A CEL predicate over a resource name expression.
 using NamePredicate = std::function<std::string(std::string_view name)>;
-// The pod's effective GPU units (k8s.io/component-helpers resource.PodRequests) of context entry
-// `c`, over the resources `counts` accepts (all when empty).
-std::string pod_gpu_total(std::string_view c, const NamePredicate& counts = nullptr);
+// The pod's effective GPU units (k8s.io/component-helpers resource.PodRequests, engine/resources.h
+// pod_requests) of context entry `c`, over the resources `counts` accepts (all when empty).
+std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
+                          const NamePredicate& counts = nullptr);
 // Units a container asks for (GPU005's per-container count).
 std::string container_units(std::string_view container);
 // Where Kueue reads the object's queue (engine/kueue.h kueue_queue_metadata): 'cron' (a

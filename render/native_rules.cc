@@ -151,7 +151,7 @@ std::string known_class_setting(const CompiledPolicy& policy) {
   return "(size(c.sc) == 0 || " + cel::known_class(policy, "c.sc[0]") + ")";
 }
 
-std::optional<std::string> count_limits(const Tenant& t) {
+std::optional<std::string> count_limits(const CompiledPolicy& policy, const Tenant& t) {
   const TenantLimits& l = t.limits;
   if (!l.max_gpus_per_container && !l.max_gpus_per_pod) return std::nullopt;
   std::vector<std::string> checks;
@@ -160,7 +160,8 @@ std::optional<std::string> count_limits(const Tenant& t) {
                      " <= " + std::to_string(*l.max_gpus_per_container) + ")");
   }
   if (l.max_gpus_per_pod) {
-    checks.push_back(cel::pod_gpu_total("c") + " <= " + std::to_string(*l.max_gpus_per_pod));
+    checks.push_back(cel::pod_gpu_total(policy, "c") +
+                     " <= " + std::to_string(*l.max_gpus_per_pod));
   }
   return "(!c.gpu || " + all_of(checks) + ")";
 }
@@ -175,9 +176,10 @@ std::optional<std::string> allowed_priority_class(const CompiledPolicy& policy, 
          ")";
 }
 
-std::optional<std::string> quota(const Tenant& t) {
+std::optional<std::string> quota(const CompiledPolicy& policy, const Tenant& t) {
   if (!t.quota_gpus) return std::nullopt;
-  return "(!c.gpu || " + cel::pod_gpu_total("c") + " <= " + std::to_string(*t.quota_gpus) + ")";
+  return "(!c.gpu || " + cel::pod_gpu_total(policy, "c") + " <= " + std::to_string(*t.quota_gpus) +
+         ")";
 }
 
 // --- class rules -------------------------------------------------------------------------------
@@ -232,12 +234,12 @@ cel::NamePredicate whole_unscaled(const GpuClass& c) {
 std::string fits_on_node(const CompiledPolicy& policy) {
   return "(!c.gpu || " +
          per_class(policy,
-                   [](const GpuClass& c) -> std::optional<std::string> {
+                   [&](const GpuClass& c) -> std::optional<std::string> {
                      if (!c.gpus_per_node) return std::nullopt;
                      const std::string cap = node_capacity(c, "e.n");
                      return "(!c.cs.exists(k, k.g.exists(e, e.pe && " +
                             let("cap", cap, "cap >= 0 && int(e.u) > cap") + ")) && " +
-                            cel::pod_gpu_total("c", whole_unscaled(c)) +
+                            cel::pod_gpu_total(policy, "c", whole_unscaled(c)) +
                             " <= " + std::to_string(*c.gpus_per_node) + ")";
                    }) +
          ")";
@@ -286,10 +288,10 @@ std::string time_slicing_one(const CompiledPolicy& policy) {
 std::string fragmentation(const CompiledPolicy& policy) {
   return "(!c.gpu || " +
          per_class(policy,
-                   [](const GpuClass& c) -> std::optional<std::string> {
+                   [&](const GpuClass& c) -> std::optional<std::string> {
                      if (!c.gpus_per_node || c.mig || c.time_slicing) return std::nullopt;
                      const std::string g = std::to_string(*c.gpus_per_node);
-                     return let("n", cel::pod_gpu_total("c"),
+                     return let("n", cel::pod_gpu_total(policy, "c"),
                                 "n <= 0 || n >= " + g + " || " + g + " % n == 0");
                    }) +
          ")";
@@ -343,6 +345,24 @@ std::string gpu_visibility(const CompiledPolicy& policy) {
                              ".exists(a, a.startsWith('cdi.k8s.io/'))))";
   return "(" + cel::runs_on_every_node() + " || (c.cs.all(k, " + may_get_gpus + " || (" + env_ok +
          " && " + mounts_ok + ")) && " + pod_ok + "))";
+}
+
+// --- GPU026: no privileged container on GPU nodes ---------------------------------------------
+
+// rules/privileged_container.cc: a privileged container gets every device node. A pod without
+// GPUs is judged only when it can run on a GPU pool (a class whose every taint it tolerates).
+std::string privileged_container(const CompiledPolicy& policy) {
+  std::vector<std::string> pools;
+  for (const GpuClass& c : policy.policy().classes) {
+    std::vector<std::string> tolerated;
+    for (const Taint& t : c.taints)
+      tolerated.push_back("tl.exists(t, " + cel::tolerates("t", t) + ")");
+    pools.push_back(all_of(tolerated));
+  }
+  const std::string privileged =
+      let("sx", map_field("k.c", "securityContext"), "'privileged' in sx && sx.privileged == true");
+  return "(" + cel::runs_on_every_node() + " || !c.cs.exists(k, " + privileged +
+         ") || (!c.gpu && !" + let("tl", list_field("c.spec", "tolerations"), any_of(pools)) + "))";
 }
 
 // --- GPU025: the workload names a Kueue queue (workload level) -------------------------------
@@ -422,12 +442,25 @@ std::string claim_groups() {
   const std::string spec = "(variables.kd == 'ResourceClaimTemplate' ? " +
                            map_field(map_field("object", "spec"), "spec") + " : " +
                            map_field("object", "spec") + ")";
-  const std::string is_claim =
-      "(request.operation == 'CREATE' && variables.gk in ['resource.k8s.io/ResourceClaim', "
-      "'resource.k8s.io/ResourceClaimTemplate'] && " +
+  // engine/dra.h is_scheduler_extended_resource_claim: kube-scheduler's own ResourceClaim for
+  // a pod's extended resources (the user, the annotation, one controller reference to a Pod).
+  const std::string owners = list_field("variables.top", "ownerReferences");
+  const std::string scheduler_claim =
+      "(variables.kd == 'ResourceClaim' && request.userInfo.username == 'system:kube-scheduler' "
+      "&& " +
       string_field(map_field("variables.top", "annotations"),
                    "resource.kubernetes.io/extended-resource-claim") +
-      " != 'true')";
+      " == 'true' && " +
+      let("ow", owners,
+          "size(ow) == 1 && type(ow[0]) == map && " + string_field("ow[0]", "apiVersion") +
+              " == 'v1' && " + string_field("ow[0]", "kind") + " == 'Pod' && " +
+              string_field("ow[0]", "name") + " != '' && 'controller' in ow[0] && " +
+              "ow[0].controller == true") +
+      ")";
+  const std::string is_claim =
+      "(request.operation == 'CREATE' && variables.gk in ['resource.k8s.io/ResourceClaim', "
+      "'resource.k8s.io/ResourceClaimTemplate'] && !" +
+      scheduler_claim + ")";
   return "(" + is_claim + " ? " + list_field(map_field(spec, "devices"), "requests") +
          ".filter(rq, type(rq) == map).map(rq, ('firstAvailable' in rq && type(rq.firstAvailable) "
          "== list) ? rq.firstAvailable.filter(f, type(f) == map) : [('exactly' in rq && "
@@ -548,7 +581,7 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   }
   out.push_back({"GPU004", per_pod(known_class_setting(policy)),
                  "gpuadmit.io/class names no class of the policy"});
-  if (auto x = tenant_rule(count_limits)) {
+  if (auto x = tenant != nullptr ? count_limits(policy, *tenant) : std::nullopt) {
     out.push_back(
         {"GPU005", per_pod(*x),
          "too many GPUs for " + who + " (maxGPUsPerContainer " +
@@ -585,7 +618,7 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   out.push_back({"GPU012", per_pod(time_slicing_one(policy)),
                  "more than 1 shared GPU in a container on a time-sliced class with "
                  "failRequestsGreaterThanOne; request 1"});
-  if (auto x = tenant_rule(quota)) {
+  if (auto x = tenant != nullptr ? quota(policy, *tenant) : std::nullopt) {
     out.push_back({"GPU013", per_pod(*x),
                    "the pod requests more GPUs than the GPU quota " +
                        std::to_string(*tenant->quota_gpus) + " of " + who});
@@ -599,6 +632,10 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
                  "a container that requests no GPU asks NVIDIA's container runtime for GPUs "
                  "(NVIDIA_VISIBLE_DEVICES, GPU device mounts, the NVIDIA runtime class or CDI "
                  "annotations); request the GPUs it needs instead"});
+  out.push_back({"GPU026", per_pod(privileged_container(policy)),
+                 "a privileged container sees every GPU of its node, whatever it requests: drop "
+                 "privileged and grant only the capabilities it needs, or run a node agent as a "
+                 "DaemonSet"});
   if (auto x = tenant_rule(queue_required)) {
     out.push_back({"GPU025", *x,
                    who + " runs GPU workloads through Kueue, but this one names no LocalQueue; "

@@ -11,7 +11,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 25> kRules = {{
+const std::array<RuleRow, 26> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -50,6 +50,8 @@ const std::array<RuleRow, 25> kRules = {{
     {"GPU024", C::kYes, K::kSecurity,
      "env, volume mounts (paths normalized), runtime class and CDI annotations"},
     {"GPU025", C::kYes, K::kCorrectness, "Kueue's managed kinds and owners are literals"},
+    {"GPU026", C::kYes, K::kSecurity,
+     "securityContext.privileged, and whether the pod tolerates every taint of some pool"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {
@@ -154,7 +156,9 @@ bool in_fallback(const CompiledPolicy& policy, std::string_view id) {
   if (row->category != Category::kSecurity && row->category != Category::kSafety) return false;
   // With strip, the webhook removes what GPU009 reports: denying it without the webhook would
   // reject pods the webhook lets through.
-  if (id == "GPU009" && policy.policy().enforcement.non_gpu_on_gpu_pool == Action::kStrip) {
+  // GPU026 judges a non-GPU pod by the pool tolerations the strip removes.
+  if ((id == "GPU009" || id == "GPU026") &&
+      policy.policy().enforcement.non_gpu_on_gpu_pool == Action::kStrip) {
     return false;
   }
   return true;

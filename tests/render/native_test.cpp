@@ -150,7 +150,7 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(annotation_list(deny, "gpuadmit.io/rules") ==
         std::vector<std::string>{"GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006",
                                  "GPU007", "GPU008", "GPU009", "GPU011", "GPU012", "GPU015",
-                                 "GPU018", "GPU019", "GPU020", "GPU021", "GPU024"});
+                                 "GPU018", "GPU019", "GPU020", "GPU021", "GPU024", "GPU026"});
   CHECK(deny["metadata"]["annotations"]["gpuadmit.io/native-mode"] == "full");
   CHECK(deny["metadata"]["annotations"]["gpuadmit.io/tenant"] == "everyone");
   CHECK(deny["metadata"]["labels"] == Json({{"app.kubernetes.io/managed-by", "gpuadmit"}}));
@@ -245,7 +245,7 @@ TEST_CASE("native: fallback holds the security and safety rules only, and no mut
                                  "ValidatingAdmissionPolicyBinding gpuadmit-everyone-deny"});
   CHECK(annotation_list(objects[0], "gpuadmit.io/rules") ==
         std::vector<std::string>{"GPU003", "GPU005", "GPU009", "GPU018", "GPU019", "GPU020",
-                                 "GPU021", "GPU024"});
+                                 "GPU021", "GPU024", "GPU026"});
   CHECK(objects[0]["metadata"]["annotations"]["gpuadmit.io/native-mode"] == "fallback");
 
   // With strip, the webhook removes what GPU009 reports: the fallback must not deny it.
@@ -253,6 +253,7 @@ TEST_CASE("native: fallback holds the security and safety rules only, and no mut
   text.replace(text.find("nonGpuOnGpuPool: deny"), 21, "nonGpuOnGpuPool: strip");
   const PolicyPtr strip = policy_from_yaml(text);
   CHECK_FALSE(render::native::in_fallback(*strip, "GPU009"));
+  CHECK_FALSE(render::native::in_fallback(*strip, "GPU026"));  // judges pool tolerations
   CHECK(render::native::in_fallback(*policy, "GPU009"));
   const std::vector<Json> stripped = render_native(*strip, NativeMode::kFallback);
   const std::vector<std::string> ids = annotation_list(stripped[0], "gpuadmit.io/rules");
@@ -286,16 +287,14 @@ TEST_CASE("native: tenant scopes: names, namespaceSelectors and matchConditions"
   CHECK(scopes[0].name == "ml-team");
   CHECK(scopes[0].tenant == &policy->policy().tenants[0]);
   CHECK(scopes[0].namespace_selector == name_selector("NotIn", {"gpuadmit", "kube-system"}));
-  CHECK(scopes[0].match_conditions ==
-        Json::parse(R"j([
+  CHECK(scopes[0].match_conditions == Json::parse(R"j([
           {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"
 },
           {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
 
   // students: its own patterns, and none of ML Team's (the first tenant that matches wins).
   CHECK(scopes[1].name == "students");
-  CHECK(scopes[1].match_conditions ==
-        Json::parse(R"j([
+  CHECK(scopes[1].match_conditions == Json::parse(R"j([
           {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['teaching', 'ml-extra'] || request.namespace.matches('^(?:course-[0-9]+)$'))"
   },
           {"name": "gpuadmit-first-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"},
@@ -311,174 +310,174 @@ TEST_CASE("native: tenant scopes: names, namespaceSelectors and matchConditions"
   CHECK(scopes[3].name == "no-tenant");
   CHECK(scopes[3].tenant == nullptr);
   CHECK(scopes[3].namespace_selector == name_selector("NotIn", {"gpuadmit", "kube-system"}));
-  CHECK(scopes[3].match_conditions ==
-        Json::parse(R"j([
+  CHECK(scopes[3].match_conditions == Json::parse(R"j([
           {"name": "gpuadmit-no-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system', 'teaching', 'ml-extra', 'lab', 'gpu-lab'] || request.namespace.matches('^(?:ml-.*)$') || request.namespace.matches('^(?:course-[0-9]+)$'))"
   },
           {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
-  }
+}
 
-  TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false") {
-    const PolicyPtr policy = policy_from_yaml(kTenants);
-    const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
-    CHECK(names_and_kinds(objects) ==
-          std::vector<std::string>{
-              "ValidatingAdmissionPolicy gpuadmit-ml-team-deny",
-              "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-deny",
-              "ValidatingAdmissionPolicy gpuadmit-ml-team-warn",
-              "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-warn",
-              "MutatingAdmissionPolicy gpuadmit-ml-team-mutate",
-              "MutatingAdmissionPolicyBinding gpuadmit-ml-team-mutate",
-              // students is in audit mode: no deny policy; its claim rules still deny (the
-              // webhook judges claims with the policy's actions, pipeline.cc evaluate_claim).
-              "ValidatingAdmissionPolicy gpuadmit-students-warn",
-              "ValidatingAdmissionPolicyBinding gpuadmit-students-warn",
-              "MutatingAdmissionPolicy gpuadmit-students-mutate",
-              "MutatingAdmissionPolicyBinding gpuadmit-students-mutate",
-              // lab: mutate: false.
-              "ValidatingAdmissionPolicy gpuadmit-lab-deny",
-              "ValidatingAdmissionPolicyBinding gpuadmit-lab-deny",
-              "ValidatingAdmissionPolicy gpuadmit-lab-warn",
-              "ValidatingAdmissionPolicyBinding gpuadmit-lab-warn",
-              "ValidatingAdmissionPolicy gpuadmit-no-tenant-deny",
-              "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-deny",
-              "ValidatingAdmissionPolicy gpuadmit-no-tenant-warn",
-              "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-warn",
-              "MutatingAdmissionPolicy gpuadmit-no-tenant-mutate",
-              "MutatingAdmissionPolicyBinding gpuadmit-no-tenant-mutate"});
-    CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
-               "gpuadmit-students-warn")["spec"]["validationActions"] ==
-          Json::array({"Warn", "Audit"}));
-    // The policy has no DeviceClasses: no claim rules at all.
-    CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-students-warn"),
-                          "gpuadmit.io/rules") ==
-          std::vector<std::string>{"GPU001", "GPU002", "GPU004", "GPU006", "GPU007", "GPU008",
-                                   "GPU009", "GPU011", "GPU012", "GPU014", "GPU015", "GPU024"});
-    // lab: GPU006 warns, GPU004 is off.
-    CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-deny"),
-                          "gpuadmit.io/rules") ==
-          std::vector<std::string>{"GPU001", "GPU002", "GPU007", "GPU008", "GPU009", "GPU011",
-                                   "GPU012", "GPU015", "GPU024"});
-    CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-warn"),
-                          "gpuadmit.io/rules") == std::vector<std::string>{"GPU006", "GPU014"});
-    // Tenant rules need a tenant: GPU003 (allowedClasses) and GPU005 (limits) are ML Team's.
-    const std::vector<std::string> ml = annotation_list(
-        find(objects, "ValidatingAdmissionPolicy", "gpuadmit-ml-team-deny"), "gpuadmit.io/rules");
-    CHECK(std::find(ml.begin(), ml.end(), "GPU003") != ml.end());
-    CHECK(std::find(ml.begin(), ml.end(), "GPU005") != ml.end());
-    const std::vector<std::string> none = annotation_list(
-        find(objects, "ValidatingAdmissionPolicy", "gpuadmit-no-tenant-deny"), "gpuadmit.io/rules");
-    CHECK(std::find(none.begin(), none.end(), "GPU003") == none.end());
-    CHECK(std::find(none.begin(), none.end(), "GPU005") == none.end());
-    // Mutations that need a tenant (defaults, priority, queue) are not in the no-tenant policy.
-    CHECK(annotation_list(find(objects, "MutatingAdmissionPolicy", "gpuadmit-no-tenant-mutate"),
-                          "gpuadmit.io/mutations") ==
-          std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
-                                   "gpu-visibility"});
-  }
+TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false") {
+  const PolicyPtr policy = policy_from_yaml(kTenants);
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  CHECK(names_and_kinds(objects) ==
+        std::vector<std::string>{
+            "ValidatingAdmissionPolicy gpuadmit-ml-team-deny",
+            "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-deny",
+            "ValidatingAdmissionPolicy gpuadmit-ml-team-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-warn",
+            "MutatingAdmissionPolicy gpuadmit-ml-team-mutate",
+            "MutatingAdmissionPolicyBinding gpuadmit-ml-team-mutate",
+            // students is in audit mode: no deny policy; its claim rules still deny (the
+            // webhook judges claims with the policy's actions, pipeline.cc evaluate_claim).
+            "ValidatingAdmissionPolicy gpuadmit-students-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-students-warn",
+            "MutatingAdmissionPolicy gpuadmit-students-mutate",
+            "MutatingAdmissionPolicyBinding gpuadmit-students-mutate",
+            // lab: mutate: false.
+            "ValidatingAdmissionPolicy gpuadmit-lab-deny",
+            "ValidatingAdmissionPolicyBinding gpuadmit-lab-deny",
+            "ValidatingAdmissionPolicy gpuadmit-lab-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-lab-warn",
+            "ValidatingAdmissionPolicy gpuadmit-no-tenant-deny",
+            "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-deny",
+            "ValidatingAdmissionPolicy gpuadmit-no-tenant-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-warn",
+            "MutatingAdmissionPolicy gpuadmit-no-tenant-mutate",
+            "MutatingAdmissionPolicyBinding gpuadmit-no-tenant-mutate"});
+  CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
+             "gpuadmit-students-warn")["spec"]["validationActions"] ==
+        Json::array({"Warn", "Audit"}));
+  // The policy has no DeviceClasses: no claim rules at all.
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-students-warn"),
+                        "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU004", "GPU006", "GPU007", "GPU008",
+                                 "GPU009", "GPU011", "GPU012", "GPU014", "GPU015", "GPU024",
+                                 "GPU026"});
+  // lab: GPU006 warns, GPU004 is off.
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-deny"),
+                        "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU007", "GPU008", "GPU009", "GPU011",
+                                 "GPU012", "GPU015", "GPU024", "GPU026"});
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-warn"),
+                        "gpuadmit.io/rules") == std::vector<std::string>{"GPU006", "GPU014"});
+  // Tenant rules need a tenant: GPU003 (allowedClasses) and GPU005 (limits) are ML Team's.
+  const std::vector<std::string> ml = annotation_list(
+      find(objects, "ValidatingAdmissionPolicy", "gpuadmit-ml-team-deny"), "gpuadmit.io/rules");
+  CHECK(std::find(ml.begin(), ml.end(), "GPU003") != ml.end());
+  CHECK(std::find(ml.begin(), ml.end(), "GPU005") != ml.end());
+  const std::vector<std::string> none = annotation_list(
+      find(objects, "ValidatingAdmissionPolicy", "gpuadmit-no-tenant-deny"), "gpuadmit.io/rules");
+  CHECK(std::find(none.begin(), none.end(), "GPU003") == none.end());
+  CHECK(std::find(none.begin(), none.end(), "GPU005") == none.end());
+  // Mutations that need a tenant (defaults, priority, queue) are not in the no-tenant policy.
+  CHECK(annotation_list(find(objects, "MutatingAdmissionPolicy", "gpuadmit-no-tenant-mutate"),
+                        "gpuadmit.io/mutations") ==
+        std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
+                                 "gpu-visibility"});
+}
 
-  TEST_CASE("native: policy workloads with more than one wildcard are not covered") {
-    const PolicyPtr policy = policy_from_yaml(kTenants);
-    const render::native::NativeKinds kinds = render::native::native_kinds(*policy);
-    REQUIRE(kinds.not_covered.size() == 1);
-    CHECK(kinds.not_covered[0].first.kind == "Pipeline");
-    CHECK(kinds.not_covered[0].second.find("more than one wildcard") != std::string::npos);
-    CHECK(kinds.covered.front().kind == "Runner");  // policy workloads first
-    const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
-    for (const Json& o : objects) {
-      if (!o["spec"].contains("matchConstraints")) continue;
-      for (const Json& r : o["spec"]["matchConstraints"]["resourceRules"]) {
-        for (const Json& resource : r["resources"]) CHECK(resource != "pipelines");
-      }
+TEST_CASE("native: policy workloads with more than one wildcard are not covered") {
+  const PolicyPtr policy = policy_from_yaml(kTenants);
+  const render::native::NativeKinds kinds = render::native::native_kinds(*policy);
+  REQUIRE(kinds.not_covered.size() == 1);
+  CHECK(kinds.not_covered[0].first.kind == "Pipeline");
+  CHECK(kinds.not_covered[0].second.find("more than one wildcard") != std::string::npos);
+  CHECK(kinds.covered.front().kind == "Runner");  // policy workloads first
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  for (const Json& o : objects) {
+    if (!o["spec"].contains("matchConstraints")) continue;
+    for (const Json& r : o["spec"]["matchConstraints"]["resourceRules"]) {
+      for (const Json& resource : r["resources"]) CHECK(resource != "pipelines");
     }
-    const Json table = render::native::table_json(*policy);
+  }
+  const Json table = render::native::table_json(*policy);
   CHECK(table["not_native_kinds"] ==
         Json::parse(R"j([{"apiVersion": "example.com/v1", "kind": "Pipeline",
           "why": "pattern spec.stages[*].workers[*].template.spec has more than one wildcard (CEL on Kubernetes before 1.34 cannot flatten lists)"
   }])j"));
+}
+
+// The table lists every rule and mutation that exists, in order, and nothing else: a new rule
+// (GPU026…) or mutator fails here until it has a row.
+TEST_CASE("native: the table has a row for every rule id and every mutation") {
+  std::vector<std::string> ids;
+  for (const auto& r : default_rules()) ids.emplace_back(r->id());
+  for (const auto& r : default_document_rules()) ids.emplace_back(r->id());
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::string> rows;
+  for (const render::native::RuleRow& r : render::native::rule_rows()) rows.emplace_back(r.id);
+  CHECK(rows == ids);
+
+  std::vector<std::string> mutators;
+  for (const auto& m : default_mutators()) mutators.emplace_back(m->name());
+  std::vector<std::string> mutation_rows;
+  for (const render::native::MutationRow& m : render::native::mutation_rows()) {
+    mutation_rows.emplace_back(m.name);
   }
+  CHECK(mutation_rows == mutators);
+}
 
-  // The table lists every rule and mutation that exists, in order, and nothing else: a new rule
-  // (GPU026…) or mutator fails here until it has a row.
-  TEST_CASE("native: the table has a row for every rule id and every mutation") {
-    std::vector<std::string> ids;
-    for (const auto& r : default_rules()) ids.emplace_back(r->id());
-    for (const auto& r : default_document_rules()) ids.emplace_back(r->id());
-    std::sort(ids.begin(), ids.end());
-    std::vector<std::string> rows;
-    for (const render::native::RuleRow& r : render::native::rule_rows()) rows.emplace_back(r.id);
-    CHECK(rows == ids);
+TEST_CASE("native: docs/native.md holds the table render prints") {
+  const std::string doc = testing::slurp(GPUADMIT_SOURCE_DIR "/docs/native.md");
+  const std::string begin = "<!-- native-table:begin -->\n";
+  const std::string end = "<!-- native-table:end -->";
+  const size_t b = doc.find(begin);
+  const size_t e = doc.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  const std::string in_doc = doc.substr(b + begin.size(), e - b - begin.size());
+  INFO("replace docs/native.md's table with:\n" << render::native::table_markdown());
+  CHECK(in_doc == render::native::table_markdown());
+}
 
-    std::vector<std::string> mutators;
-    for (const auto& m : default_mutators()) mutators.emplace_back(m->name());
-    std::vector<std::string> mutation_rows;
-    for (const render::native::MutationRow& m : render::native::mutation_rows()) {
-      mutation_rows.emplace_back(m.name);
-    }
-    CHECK(mutation_rows == mutators);
-  }
-
-  TEST_CASE("native: docs/native.md holds the table render prints") {
-    const std::string doc = testing::slurp(GPUADMIT_SOURCE_DIR "/docs/native.md");
-    const std::string begin = "<!-- native-table:begin -->\n";
-    const std::string end = "<!-- native-table:end -->";
-    const size_t b = doc.find(begin);
-    const size_t e = doc.find(end);
-    REQUIRE(b != std::string::npos);
-    REQUIRE(e != std::string::npos);
-    const std::string in_doc = doc.substr(b + begin.size(), e - b - begin.size());
-    INFO("replace docs/native.md's table with:\n" << render::native::table_markdown());
-    CHECK(in_doc == render::native::table_markdown());
-  }
-
-  TEST_CASE("native: the table as JSON, for the harness") {
-    const PolicyPtr policy =
-        policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
-    const Json table = render::native::table_json(*policy);
-    REQUIRE(table["rules"].size() == render::native::rule_rows().size());
-    CHECK(table["rules"][0] ==
-          Json::parse(R"j({"id": "GPU001", "native": "yes", "category": "correctness",
+TEST_CASE("native: the table as JSON, for the harness") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  const Json table = render::native::table_json(*policy);
+  REQUIRE(table["rules"].size() == render::native::rule_rows().size());
+  CHECK(table["rules"][0] ==
+        Json::parse(R"j({"id": "GPU001", "native": "yes", "category": "correctness",
           "fallback": false, "why": "quantities compared with the CEL quantity library"})j"));
-    CHECK(table["rules"][2]["fallback"] == true);  // GPU003, security
-    CHECK(table["mutations"][3] == Json::parse(R"j({"name": "tolerations", "native": "yes",
+  CHECK(table["rules"][2]["fallback"] == true);  // GPU003, security
+  CHECK(table["mutations"][3] == Json::parse(R"j({"name": "tolerations", "native": "yes",
           "why": "JSON Patch, as spec.tolerations is atomic for apply; the list is rebuilt",
           "writes": ["spec.tolerations"]})j"));
-    CHECK(table["kinds"][0] == Json::parse(R"j({"group": "", "kind": "Pod"})j"));
-    CHECK(table["not_native_kinds"] == Json::array());
+  CHECK(table["kinds"][0] == Json::parse(R"j({"group": "", "kind": "Pod"})j"));
+  CHECK(table["not_native_kinds"] == Json::array());
+}
+
+TEST_CASE("native: gpuadmit render --native, on the command line") {
+  const std::string bin = GPUADMIT_BINARY;
+  const testing::ProcessResult full = testing::run_command(bin + " render --native full");
+  CHECK(full.exit_code == 0);
+  CHECK(full.out.starts_with("# What these policies enforce in the API server"));
+  CHECK(full.out.find("kind: MutatingAdmissionPolicy\n") != std::string::npos);
+  CHECK(full.out.find("kind: PriorityClass\n") != std::string::npos);
+  CHECK(full.out.find("WebhookConfiguration") == std::string::npos);
+
+  const testing::ProcessResult table = testing::run_command(bin + " render --native-table");
+  CHECK(table.exit_code == 0);
+  CHECK(Json::parse(table.out)["rules"].size() == render::native::rule_rows().size());
+
+  struct Bad {
+    const char* args;
+    const char* message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"--native all", "--native must be full or fallback, not \"all\""},
+           {"--native full --native-api v1alpha1",
+            "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"v1alpha1\""},
+           {"--native-api v1", "--native-api needs --native full or --native fallback"},
+           {"--native full --failure-policy Ignore",
+            "--failure-policy configures the webhook; --native prints no webhook"},
+           {"--native-table --native full",
+            "--native-table prints the table alone: leave out --native and --native-api"}}) {
+    INFO(bad.args);
+    const testing::ProcessResult r = testing::run_command(bin + " render " + bad.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.starts_with(std::string("gpuadmit render: ") + bad.message + "\n"));
   }
+}
 
-  TEST_CASE("native: gpuadmit render --native, on the command line") {
-    const std::string bin = GPUADMIT_BINARY;
-    const testing::ProcessResult full = testing::run_command(bin + " render --native full");
-    CHECK(full.exit_code == 0);
-    CHECK(full.out.starts_with("# What these policies enforce in the API server"));
-    CHECK(full.out.find("kind: MutatingAdmissionPolicy\n") != std::string::npos);
-    CHECK(full.out.find("kind: PriorityClass\n") != std::string::npos);
-    CHECK(full.out.find("WebhookConfiguration") == std::string::npos);
-
-    const testing::ProcessResult table = testing::run_command(bin + " render --native-table");
-    CHECK(table.exit_code == 0);
-    CHECK(Json::parse(table.out)["rules"].size() == render::native::rule_rows().size());
-
-    struct Bad {
-      const char* args;
-      const char* message;
-    };
-    for (const Bad& bad : std::vector<Bad>{
-             {"--native all", "--native must be full or fallback, not \"all\""},
-             {"--native full --native-api v1alpha1",
-              "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"v1alpha1\""},
-             {"--native-api v1", "--native-api needs --native full or --native fallback"},
-             {"--native full --failure-policy Ignore",
-              "--failure-policy configures the webhook; --native prints no webhook"},
-             {"--native-table --native full",
-              "--native-table prints the table alone: leave out --native and --native-api"}}) {
-      INFO(bad.args);
-      const testing::ProcessResult r = testing::run_command(bin + " render " + bad.args);
-      CHECK(r.exit_code == 2);
-      CHECK(r.err.starts_with(std::string("gpuadmit render: ") + bad.message + "\n"));
-    }
-  }
-
-  }  // namespace
-  }  // namespace gpuadmit
+}  // namespace
+}  // namespace gpuadmit
