@@ -41,6 +41,17 @@ std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocat
   return std::nullopt;
 }
 
+const std::vector<KueueManagedKind>& kueue_managed_kinds() {
+  static const std::vector<KueueManagedKind> managed = [] {
+    std::vector<KueueManagedKind> kinds;
+    for (const WorkloadKind& k : workload_kinds()) {
+      if (k.kueue == KueueQueue::kOwnLabels) kinds.push_back({k.group, k.kind});
+    }
+    return kinds;
+  }();
+  return managed;
+}
+
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata) {
   const Json* meta = object.contains(metadata) ? &object.at(metadata) : nullptr;
   if (meta == nullptr || !meta->is_object()) return "";

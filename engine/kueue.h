@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/json.h"
 #include "engine/workload.h"
@@ -38,6 +39,16 @@ struct QueueSite {
 // its own labels.
 std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocation& location,
                                           const CompiledPolicy& policy);
+
+// A kind with a Kueue integration that reads the queue from its own metadata.labels, by API group
+// ("" is the core group) and kind.
+struct KueueManagedKind {
+  std::string_view group;
+  std::string_view kind;
+};
+// The table's kinds with KueueQueue::kOwnLabels (engine/workload_kinds.h), in its order; the
+// native policies write the same list into CEL (render/native_model.cc).
+const std::vector<KueueManagedKind>& kueue_managed_kinds();
 
 // The queue the metadata names (the label, else the deprecated annotation), or "" when none.
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata);

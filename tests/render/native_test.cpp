@@ -1,0 +1,483 @@
+// render --native (docs/native.md): the rendered structure — kinds, names, bindings, scopes,
+// resource rules, which rules and mutations each policy holds — and the native table against the
+// rules and mutators that exist and against docs/native.md. What the CEL does is proven with
+// Kubernetes' own plugins in tests/native.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mutators/all_mutators.h"
+#include "render/native_cel.h"
+#include "render/native_model.h"
+#include "render/native_policies.h"
+#include "render/native_table.h"
+#include "render/webhook_configuration.h"
+#include "rules/all_rules.h"
+#include "rules/document_rules.h"
+#include "tests/support/fixtures.h"
+#include "tests/support/process.h"
+
+namespace gpuadmit {
+namespace {
+
+using render::native::NativeMode;
+using render::native::NativeOptions;
+using testing::policy_from_yaml;
+
+constexpr const char* kTenants = R"YAML(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata:
+  name: scopes
+spec:
+  classes:
+    h100:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-H100-80GB-HBM3]}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+      gpusPerNode: 8
+  priorityClasses:
+    gpu-batch: {value: 1000, preemptionPolicy: Never}
+  tenants:
+    - name: ML Team
+      namespaces: ["ml", "ml-.*", "research", "kube-system"]
+      allowedClasses: [h100]
+      limits: {maxGPUsPerPod: 8}
+    - name: students
+      namespaces: ["course-[0-9]+", "teaching", "ml-extra"]
+      enforcement: {mode: audit}
+    - name: lab
+      namespaces: ["lab", "research", "gpu-lab"]
+      enforcement:
+        mutate: false
+        rules: {GPU006: warn, GPU004: off}
+    - name: taken
+      namespaces: ["ml", "gpuadmit"]
+  enforcement:
+    exempt:
+      namespaces: ["kube-system", "gpu-.*", "gpuadmit"]
+  workloads:
+    - apiVersion: example.com/v1
+      kind: Pipeline
+      podSpecs: ["spec.stages[*].workers[*].template.spec"]
+    - apiVersion: example.com/v1
+      kind: Runner
+      podSpecs: ["spec.runners.*.template.spec"]
+)YAML";
+
+std::vector<Json> render_native(const CompiledPolicy& policy, NativeMode mode,
+                                std::string api = "v1") {
+  NativeOptions options;
+  options.mode = mode;
+  options.mutating_api = api;
+  return render::native::native_policies(policy, options);
+}
+
+std::vector<std::string> names_and_kinds(const std::vector<Json>& objects) {
+  std::vector<std::string> out;
+  for (const Json& o : objects) {
+    out.push_back(o["kind"].get<std::string>() + " " + o["metadata"]["name"].get<std::string>());
+  }
+  return out;
+}
+
+const Json& find(const std::vector<Json>& objects, const std::string& kind,
+                 const std::string& name) {
+  for (const Json& o : objects) {
+    if (o["kind"] == kind && o["metadata"]["name"] == name) return o;
+  }
+  FAIL("no " + kind + " " + name);
+  static const Json none;
+  return none;
+}
+
+std::vector<std::string> annotation_list(const Json& object, const char* key) {
+  std::vector<std::string> out;
+  const std::string text = object["metadata"]["annotations"][key];
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+Json name_selector(const char* op, std::vector<std::string> names) {
+  return {{"matchExpressions",
+           Json::array(
+               {{{"key", "kubernetes.io/metadata.name"}, {"operator", op}, {"values", names}}})}};
+}
+
+const Json kIgnore = Json::parse(
+    R"j({"matchExpressions": [{"key": "gpuadmit.io/ignore", "operator": "NotIn", "values": ["true"]}]})j");
+
+TEST_CASE("native: quote writes CEL string literals") {
+  using render::native::quote;
+  CHECK(quote("gpu") == "'gpu'");
+  CHECK(quote("it's") == R"('it\'s')");
+  CHECK(quote(R"(a\b)") == R"('a\\b')");
+  CHECK(quote("a\nb\tc\r") == R"('a\nb\tc\r')");
+  CHECK(quote(std::string("\x01") + "\x7f") == R"('\x01\x7F')");
+  CHECK(quote("NVIDIA-H100 ×8") == "'NVIDIA-H100 ×8'");
+  CHECK(render::native::string_list({"a", "b'"}) == R"(['a', 'b\''])");
+  CHECK(render::native::string_list({}) == "[]");
+  // RE2 full match: anchored, the pattern grouped so that an alternation stays inside.
+  CHECK(render::native::full_match("request.namespace", "a|b") ==
+        "request.namespace.matches('^(?:a|b)$')");
+}
+
+TEST_CASE("native: the default policy's objects, full") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  // One tenant matching every namespace (".*"): no policy for namespaces of no tenant.
+  CHECK(names_and_kinds(objects) ==
+        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-everyone-deny",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-everyone-deny",
+                                 "ValidatingAdmissionPolicy gpuadmit-everyone-warn",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-everyone-warn",
+                                 "MutatingAdmissionPolicy gpuadmit-everyone-mutate",
+                                 "MutatingAdmissionPolicyBinding gpuadmit-everyone-mutate"});
+  for (const Json& o : objects) CHECK(o["apiVersion"] == "admissionregistration.k8s.io/v1");
+
+  const Json& deny = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-everyone-deny");
+  // GPU010 and GPU013 need priority.allowed and quota, which the default tenant has not; GPU014
+  // warns; GPU016, 017, 022, 023 are not native.
+  CHECK(annotation_list(deny, "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006",
+                                 "GPU007", "GPU008", "GPU009", "GPU011", "GPU012", "GPU015",
+                                 "GPU018", "GPU019", "GPU020", "GPU021", "GPU024", "GPU026"});
+  CHECK(deny["metadata"]["annotations"]["gpuadmit.io/native-mode"] == "full");
+  CHECK(deny["metadata"]["annotations"]["gpuadmit.io/tenant"] == "everyone");
+  CHECK(deny["metadata"]["labels"] == Json({{"app.kubernetes.io/managed-by", "gpuadmit"}}));
+  const Json& spec = deny["spec"];
+  CHECK(spec["failurePolicy"] == "Fail");
+  CHECK_FALSE(spec.contains("matchConditions"));  // ".*" and literal exempt names only
+  CHECK(spec["matchConstraints"]["matchPolicy"] == "Equivalent");
+  CHECK(spec["matchConstraints"]["resourceRules"] ==
+        render::webhook_rules(render::admitted_kinds(*policy)));
+  std::vector<std::string> variables;
+  for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
+  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "tpls", "ctx"});
+  // One validation per rule, its message led by the rule id, reason Forbidden.
+  const std::vector<std::string> ids = annotation_list(deny, "gpuadmit.io/rules");
+  REQUIRE(spec["validations"].size() == ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Json& v = spec["validations"][i];
+    INFO(ids[i]);
+    CHECK(v["message"].get<std::string>().starts_with(ids[i] + ": "));
+    CHECK(v["reason"] == "Forbidden");
+    CHECK_FALSE(v["expression"].get<std::string>().empty());
+  }
+  CHECK(find(objects, "ValidatingAdmissionPolicyBinding", "gpuadmit-everyone-deny")["spec"] ==
+        Json({{"policyName", "gpuadmit-everyone-deny"},
+              {"validationActions", {"Deny"}},
+              {"matchResources",
+               {{"namespaceSelector",
+                 name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
+                                         "kube-public", "kube-system"})},
+                {"objectSelector", kIgnore}}}}));
+
+  const Json& warn = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-everyone-warn");
+  CHECK(annotation_list(warn, "gpuadmit.io/rules") == std::vector<std::string>{"GPU014"});
+  CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
+             "gpuadmit-everyone-warn")["spec"]["validationActions"] == Json::array({"Warn"}));
+
+  const Json& mutate = find(objects, "MutatingAdmissionPolicy", "gpuadmit-everyone-mutate");
+  // nonGpuOnGpuPool is deny: no strip; the default tenant names no queue.
+  CHECK(annotation_list(mutate, "gpuadmit.io/mutations") ==
+        std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
+                                 "defaults", "priority", "gpu-visibility"});
+  CHECK(mutate["spec"]["reinvocationPolicy"] == "IfNeeded");
+  CHECK(mutate["spec"]["failurePolicy"] == "Fail");
+  for (const Json& m : mutate["spec"]["mutations"]) {
+    CHECK(m["patchType"] == "JSONPatch");
+    CHECK_FALSE(m["jsonPatch"]["expression"].get<std::string>().empty());
+    // kubernetes/kubernetes#142181: no Object{} initializer anywhere.
+    CHECK(m["jsonPatch"]["expression"].get<std::string>().find("Object.") == std::string::npos);
+  }
+  CHECK(find(objects, "MutatingAdmissionPolicyBinding", "gpuadmit-everyone-mutate")["spec"] ==
+        Json({{"policyName", "gpuadmit-everyone-mutate"},
+              {"matchResources",
+               {{"namespaceSelector",
+                 name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
+                                         "kube-public", "kube-system"})},
+                {"objectSelector", kIgnore}}}}));
+}
+
+TEST_CASE("native: the mutating policies' kinds: no DRA claims, Jobs and JobSets on CREATE") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  const Json rules = find(objects, "MutatingAdmissionPolicy",
+                          "gpuadmit-everyone-mutate")["spec"]["matchConstraints"]["resourceRules"];
+  Json expected = render::webhook_rules(render::admitted_kinds(*policy));
+  Json kept = Json::array();
+  for (Json r : expected) {
+    if (r["apiGroups"][0] == "resource.k8s.io") continue;
+    kept.push_back(r);
+  }
+  // batch jobs and jobset.x-k8s.io jobsets split off into CREATE-only rules.
+  bool job = false, jobset = false;
+  for (const Json& r : rules) {
+    const bool create_only = r["operations"] == Json::array({"CREATE"});
+    for (const Json& resource : r["resources"]) {
+      if (r["apiGroups"][0] == "batch" && resource == "jobs") job = create_only;
+      if (r["apiGroups"][0] == "jobset.x-k8s.io" && resource == "jobsets") jobset = create_only;
+      if (r["apiGroups"][0] == "batch" && resource == "cronjobs") CHECK_FALSE(create_only);
+      CHECK(r["apiGroups"][0] != "resource.k8s.io");
+    }
+  }
+  CHECK(job);
+  CHECK(jobset);
+}
+
+TEST_CASE("native: fallback holds the security and safety rules only, and no mutation") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFallback);
+  CHECK(names_and_kinds(objects) ==
+        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-everyone-deny",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-everyone-deny"});
+  CHECK(annotation_list(objects[0], "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU003", "GPU005", "GPU009", "GPU018", "GPU019", "GPU020",
+                                 "GPU021", "GPU024", "GPU026"});
+  CHECK(objects[0]["metadata"]["annotations"]["gpuadmit.io/native-mode"] == "fallback");
+
+  // With strip, the webhook removes what GPU009 reports: the fallback must not deny it.
+  std::string text = testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml");
+  text.replace(text.find("nonGpuOnGpuPool: deny"), 21, "nonGpuOnGpuPool: strip");
+  const PolicyPtr strip = policy_from_yaml(text);
+  CHECK_FALSE(render::native::in_fallback(*strip, "GPU009"));
+  CHECK_FALSE(render::native::in_fallback(*strip, "GPU026"));  // judges pool tolerations
+  CHECK(render::native::in_fallback(*policy, "GPU009"));
+  const std::vector<Json> stripped = render_native(*strip, NativeMode::kFallback);
+  const std::vector<std::string> ids = annotation_list(stripped[0], "gpuadmit.io/rules");
+  CHECK(std::find(ids.begin(), ids.end(), "GPU009") == ids.end());
+  // In full, strip is a mutation.
+  const std::vector<Json> full = render_native(*strip, NativeMode::kFull);
+  const std::vector<std::string> mutations = annotation_list(
+      find(full, "MutatingAdmissionPolicy", "gpuadmit-everyone-mutate"), "gpuadmit.io/mutations");
+  CHECK(std::find(mutations.begin(), mutations.end(), "strip-gpu-pool") != mutations.end());
+}
+
+TEST_CASE("native: --native-api v1beta1 writes the mutating policies for 1.34-1.35") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  for (const Json& o : render_native(*policy, NativeMode::kFull, "v1beta1")) {
+    INFO(o["kind"]);
+    const bool mutating = o["kind"].get<std::string>().starts_with("Mutating");
+    CHECK(o["apiVersion"] ==
+          (mutating ? "admissionregistration.k8s.io/v1beta1" : "admissionregistration.k8s.io/v1"));
+  }
+}
+
+TEST_CASE("native: tenant scopes: names, namespaceSelectors and matchConditions") {
+  const PolicyPtr policy = policy_from_yaml(kTenants);
+  NativeOptions options;
+  const std::vector<render::native::NativeScope> scopes =
+      render::native::native_scopes(*policy, options);
+  REQUIRE(scopes.size() == 4);  // "taken": ml is ml-team's, gpuadmit is exempt
+
+  // ML Team has patterns: every namespace but the excluded literals, then conditions.
+  CHECK(scopes[0].name == "ml-team");
+  CHECK(scopes[0].tenant == &policy->policy().tenants[0]);
+  CHECK(scopes[0].namespace_selector == name_selector("NotIn", {"gpuadmit", "kube-system"}));
+  CHECK(scopes[0].match_conditions == Json::parse(R"j([
+          {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"
+},
+          {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
+
+  // students: its own patterns, and none of ML Team's (the first tenant that matches wins).
+  CHECK(scopes[1].name == "students");
+  CHECK(scopes[1].match_conditions == Json::parse(R"j([
+          {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['teaching', 'ml-extra'] || request.namespace.matches('^(?:course-[0-9]+)$'))"
+  },
+          {"name": "gpuadmit-first-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"},
+          {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
+
+  // lab: literal names only: selected by name, without research (ML Team's) and gpu-lab
+  // (exempt); no conditions.
+  CHECK(scopes[2].name == "lab");
+  CHECK(scopes[2].namespace_selector == name_selector("In", {"lab"}));
+  CHECK(scopes[2].match_conditions == Json::array());
+
+  // Namespaces of no tenant: none of the tenants' patterns.
+  CHECK(scopes[3].name == "no-tenant");
+  CHECK(scopes[3].tenant == nullptr);
+  CHECK(scopes[3].namespace_selector == name_selector("NotIn", {"gpuadmit", "kube-system"}));
+  CHECK(scopes[3].match_conditions == Json::parse(R"j([
+          {"name": "gpuadmit-no-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system', 'teaching', 'ml-extra', 'lab', 'gpu-lab'] || request.namespace.matches('^(?:ml-.*)$') || request.namespace.matches('^(?:course-[0-9]+)$'))"
+  },
+          {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
+}
+
+TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false") {
+  const PolicyPtr policy = policy_from_yaml(kTenants);
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  CHECK(names_and_kinds(objects) ==
+        std::vector<std::string>{
+            "ValidatingAdmissionPolicy gpuadmit-ml-team-deny",
+            "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-deny",
+            "ValidatingAdmissionPolicy gpuadmit-ml-team-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-warn",
+            "MutatingAdmissionPolicy gpuadmit-ml-team-mutate",
+            "MutatingAdmissionPolicyBinding gpuadmit-ml-team-mutate",
+            // students is in audit mode: no deny policy; its claim rules still deny (the
+            // webhook judges claims with the policy's actions, pipeline.cc evaluate_claim).
+            "ValidatingAdmissionPolicy gpuadmit-students-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-students-warn",
+            "MutatingAdmissionPolicy gpuadmit-students-mutate",
+            "MutatingAdmissionPolicyBinding gpuadmit-students-mutate",
+            // lab: mutate: false.
+            "ValidatingAdmissionPolicy gpuadmit-lab-deny",
+            "ValidatingAdmissionPolicyBinding gpuadmit-lab-deny",
+            "ValidatingAdmissionPolicy gpuadmit-lab-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-lab-warn",
+            "ValidatingAdmissionPolicy gpuadmit-no-tenant-deny",
+            "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-deny",
+            "ValidatingAdmissionPolicy gpuadmit-no-tenant-warn",
+            "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-warn",
+            "MutatingAdmissionPolicy gpuadmit-no-tenant-mutate",
+            "MutatingAdmissionPolicyBinding gpuadmit-no-tenant-mutate"});
+  CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
+             "gpuadmit-students-warn")["spec"]["validationActions"] ==
+        Json::array({"Warn", "Audit"}));
+  // The policy has no DeviceClasses: no claim rules at all.
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-students-warn"),
+                        "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU004", "GPU006", "GPU007", "GPU008",
+                                 "GPU009", "GPU011", "GPU012", "GPU014", "GPU015", "GPU024",
+                                 "GPU026"});
+  // lab: GPU006 warns, GPU004 is off.
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-deny"),
+                        "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU007", "GPU008", "GPU009", "GPU011",
+                                 "GPU012", "GPU015", "GPU024", "GPU026"});
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-warn"),
+                        "gpuadmit.io/rules") == std::vector<std::string>{"GPU006", "GPU014"});
+  // Tenant rules need a tenant: GPU003 (allowedClasses) and GPU005 (limits) are ML Team's.
+  const std::vector<std::string> ml = annotation_list(
+      find(objects, "ValidatingAdmissionPolicy", "gpuadmit-ml-team-deny"), "gpuadmit.io/rules");
+  CHECK(std::find(ml.begin(), ml.end(), "GPU003") != ml.end());
+  CHECK(std::find(ml.begin(), ml.end(), "GPU005") != ml.end());
+  const std::vector<std::string> none = annotation_list(
+      find(objects, "ValidatingAdmissionPolicy", "gpuadmit-no-tenant-deny"), "gpuadmit.io/rules");
+  CHECK(std::find(none.begin(), none.end(), "GPU003") == none.end());
+  CHECK(std::find(none.begin(), none.end(), "GPU005") == none.end());
+  // Mutations that need a tenant (defaults, priority, queue) are not in the no-tenant policy.
+  CHECK(annotation_list(find(objects, "MutatingAdmissionPolicy", "gpuadmit-no-tenant-mutate"),
+                        "gpuadmit.io/mutations") ==
+        std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
+                                 "gpu-visibility"});
+}
+
+TEST_CASE("native: policy workloads with more than one wildcard are not covered") {
+  const PolicyPtr policy = policy_from_yaml(kTenants);
+  const render::native::NativeKinds kinds = render::native::native_kinds(*policy);
+  REQUIRE(kinds.not_covered.size() == 1);
+  CHECK(kinds.not_covered[0].first.kind == "Pipeline");
+  CHECK(kinds.not_covered[0].second.find("more than one wildcard") != std::string::npos);
+  CHECK(kinds.covered.front().kind == "Runner");  // policy workloads first
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  for (const Json& o : objects) {
+    if (!o["spec"].contains("matchConstraints")) continue;
+    for (const Json& r : o["spec"]["matchConstraints"]["resourceRules"]) {
+      for (const Json& resource : r["resources"]) CHECK(resource != "pipelines");
+    }
+  }
+  const Json table = render::native::table_json(*policy);
+  CHECK(table["not_native_kinds"] ==
+        Json::parse(R"j([{"apiVersion": "example.com/v1", "kind": "Pipeline",
+          "why": "pattern spec.stages[*].workers[*].template.spec has more than one wildcard (CEL on Kubernetes before 1.34 cannot flatten lists)"
+  }])j"));
+}
+
+// The table lists every rule and mutation that exists, in order, and nothing else: a new rule
+// (GPU026…) or mutator fails here until it has a row.
+TEST_CASE("native: the table has a row for every rule id and every mutation") {
+  std::vector<std::string> ids;
+  for (const auto& r : default_rules()) ids.emplace_back(r->id());
+  for (const auto& r : default_document_rules()) ids.emplace_back(r->id());
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::string> rows;
+  for (const render::native::RuleRow& r : render::native::rule_rows()) rows.emplace_back(r.id);
+  CHECK(rows == ids);
+
+  std::vector<std::string> mutators;
+  for (const auto& m : default_mutators()) mutators.emplace_back(m->name());
+  std::vector<std::string> mutation_rows;
+  for (const render::native::MutationRow& m : render::native::mutation_rows()) {
+    mutation_rows.emplace_back(m.name);
+  }
+  CHECK(mutation_rows == mutators);
+}
+
+TEST_CASE("native: docs/native.md holds the table render prints") {
+  const std::string doc = testing::slurp(GPUADMIT_SOURCE_DIR "/docs/native.md");
+  const std::string begin = "<!-- native-table:begin -->\n";
+  const std::string end = "<!-- native-table:end -->";
+  const size_t b = doc.find(begin);
+  const size_t e = doc.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  const std::string in_doc = doc.substr(b + begin.size(), e - b - begin.size());
+  INFO("replace docs/native.md's table with:\n" << render::native::table_markdown());
+  CHECK(in_doc == render::native::table_markdown());
+}
+
+TEST_CASE("native: the table as JSON, for the harness") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  const Json table = render::native::table_json(*policy);
+  REQUIRE(table["rules"].size() == render::native::rule_rows().size());
+  CHECK(table["rules"][0] ==
+        Json::parse(R"j({"id": "GPU001", "native": "yes", "category": "correctness",
+          "fallback": false, "why": "quantities compared with the CEL quantity library"})j"));
+  CHECK(table["rules"][2]["fallback"] == true);  // GPU003, security
+  CHECK(table["mutations"][3] == Json::parse(R"j({"name": "tolerations", "native": "yes",
+          "why": "JSON Patch, as spec.tolerations is atomic for apply; the list is rebuilt",
+          "writes": ["spec.tolerations"]})j"));
+  CHECK(table["kinds"][0] == Json::parse(R"j({"group": "", "kind": "Pod"})j"));
+  CHECK(table["not_native_kinds"] == Json::array());
+}
+
+TEST_CASE("native: gpuadmit render --native, on the command line") {
+  const std::string bin = GPUADMIT_BINARY;
+  const testing::ProcessResult full = testing::run_command(bin + " render --native full");
+  CHECK(full.exit_code == 0);
+  CHECK(full.out.starts_with("# What these policies enforce in the API server"));
+  CHECK(full.out.find("kind: MutatingAdmissionPolicy\n") != std::string::npos);
+  CHECK(full.out.find("kind: PriorityClass\n") != std::string::npos);
+  CHECK(full.out.find("WebhookConfiguration") == std::string::npos);
+
+  const testing::ProcessResult table = testing::run_command(bin + " render --native-table");
+  CHECK(table.exit_code == 0);
+  CHECK(Json::parse(table.out)["rules"].size() == render::native::rule_rows().size());
+
+  struct Bad {
+    const char* args;
+    const char* message;
+  };
+  for (const Bad& bad : std::vector<Bad>{
+           {"--native all", "--native must be full or fallback, not \"all\""},
+           {"--native full --native-api v1alpha1",
+            "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"v1alpha1\""},
+           {"--native-api v1", "--native-api needs --native full or --native fallback"},
+           {"--native full --failure-policy Ignore",
+            "--failure-policy configures the webhook; --native prints no webhook"},
+           {"--native-table --native full",
+            "--native-table prints the table alone: leave out --native and --native-api"}}) {
+    INFO(bad.args);
+    const testing::ProcessResult r = testing::run_command(bin + " render " + bad.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.starts_with(std::string("gpuadmit render: ") + bad.message + "\n"));
+  }
+}
+
+}  // namespace
+}  // namespace gpuadmit
