@@ -32,57 +32,117 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Feature is a row of the renderer's table (README.md, "Conventions" 4).
+// Feature is a row of the renderer's table (`gpuadmit render --native-table`, README.md
+// "Conventions" 4): a rule or a mutation, whether the native policies carry it, and the kinds of
+// object they carry it for.
 type Feature struct {
-	ID     string   `json:"id"`
-	Kind   string   `json:"kind"`   // "rule" | "mutation"
-	Native string   `json:"native"` // "yes" | "partial" | "no"
-	Why    string   `json:"why"`
-	Kinds  []string `json:"kinds,omitempty"`
+	ID     string
+	Kind   string // "rule" | "mutation"
+	Native string // "yes" | "partial" | "no" (in fallback mode: "yes" for the rules it carries)
+	Why    string
+	Kinds  []string // schema.GroupKind strings ("Pod", "Deployment.apps"); empty: every kind
+	Writes []string // a mutation's members (the renderer's notation), for the report
 }
 
-// FeatureTable is `gpuadmit render --native MODE --native-table json`.
+// FeatureTable is the renderer's table read for one mode.
 type FeatureTable struct {
-	Mode     string    `json:"mode"` // "full" | "fallback"
-	Features []Feature `json:"features"`
+	Mode     string // "full" | "fallback"
+	Features []Feature
 }
 
-// ParseFeatureTable reads the table strictly: a field or value the harness does not know is an
-// error rather than a feature silently not compared.
-func ParseFeatureTable(data []byte) (*FeatureTable, error) {
+// renderTable is `gpuadmit render --native-table [--policy P]` as printed (render/native_table.cc
+// table_json). Decoded strictly: a member the harness does not know is an error, not a feature
+// silently left uncompared.
+type renderTable struct {
+	Rules []struct {
+		ID       string `json:"id"`
+		Native   string `json:"native"`
+		Category string `json:"category"`
+		Fallback bool   `json:"fallback"`
+		Why      string `json:"why"`
+	} `json:"rules"`
+	Mutations []struct {
+		Name   string   `json:"name"`
+		Native string   `json:"native"`
+		Why    string   `json:"why"`
+		Writes []string `json:"writes"`
+	} `json:"mutations"`
+	Kinds []struct {
+		Group      string `json:"group"`
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion,omitempty"`
+	} `json:"kinds"`
+	NotNativeKinds []struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Why        string `json:"why"`
+	} `json:"not_native_kinds"`
+}
+
+// ParseFeatureTable reads the table for a mode: in full mode each row's own coverage; in
+// fallback mode the rules the fallback render carries (their "fallback" member) are "yes" and
+// everything else "no" (the fallback render has no mutating policy).
+func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
+	if mode != "full" && mode != "fallback" {
+		return nil, fmt.Errorf("feature table: mode %q, want full or fallback", mode)
+	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
-	t := &FeatureTable{}
-	if err := dec.Decode(t); err != nil {
+	var raw renderTable
+	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("feature table: %w", err)
 	}
-	if t.Mode != "full" && t.Mode != "fallback" {
-		return nil, fmt.Errorf("feature table: mode %q, want full or fallback", t.Mode)
+	var kinds []string
+	for _, k := range raw.Kinds {
+		kinds = append(kinds, schema.GroupKind{Group: k.Group, Kind: k.Kind}.String())
 	}
+	t := &FeatureTable{Mode: mode}
 	seen := map[string]bool{}
-	for _, f := range t.Features {
+	add := func(f Feature) error {
 		switch {
-		case f.Kind != "rule" && f.Kind != "mutation":
-			return nil, fmt.Errorf("feature table: %s: kind %q, want rule or mutation", f.ID, f.Kind)
 		case f.Native != "yes" && f.Native != "partial" && f.Native != "no":
-			return nil, fmt.Errorf("feature table: %s: native %q, want yes, partial or no", f.ID, f.Native)
-		case seen[f.ID]:
-			return nil, fmt.Errorf("feature table: %s twice", f.ID)
+			return fmt.Errorf("feature table: %s: native %q, want yes, partial or no", f.ID, f.Native)
+		case f.ID == "" || seen[f.ID]:
+			return fmt.Errorf("feature table: id %q empty or twice", f.ID)
 		}
 		seen[f.ID] = true
+		t.Features = append(t.Features, f)
+		return nil
+	}
+	for _, r := range raw.Rules {
+		native := r.Native
+		if mode == "fallback" && native != "no" {
+			native = map[bool]string{true: "yes", false: "no"}[r.Fallback]
+		}
+		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: kinds}); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range raw.Mutations {
+		native := m.Native
+		if mode == "fallback" {
+			native = "no"
+		}
+		if err := add(Feature{ID: m.Name, Kind: "mutation", Native: native, Why: m.Why, Kinds: kinds, Writes: m.Writes}); err != nil {
+			return nil, err
+		}
+	}
+	if len(t.Features) == 0 {
+		return nil, fmt.Errorf("feature table: no rule and no mutation")
 	}
 	return t, nil
 }
 
 // LoadFeatureTable reads a table file.
-func LoadFeatureTable(path string) (*FeatureTable, error) {
+func LoadFeatureTable(path, mode string) (*FeatureTable, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseFeatureTable(data)
+	return ParseFeatureTable(data, mode)
 }
 
 func (t *FeatureTable) feature(id string) *Feature {
@@ -315,7 +375,7 @@ func (p Pair) Admit(name string, r Request, full bool) Admissions {
 
 // Record compares one object's admissions.
 func (d *Differential) Record(a Admissions) {
-	kind := a.Request.Object.GetObjectKind().GroupVersionKind().Kind
+	kind := a.Request.Object.GetObjectKind().GroupVersionKind().GroupKind().String()
 	d.Objects++
 	d.compareRules(a.Name, kind, a.Webhook, a.Native)
 	if d.Table.Mode == "full" {
