@@ -1,8 +1,11 @@
 // gpuadmit render: the cluster objects a policy implies (SPEC §8), as a YAML stream for
-// `kubectl apply -f -`. The objects are built by render/; this file reads flags and files.
+// `kubectl apply -f -`; with --native, the policy compiled to ValidatingAdmissionPolicies and
+// MutatingAdmissionPolicies instead of the webhook configurations (docs/native.md). The objects
+// are built by render/; this file reads flags and files.
 
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -12,17 +15,55 @@
 #include "lint/yaml_emitter.h"
 #include "policies/loader.h"
 #include "render/cluster_objects.h"
+#include "render/native_policies.h"
+#include "render/native_table.h"
 
 namespace gpuadmit::cli {
 namespace {
 
 constexpr const char* kUsage =
     "usage: gpuadmit render [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME]\n"
-    "                       [--failure-policy Fail|Ignore]\n";
+    "                       [--failure-policy Fail|Ignore]\n"
+    "       gpuadmit render --native full|fallback [--native-api v1|v1beta1] [--policy P]\n"
+    "                       [--namespace NS]\n"
+    "       gpuadmit render --native-table [--policy P]\n";
 
 int usage_error(const std::string& message) {
   std::cerr << "gpuadmit render: " << message << "\n" << kUsage;
   return 2;
+}
+
+// --native and --native-api into options; an error message for a bad value or combination.
+std::optional<std::string> native_options(const Args& args, const std::string& ns,
+                                          std::optional<render::native::NativeOptions>& out) {
+  const std::optional<std::string> mode = args.value("native");
+  const std::optional<std::string> api = args.value("native-api");
+  if (args.has("native-table") && (mode || api)) {
+    return "--native-table prints the table alone: leave out --native and --native-api";
+  }
+  if (!mode) {
+    if (api) return "--native-api needs --native full or --native fallback";
+    return std::nullopt;
+  }
+  if (*mode != "full" && *mode != "fallback") {
+    return "--native must be full or fallback, not \"" + *mode + "\"";
+  }
+  for (const char* flag : {"ca-bundle", "service", "failure-policy"}) {
+    if (args.has(flag)) {
+      return std::string("--") + flag + " configures the webhook; --native prints no webhook";
+    }
+  }
+  render::native::NativeOptions options;
+  options.mode =
+      *mode == "full" ? render::native::NativeMode::kFull : render::native::NativeMode::kFallback;
+  options.mutating_api = api.value_or("v1");
+  if (options.mutating_api != "v1" && options.mutating_api != "v1beta1") {
+    return "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"" +
+           options.mutating_api + "\"";
+  }
+  options.release_namespace = ns;
+  out = std::move(options);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -30,7 +71,9 @@ int usage_error(const std::string& message) {
 int render_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(
-          argv, {"policy", "ca-bundle", "namespace", "service", "failure-policy"}, {}, args)) {
+          argv,
+          {"policy", "ca-bundle", "namespace", "service", "failure-policy", "native", "native-api"},
+          {"native-table"}, args)) {
     return usage_error(*error);
   }
   if (args.help()) return print_usage(kUsage);
@@ -68,15 +111,34 @@ int render_command(const std::vector<std::string>& argv) {
     }
     target.ca_bundle = certs::base64(pem.str());
   }
+  std::optional<render::native::NativeOptions> native;
+  if (auto error = native_options(args, target.ns, native)) return usage_error(*error);
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
   if (!loaded.policy) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
     return 2;
   }
   std::string out;
-  for (const Json& object : render::cluster_objects(*loaded.policy, target)) {
-    out += "---\n";
-    lint::emit_yaml(object, out);
+  if (args.has("native-table")) {
+    out = render::native::table_json(*loaded.policy).dump(2) + "\n";
+  } else if (native) {
+    // Without the webhook, the policies need the PriorityClasses and quotas too; the webhook
+    // configurations are not printed (an install of both applies `render` as well).
+    out = render::native::table_comment();
+    std::vector<Json> objects = render::priority_classes(*loaded.policy);
+    for (Json& quota : render::resource_quotas(*loaded.policy)) objects.push_back(std::move(quota));
+    for (Json& p : render::native::native_policies(*loaded.policy, *native)) {
+      objects.push_back(std::move(p));
+    }
+    for (const Json& object : objects) {
+      out += "---\n";
+      lint::emit_yaml(object, out);
+    }
+  } else {
+    for (const Json& object : render::cluster_objects(*loaded.policy, target)) {
+      out += "---\n";
+      lint::emit_yaml(object, out);
+    }
   }
   std::cout << out;
   return std::cout.good() ? 0 : 2;

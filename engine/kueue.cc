@@ -6,18 +6,13 @@
 namespace gpuadmit {
 namespace {
 
-struct ManagedKind {
-  std::string_view group;  // "" is the core group
-  std::string_view kind;
-};
-
 // The kinds Kueue has an integration for (kueue pkg/controller/jobs/: job, jobset, kubeflow
 // jobs, mpijob, rayjob, raycluster, pod, deployment, statefulset, leaderworkerset; the Kueue docs'
 // "Run …" tasks), each reading kueue.x-k8s.io/queue-name from its own metadata.labels
 // (jobframework.QueueName → QueueNameForObject). Pods, Deployments, StatefulSets and
 // LeaderWorkerSets are opt-in integrations (Configuration integrations.frameworks); a label on
 // them is inert until the integration is enabled.
-constexpr std::array<ManagedKind, 15> kManaged = {{
+constexpr std::array<KueueManagedKind, 15> kManaged = {{
     {"", "Pod"},
     {"batch", "Job"},
     {"jobset.x-k8s.io", "JobSet"},
@@ -43,7 +38,7 @@ std::string_view group_of(std::string_view api_version) {
 bool is_managed(std::string_view api_version, std::string_view kind) {
   const std::string_view group = group_of(api_version);
   return std::any_of(kManaged.begin(), kManaged.end(),
-                     [&](const ManagedKind& m) { return m.group == group && m.kind == kind; });
+                     [&](const KueueManagedKind& m) { return m.group == group && m.kind == kind; });
 }
 
 // The controller ownerReference of the object, or null.
@@ -59,6 +54,8 @@ const Json* controller_of(const Json& object) {
 }
 
 }  // namespace
+
+std::span<const KueueManagedKind> kueue_managed_kinds() { return kManaged; }
 
 std::optional<JsonPointer> kueue_queue_metadata(const Json& object) {
   const std::string_view api_version = string_member(object, "apiVersion");

@@ -15,30 +15,6 @@ std::string_view field(const Json& object, std::string_view key) {
   return string_member(object, key);
 }
 
-// Go's strconv.ParseInt(s, 10, 64): an optional sign, then one or more decimal digits, within
-// int64. No spaces, no underscores (those need base 0), no "0x".
-std::optional<int64_t> parse_go_int64(std::string_view s) {
-  bool negative = false;
-  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  // Accumulate as a negative number so that INT64_MIN fits.
-  int64_t value = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const int digit = c - '0';
-    if (value < (std::numeric_limits<int64_t>::min() + digit) / 10) return std::nullopt;
-    value = value * 10 - digit;
-  }
-  if (!negative) {
-    if (value == std::numeric_limits<int64_t>::min()) return std::nullopt;
-    return -value;
-  }
-  return value;
-}
-
 std::vector<std::string_view> string_values(const Json& requirement) {
   std::vector<std::string_view> values;
   const Json* list = find_member(requirement, "values");
@@ -241,6 +217,28 @@ bool placement_satisfiable(const Json* selector, const Json* terms,
 }
 
 }  // namespace
+
+std::optional<int64_t> parse_go_int64(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return std::nullopt;
+  // Accumulate as a negative number so that INT64_MIN fits.
+  int64_t value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const int digit = c - '0';
+    if (value < (std::numeric_limits<int64_t>::min() + digit) / 10) return std::nullopt;
+    value = value * 10 - digit;
+  }
+  if (!negative) {
+    if (value == std::numeric_limits<int64_t>::min()) return std::nullopt;
+    return -value;
+  }
+  return value;
+}
 
 const Json* required_node_selector_terms(const Json& spec) {
   const Json* affinity = find_member(spec, "affinity");

@@ -7,6 +7,7 @@
 //   tolerates({"operator": "Exists"}, Taint{"nvidia.com/gpu", "", "NoSchedule"})   // true
 //   class_conflict(pod, class_node_labels(*ctx.gpu_class, ctx.mig_profile))     // nullopt: fine
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,11 @@ namespace gpuadmit {
 
 // The node label GPU Feature Discovery sets to the GPU model ("NVIDIA-A100-SXM4-80GB").
 inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
+
+// Go's strconv.ParseInt(s, 10, 64), as Kubernetes reads toleration and Gt/Lt values: an
+// optional sign, then one or more decimal digits, within int64. No spaces, no underscores (those
+// need base 0), no "0x".
+std::optional<int64_t> parse_go_int64(std::string_view s);
 
 // Toleration.ToleratesTaint: effects match when the toleration's effect is empty or equal;
 // an empty key matches every key; operator Exists matches any value, Equal (or empty operator)

@@ -1,0 +1,618 @@
+#include "render/native_model.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine/kueue.h"
+#include "engine/scheduling.h"
+#include "engine/workload.h"
+#include "render/native_cel.h"
+
+namespace gpuadmit::render::native {
+namespace {
+
+constexpr std::string_view kClassKey = "gpuadmit.io/class";
+constexpr std::string_view kMigProfileKey = "gpuadmit.io/mig-profile";
+constexpr std::string_view kWorkloadKey = "gpuadmit.io/workload";
+
+// Kubeflow's role maps, which the engine matches as "spec.*ReplicaSpecs" (any key with that
+// suffix): CEL before 1.34 cannot flatten the two wildcards of that pattern, so the native
+// policies read the names the training operators use (engine/workload.cc lists the kinds;
+// JAXJob's jaxReplicaSpecs is the newest). A role map under another name is not seen
+// (docs/native.md).
+constexpr std::string_view kKubeflowRoleMaps[] = {
+    "tfReplicaSpecs",     "pytorchReplicaSpecs", "mpiReplicaSpecs", "xgbReplicaSpecs",
+    "paddleReplicaSpecs", "mxReplicaSpecs",      "jaxReplicaSpecs"};
+constexpr std::string_view kKubeflowRolePattern = "spec.*ReplicaSpecs.*.template.spec";
+
+std::vector<std::string> split(std::string_view pattern) {
+  std::vector<std::string> tokens;
+  size_t start = 0;
+  while (start <= pattern.size()) {
+    size_t dot = pattern.find('.', start);
+    if (dot == std::string_view::npos) dot = pattern.size();
+    tokens.emplace_back(pattern.substr(start, dot - start));
+    start = dot + 1;
+  }
+  return tokens;
+}
+
+bool is_wildcard(std::string_view token) { return token == "*" || token.ends_with("[*]"); }
+
+size_t wildcards(const std::vector<std::string>& tokens) {
+  size_t n = 0;
+  for (const std::string& t : tokens) n += (t == "*[*]") ? 2 : is_wildcard(t) ? 1 : 0;
+  return n;
+}
+
+// The built-in kinds' patterns, as the engine reads them: pod_spec_patterns with a policy of no
+// `workloads` (so that a policy workload of the same kind does not stand in for the built-in).
+// The one place the native policies read the engine's workload table.
+std::vector<std::string> builtin_patterns(std::string_view group, std::string_view kind) {
+  static const PolicyPtr no_workloads = CompiledPolicy::compile(Policy{});
+  const std::string api_version = group.empty() ? "v1" : std::string(group) + "/v1";
+  std::vector<std::string> patterns;
+  for (std::string& p : pod_spec_patterns(api_version, kind, *no_workloads)) {
+    if (p != kKubeflowRolePattern) {
+      patterns.push_back(std::move(p));
+      continue;
+    }
+    for (std::string_view role_map : kKubeflowRoleMaps) {
+      patterns.push_back("spec." + std::string(role_map) + ".*.template.spec");
+    }
+  }
+  return patterns;
+}
+
+// Why a pattern cannot be read natively, or "" when it can: at most one wildcard before the
+// pod spec, whose own key is a plain name.
+std::string unreadable(std::string_view pattern) {
+  const std::vector<std::string> tokens = split(pattern);
+  if (tokens.empty() || tokens.back().empty() || is_wildcard(tokens.back())) {
+    return "pattern " + std::string(pattern) + " does not end in a member name";
+  }
+  if (wildcards(tokens) > 1) {
+    return "pattern " + std::string(pattern) +
+           " has more than one wildcard (CEL on Kubernetes before 1.34 cannot flatten lists)";
+  }
+  return "";
+}
+
+std::string pointer_token(std::string_view token) {
+  std::string out;
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Navigation from a CEL expression through plain member tokens, each an object: the guard that
+// they exist and the expression of the last one.
+struct Path {
+  std::string guard;
+  std::string expr;
+  std::string pointer;  // JSON pointer text of the tokens ("/spec/template")
+};
+Path navigate(std::string base, const std::vector<std::string>& tokens) {
+  Path p{"type(" + base + ") == map", std::move(base), ""};
+  for (const std::string& t : tokens) {
+    const std::string key = quote(t);
+    p.guard += " && " + key + " in " + p.expr + " && type(" + p.expr + "[" + key + "]) == map";
+    p.expr += "[" + key + "]";
+    p.pointer += "/" + pointer_token(t);
+  }
+  return p;
+}
+
+// One tpls entry: {ps: pointer of the spec, pm: pointer of its metadata, tm, t: the spec's
+// parent, s: the spec}. `pointer` is a CEL string expression (the parent's pointer).
+std::string entry(const std::string& parent, const std::string& pointer, bool tm,
+                  const std::string& spec_key, bool pointers) {
+  const std::string ps = pointers ? pointer + " + " + quote("/" + pointer_token(spec_key)) : "''";
+  const std::string pm = pointers ? pointer + " + '/metadata'" : "''";
+  return "{'ps': dyn(" + ps + "), 'pm': dyn(" + pm + "), 'tm': dyn(" + (tm ? "true" : "false") +
+         "), 't': dyn(" + parent + "), 's': dyn(" + parent + "[" + quote(spec_key) + "])}";
+}
+
+// The tpls entries of one pattern (at most one wildcard) as a CEL list expression.
+std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level) {
+  const bool pointers = level == CelLevel::kMutating;
+  std::vector<std::string> tokens = split(pattern);
+  const std::string spec_key = tokens.back();
+  tokens.pop_back();
+  auto wild = std::find_if(tokens.begin(), tokens.end(),
+                           [](const std::string& t) { return is_wildcard(t); });
+  if (wild == tokens.end()) {
+    const Path parent = navigate("object", tokens);
+    const Path spec = navigate(parent.expr, {spec_key});
+    return "((" + parent.guard + spec.guard.substr(spec.guard.find(" && ")) + ") ? [" +
+           entry(parent.expr, quote(parent.pointer), tm, spec_key, pointers) + "] : [])";
+  }
+  const std::vector<std::string> prefix(tokens.begin(), wild);
+  const std::string wildcard = *wild;
+  std::vector<std::string> suffix(wild + 1, tokens.end());
+  const Path head = navigate("object", prefix);
+  std::vector<std::string> below = suffix;
+  below.push_back(spec_key);
+  if (wildcard == "*") {  // every member of a map
+    const std::string item = head.expr + "[k]";
+    const Path inner = navigate(item, suffix);
+    const Path spec = navigate(inner.expr, {spec_key});
+    const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
+    const std::string pointer = quote(head.pointer + "/") +
+                                " + k.replace('~', '~0').replace('/', '~1')" +
+                                (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
+    return "((" + head.guard + ") ? " + head.expr + ".filter(k, " + guard + ").map(k, " +
+           entry(inner.expr, pointer, tm, spec_key, pointers) + ") : [])";
+  }
+  // name[*]: every element of a list member.
+  const std::string name = wildcard.substr(0, wildcard.size() - 3);
+  const std::string list = head.expr + "[" + quote(name) + "]";
+  const Path inner = navigate("e", suffix);
+  const Path spec = navigate(inner.expr, {spec_key});
+  const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
+  const std::string head_guard =
+      head.guard + " && " + quote(name) + " in " + head.expr + " && type(" + list + ") == list";
+  if (!pointers) {
+    return "((" + head_guard + ") ? " + list + ".filter(e, " + guard + ").map(e, " +
+           entry(inner.expr, "''", tm, spec_key, false) + ") : [])";
+  }
+  const std::string pointer = quote(head.pointer + "/" + pointer_token(name) + "/") +
+                              " + string(i)" +
+                              (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
+  return "((" + head_guard + ") ? " + list + ".transformList(i, e, " + guard + ", " +
+         entry(inner.expr, pointer, tm, spec_key, true) + ") : [])";
+}
+
+// The kind test of a NativeKind: exact apiVersion and kind for a policy workload, group and
+// kind (any version) for a built-in one.
+std::string kind_test(const NativeKind& k) {
+  if (!k.api_version.empty()) {
+    return "(variables.av == " + quote(k.api_version) + " && variables.kd == " + quote(k.kind) +
+           ")";
+  }
+  return "variables.gk == " + quote(k.group + "/" + k.kind);
+}
+
+std::string templates(const NativeKinds& kinds, CelLevel level) {
+  std::string out = "[]";
+  for (auto it = kinds.covered.rbegin(); it != kinds.covered.rend(); ++it) {
+    std::string list;
+    for (const std::string& p : it->patterns) {
+      const bool tm = !(it->group.empty() && it->kind == "Pod" && p == "spec");
+      list += (list.empty() ? "" : " + ") + pattern_templates(p, tm, level);
+    }
+    out = kind_test(*it) + " ? " + list + " : " + out;
+  }
+  return out;
+}
+
+// --- one pod spec ------------------------------------------------------------------------
+
+// `m[section][key]` is a string (metadata annotations or labels).
+std::string has_string(std::string_view m, std::string_view section, std::string_view key) {
+  const std::string mm(m);
+  const std::string s = quote(section);
+  const std::string k = quote(key);
+  return "(" + s + " in " + mm + " && type(" + mm + "[" + s + "]) == map && " + k + " in " + mm +
+         "[" + s + "] && type(" + mm + "[" + s + "][" + k + "]) == string)";
+}
+
+// A workload setting (SPEC §2, PodView::setting): the pod (template) annotation, its label,
+// then (templates only) the object's annotation and label. `present` yields [value] or [],
+// otherwise the value or ''.
+std::string setting(std::string_view meta, std::string_view tm, std::string_view key,
+                    bool present) {
+  const std::string m(meta);
+  auto value = [&](std::string_view from, std::string_view section) {
+    const std::string v = std::string(from) + "[" + quote(section) + "][" + quote(key) + "]";
+    return present ? "[" + v + "]" : v;
+  };
+  const std::string none = present ? "[]" : "''";
+  return "(" + has_string(m, "annotations", key) + " ? " + value(m, "annotations") + " : " +
+         has_string(m, "labels", key) + " ? " + value(m, "labels") + " : (" + std::string(tm) +
+         " && " + has_string("variables.top", "annotations", key) + ") ? " +
+         value("variables.top", "annotations") + " : (" + std::string(tm) + " && " +
+         has_string("variables.top", "labels", key) + ") ? " + value("variables.top", "labels") +
+         " : " + none + ")";
+}
+
+// Whole units of a quantity `q` (Quantity.Value(): rounded up; 0 when not positive), capped
+// at 10^15 (the engine saturates at 2^63; every limit a policy can compare with is smaller).
+std::string units(std::string_view q) {
+  const std::string v(q);
+  const std::string fraction =
+      let("f", "int(" + v + ".asApproximateFloat())",
+          "quantity(string(f)).isLessThan(" + v + ") ? (quantity(string(f + 1)).isLessThan(" + v +
+              ") ? f + 2 : f + 1) : f");
+  return "(sign(" + v + ") <= 0 ? 0 : " + v +
+         ".isGreaterThan(quantity('1000000000000000')) ? 1000000000000000 : " + v +
+         ".isInteger() ? " + v + ".asInteger() : " + fraction + ")";
+}
+
+std::string positive(std::string_view value) {
+  return "(" + cel::valid_quantity(value) + " && sign(" + cel::quantity_of(value) + ") == 1)";
+}
+
+// The units of a raw value, 0 when it does not parse.
+std::string value_units(std::string_view value) {
+  return "(" + cel::valid_quantity(value) + " ? " + let("q", cel::quantity_of(value), units("q")) +
+         " : 0)";
+}
+
+// One GPU resource of a container: name k, raw request r and limit l.
+std::string gpu_entry(std::string_view r, std::string_view l) {
+  const std::string eff = "(r != null ? r : l)";
+  const std::string body = "{'n': dyn(k), 'r': dyn(r), 'l': dyn(l), 'u': dyn(" + value_units(eff) +
+                           "), 'cu': dyn(" + cel::valid_quantity("r") + " ? " + value_units("r") +
+                           " : " + value_units("l") + "), 'pe': dyn(" + positive(eff) +
+                           "), 'pa': dyn(" + positive("r") + " || " + positive("l") + ")}";
+  return let("r", r, let("l", l, body));
+}
+
+// The GPU resources of container `c` (container_gpu_resources: requests first, then limits
+// without a request; null values skipped).
+std::string gpu_resources(const CompiledPolicy& policy, std::string_view c) {
+  const std::string res = map_field(c, "resources");
+  const std::string body = "rq.filter(k, " + cel::is_gpu_resource(policy, "k") +
+                           " && rq[k] != null).map(k, " +
+                           gpu_entry("rq[k]", "(k in lm ? lm[k] : null)") + ") + lm.filter(k, " +
+                           cel::is_gpu_resource(policy, "k") +
+                           " && lm[k] != null && !(k in rq && rq[k] != null)).map(k, " +
+                           gpu_entry("null", "lm[k]") + ")";
+  return let("rq", map_field(res, "requests"), let("lm", map_field(res, "limits"), body));
+}
+
+std::string container_entry(const CompiledPolicy& policy, std::string_view kind,
+                            std::string_view restartable, std::string_view order) {
+  return "{'k': dyn('" + std::string(kind) + "'), 'r': dyn(" + std::string(restartable) +
+         "), 'o': dyn(" + std::string(order) + "), 'c': dyn(c), 'g': dyn(" +
+         gpu_resources(policy, "c") + ")}";
+}
+
+// The containers of spec `s` in Kubernetes order (PodView::containers). `o` orders init
+// containers by name (sidecars started before an init container count with it).
+std::string containers(const CompiledPolicy& policy, std::string_view s) {
+  const std::string body =
+      "ic.map(c, " +
+      container_entry(policy, "init", string_field("c", "restartPolicy") + " == 'Always'",
+                      "icn.indexOf(" + string_field("c", "name") + ")") +
+      ") + " + list_field(s, "containers") + ".map(c, " +
+      container_entry(policy, "app", "false", "0") + ") + " + list_field(s, "ephemeralContainers") +
+      ".map(c, " + container_entry(policy, "eph", "false", "0") + ")";
+  return let("ic", list_field(s, "initContainers"),
+             let("icn", "ic.map(c, " + string_field("c", "name") + ")", body));
+}
+
+// A pod whose claims the webhook cannot resolve without --dra-lookup (engine/dra.cc
+// resolve_pod_claims: an entry naming a template or a claim).
+std::string unresolved_claims(std::string_view s) {
+  return list_field(s, "resourceClaims") + ".exists(rc, type(rc) == map && ((" +
+         quote("resourceClaimTemplateName") +
+         " in rc && type(rc.resourceClaimTemplateName) == string) || (" +
+         quote("resourceClaimName") + " in rc && type(rc.resourceClaimName) == string)))";
+}
+
+// The class whose nodeSelector the pod's nodeSelector names most (engine/context.cc
+// node_selector_match_keys; ties to the first class), else the tenant's defaultClass, else the
+// only class, else ''.
+std::string class_from_placement(const CompiledPolicy& policy, const Tenant* tenant,
+                                 std::string_view s) {
+  const std::vector<GpuClass>& classes = policy.policy().classes;
+  std::string fallback = "''";
+  if (tenant != nullptr && tenant->default_class) {
+    fallback = quote(*tenant->default_class);
+  } else if (classes.size() == 1) {
+    fallback = quote(classes.front().name);
+  }
+  std::vector<std::string> counts;
+  std::vector<std::string> names;
+  bool any_selector = false;
+  for (const GpuClass& c : classes) {
+    names.push_back(c.name);
+    std::vector<std::string> conflicts;
+    std::vector<std::string> named;
+    for (const auto& [key, values] : c.node_selector) {
+      const std::string k = quote(key);
+      const std::string present = "(" + k + " in ns && type(ns[" + k + "]) == string)";
+      conflicts.push_back("(" + present + " && !(ns[" + k + "] in " + string_list(values) + "))");
+      named.push_back("(" + present + " ? 1 : 0)");
+    }
+    any_selector = any_selector || !named.empty();
+    std::string sum = "0";
+    for (const std::string& n : named) sum = sum == "0" ? n : sum + " + " + n;
+    counts.push_back(named.empty() ? "0" : "(" + any_of(conflicts) + " ? 0 : " + sum + ")");
+  }
+  if (!any_selector) return fallback;
+  std::string list = "[";
+  for (size_t i = 0; i < counts.size(); ++i) list += (i ? ", " : "") + counts[i];
+  list += "]";
+  return let("ns", map_field(s, "nodeSelector"),
+             let("ms", list,
+                 "ms.max() > 0 ? " + string_list(names) + "[ms.indexOf(ms.max())] : " + fallback));
+}
+
+std::string context(const CompiledPolicy& policy, const Tenant* tenant) {
+  const std::string gpu = "cs.exists(k, k.g.exists(e, e.pa)) || (" + unresolved_claims("s") +
+                          " && (size(sc) > 0 || " + cel::targets_gpu_pool(policy, "s") + "))";
+  const std::string cls =
+      "size(sc) > 0 ? sc[0] : !g ? '' : " + class_from_placement(policy, tenant, "s");
+  const std::string body =
+      "{'ps': dyn(x.ps), 'pm': dyn(x.pm), 'tm': dyn(x.tm), 'spec': dyn(s), 'meta': dyn(m), "
+      "'hm': dyn('metadata' in x.t && type(x.t.metadata) == map), "
+      "'cs': dyn(cs), 'sc': dyn(sc), 'mig': dyn(" +
+      setting("m", "x.tm", kMigProfileKey, false) + "), 'wl': dyn(" +
+      setting("m", "x.tm", kWorkloadKey, false) + "), 'gpu': dyn(g), 'cls': dyn(" + cls + ")}";
+  return "variables.tpls.map(x, " +
+         let("s", "x.s",
+             let("m", map_field("x.t", "metadata"),
+                 let("cs", containers(policy, "s"),
+                     let("sc", setting("m", "x.tm", kClassKey, true), let("g", gpu, body))))) +
+         ")";
+}
+
+Json variable(std::string_view name, std::string expression) {
+  return {{"name", name}, {"expression", std::move(expression)}};
+}
+
+// Taints of every class, without repeats (key, value, effect).
+std::vector<Taint> pool_taints(const CompiledPolicy& policy) {
+  std::vector<Taint> out;
+  for (const GpuClass& c : policy.policy().classes) {
+    for (const Taint& t : c.taints) {
+      if (std::none_of(out.begin(), out.end(), [&](const Taint& o) {
+            return o.key == t.key && o.value == t.value && o.effect == t.effect;
+          })) {
+        out.push_back(t);
+      }
+    }
+  }
+  return out;
+}
+
+// {label: [values of every class with that label]} as a CEL map literal.
+std::string pool_labels(const CompiledPolicy& policy) {
+  std::map<std::string, std::vector<std::string>> labels;
+  std::vector<std::string> order;
+  for (const GpuClass& c : policy.policy().classes) {
+    for (const auto& [key, values] : c.node_selector) {
+      if (!labels.count(key)) order.push_back(key);
+      std::vector<std::string>& all = labels[key];
+      for (const std::string& v : values) {
+        if (std::find(all.begin(), all.end(), v) == all.end()) all.push_back(v);
+      }
+    }
+  }
+  std::string out = "{";
+  for (size_t i = 0; i < order.size(); ++i) {
+    out += (i ? ", " : "") + quote(order[i]) + ": " + string_list(labels[order[i]]);
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+NativeKinds native_kinds(const CompiledPolicy& policy) {
+  NativeKinds out;
+  for (const WorkloadDecl& w : policy.policy().workloads) {
+    if (w.pod_specs.empty()) continue;
+    const size_t slash = w.api_version.find('/');
+    NativeKind k{w.api_version, slash == std::string::npos ? "" : w.api_version.substr(0, slash),
+                 w.kind, w.pod_specs};
+    std::string why;
+    for (const std::string& p : w.pod_specs) {
+      if (why.empty()) why = unreadable(p);
+    }
+    if (why.empty()) {
+      out.covered.push_back(std::move(k));
+    } else {
+      out.not_covered.emplace_back(std::move(k), std::move(why));
+    }
+  }
+  std::vector<NativeKind> builtins;
+  for (const BuiltinWorkloadKind& b : builtin_workload_kinds()) {
+    builtins.push_back(
+        {"", std::string(b.group), std::string(b.kind), builtin_patterns(b.group, b.kind)});
+  }
+  // Policy workloads first: the engine takes a policy's entry for its exact apiVersion over the
+  // built-in one (pod_spec_patterns).
+  out.covered.insert(out.covered.end(), builtins.begin(), builtins.end());
+  return out;
+}
+
+Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLevel level) {
+  const NativeKinds kinds = native_kinds(policy);
+  Json vars = Json::array();
+  vars.push_back(variable("av", string_field("object", "apiVersion")));
+  vars.push_back(variable("kd", string_field("object", "kind")));
+  vars.push_back(
+      variable("gk",
+               "(variables.av.contains('/') ? variables.av.substring(0, variables.av.indexOf('/')) "
+               ": '') + '/' + variables.kd"));
+  vars.push_back(variable("top", map_field("object", "metadata")));
+  vars.push_back(variable("tpls", templates(kinds, level)));
+  vars.push_back(variable("ctx", context(policy, tenant)));
+  return vars;
+}
+
+namespace cel {
+
+std::string is_gpu_resource(const CompiledPolicy& policy, std::string_view name) {
+  std::vector<std::string> names{"nvidia.com/gpu", "nvidia.com/gpu.shared"};
+  for (const std::string& r : policy.policy().gpu_resources) {
+    if (std::find(names.begin(), names.end(), r) == names.end()) names.push_back(r);
+  }
+  const std::string n(name);
+  return "(" + n + " in " + string_list(names) + " || (" + n +
+         ".startsWith('nvidia.com/mig-') && size(" + n + ") > 15))";
+}
+
+std::string valid_quantity(std::string_view value) {
+  const std::string v(value);
+  return "(" + v + " != null && (type(" + v + ") == string || type(" + v + ") == int || type(" + v +
+         ") == uint || type(" + v + ") == double) && isQuantity(string(" + v + ")))";
+}
+
+std::string quantity_of(std::string_view value) {
+  return "quantity(string(" + std::string(value) + "))";
+}
+
+std::string parses_as_int64(std::string_view s) {
+  const std::string v(s);
+  return "(" + v + ".matches('^[+-]?[0-9]+$') && " +
+         let("d", v + ".find('[1-9][0-9]*$')",
+             "size(d) < 19 || (size(d) == 19 && (d <= '9223372036854775807' || (" + v +
+                 ".startsWith('-') && d == '9223372036854775808')))") +
+         ")";
+}
+
+std::string tolerates(std::string_view toleration, const Taint& taint) {
+  // Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go, engine/scheduling.cc), field
+  // by field; absent, null and non-string fields read as "".
+  const std::string t(toleration);
+  const std::string effect = string_field(t, "effect");
+  const std::string key = string_field(t, "key");
+  const std::string op = string_field(t, "operator");
+  const std::string value = string_field(t, "value");
+  std::string numeric = "false";
+  if (const std::optional<int64_t> v = parse_go_int64(taint.value)) {
+    const std::string n = std::to_string(*v);
+    numeric = "((tf[2] == 'Lt' || tf[2] == 'Gt') && " + parses_as_int64("tf[3]") +
+              " && (tf[2] == 'Lt' ? " + n + " < int(tf[3]) : " + n + " > int(tf[3])))";
+  }
+  return "(type(" + t + ") == map && " +
+         let("tf", "[" + effect + ", " + key + ", " + op + ", " + value + "]",
+             "(tf[0] == '' || tf[0] == " + quote(taint.effect) +
+                 ") && (tf[1] == '' || tf[1] == " + quote(taint.key) +
+                 ") && ((tf[2] == '' || tf[2] == 'Equal') ? tf[3] == " + quote(taint.value) +
+                 " : (tf[2] == 'Exists' || " + numeric + "))") +
+         ")";
+}
+
+std::string tolerates_any(const CompiledPolicy& policy, std::string_view toleration) {
+  std::vector<std::string> terms;
+  for (const Taint& taint : pool_taints(policy)) terms.push_back(tolerates(toleration, taint));
+  return any_of(terms);
+}
+
+std::string selects_pool_value(const CompiledPolicy& policy, std::string_view key,
+                               std::string_view value) {
+  const std::string labels = pool_labels(policy);
+  if (labels == "{}") return "false";
+  return "(" + std::string(key) + " in " + labels + " && " + std::string(value) + " in " + labels +
+         "[" + std::string(key) + "])";
+}
+
+std::string expression_selects_pool(const CompiledPolicy& policy, std::string_view expression) {
+  const std::string labels = pool_labels(policy);
+  if (labels == "{}") return "false";
+  const std::string e(expression);
+  const std::string key = string_field(e, "key");
+  const std::string op = string_field(e, "operator");
+  return "(type(" + e + ") == map && " + key + " in " + labels + " && (" + op +
+         " == 'Exists' || (" + op + " == 'In' && " + list_field(e, "values") +
+         ".exists(v, type(v) == string && v in " + labels + "[" + key + "]))))";
+}
+
+std::string targets_gpu_pool(const CompiledPolicy& policy, std::string_view spec) {
+  const std::string s(spec);
+  const std::string terms =
+      list_field(map_field(map_field(map_field(s, "affinity"), "nodeAffinity"),
+                           "requiredDuringSchedulingIgnoredDuringExecution"),
+                 "nodeSelectorTerms");
+  return "(" + list_field(s, "tolerations") + ".exists(t, " + tolerates_any(policy, "t") + ") || " +
+         let("ns", map_field(s, "nodeSelector"),
+             "ns.exists(nk, type(ns[nk]) == string && " +
+                 selects_pool_value(policy, "nk", "ns[nk]") + ")") +
+         " || " + terms + ".exists(nt, type(nt) == map && " + list_field("nt", "matchExpressions") +
+         ".exists(ne, " + expression_selects_pool(policy, "ne") + ")))";
+}
+
+std::string known_class(const CompiledPolicy& policy, std::string_view cls) {
+  std::vector<std::string> names;
+  for (const GpuClass& c : policy.policy().classes) names.push_back(c.name);
+  return "(" + std::string(cls) + " in " + string_list(names) + ")";
+}
+
+std::string container_units(std::string_view container) {
+  return "([0] + " + std::string(container) + ".g.map(ge, int(ge.cu))).sum()";
+}
+
+std::string pod_gpu_total(std::string_view c, const NamePredicate& counts) {
+  // k8s.io/component-helpers resource.PodRequests per resource name, summed over the names
+  // (engine/resources.cc effective_pod_gpu_requests): app containers and sidecars add up; a
+  // non-restartable init container counts with the sidecars started before it, and per name the
+  // larger of the two wins. Written as Σ(app) + Σ over names of max(0, init − app), each name
+  // taken at its first init container (no flatten needed).
+  auto ok = [&](std::string_view name) { return counts ? counts(name) : std::string("true"); };
+  auto units_named = [](std::string_view k, std::string_view var) {
+    const std::string v(var);
+    return "([0] + " + std::string(k) + ".g.filter(" + v + ", " + v + ".n == e1.n).map(" + v +
+           ", int(" + v + ".u))).sum()";
+  };
+  const std::string app_total =
+      "([0] + ks.filter(a1, a1.k == 'app' || a1.r).map(a1, ([0] + a1.g.filter(x1, " + ok("x1.n") +
+      ").map(x1, int(x1.u))).sum())).sum()";
+  const std::string app_named =
+      "([0] + ks.filter(a2, a2.k == 'app' || a2.r).map(a2, " + units_named("a2", "x2") + ")).sum()";
+  const std::string init_named =
+      "([0] + ks.filter(i2, i2.k == 'init' && !i2.r).map(i2, " + units_named("i2", "x3") +
+      " + ([0] + ks.filter(s2, s2.k == 'init' && s2.r && s2.o < i2.o).map(s2, " +
+      units_named("s2", "x4") + ")).sum())).max()";
+  const std::string first =
+      "!ks.exists(p2, p2.k == 'init' && !p2.r && p2.o < k1.o && p2.g.exists(x5, x5.n == e1.n))";
+  const std::string correction =
+      "([0] + ks.filter(k1, k1.k == 'init' && !k1.r).map(k1, ([0] + k1.g.filter(e1, " + ok("e1.n") +
+      " && " + first + ").map(e1, [0, " + init_named + " - " + app_named +
+      "].max())).sum())).sum()";
+  return let("ks", std::string(c) + ".cs.filter(k0, k0.k != 'eph')",
+             "(" + app_total + " + " + correction + ")");
+}
+
+std::string kueue_queue_place() {
+  std::vector<std::string> managed;
+  for (const KueueManagedKind& k : kueue_managed_kinds()) {
+    managed.push_back(std::string(k.group) + "/" + std::string(k.kind));
+  }
+  const std::string owners =
+      list_field("variables.top", "ownerReferences") +
+      ".filter(o, type(o) == map && 'controller' in o && o.controller == true)";
+  const std::string owner_av = string_field("ow[0]", "apiVersion");
+  const std::string owner_gk = "((" + owner_av + ".contains('/') ? " + owner_av + ".substring(0, " +
+                               owner_av + ".indexOf('/')) : '') + '/' + " +
+                               string_field("ow[0]", "kind") + ")";
+  const std::string owned = let("ow", owners,
+                                "size(ow) > 0 && (variables.kd == 'Pod' || " + owner_gk + " in " +
+                                    string_list(managed) + ")");
+  return "(variables.gk == 'batch/CronJob' ? 'cron' : (variables.gk in " + string_list(managed) +
+         " && !" + owned + ") ? 'top' : '')";
+}
+
+std::string kueue_queue_metadata(std::string_view place) {
+  return "(" + std::string(place) + " == 'cron' ? " +
+         map_field(map_field(map_field("object", "spec"), "jobTemplate"), "metadata") +
+         " : variables.top)";
+}
+
+std::string kueue_queue_name(std::string_view place) {
+  return let(
+      "qm", kueue_queue_metadata(place),
+      let("ql", string_field(map_field("qm", "labels"), kQueueNameLabel),
+          "ql != '' ? ql : " + string_field(map_field("qm", "annotations"), kQueueNameAnnotation)));
+}
+
+std::string runs_on_every_node() {
+  return "(variables.kd == 'DaemonSet' || " + list_field("variables.top", "ownerReferences") +
+         ".exists(o, type(o) == map && " + string_field("o", "kind") +
+         " == 'DaemonSet' && 'controller' in o && o.controller == true))";
+}
+
+}  // namespace cel
+}  // namespace gpuadmit::render::native

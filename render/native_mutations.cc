@@ -1,0 +1,577 @@
+#include "render/native_mutations.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "engine/gpu_visibility.h"
+#include "engine/kueue.h"
+#include "engine/scheduling.h"
+#include "render/native_cel.h"
+#include "render/native_model.h"
+#include "render/native_rules.h"
+
+namespace gpuadmit::render::native {
+namespace {
+
+constexpr std::string_view kClassAnnotation = "gpuadmit.io/class";
+constexpr std::string_view kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
+// perGPU × N is precomputed (the CEL quantity library has no multiplication) for N up to this;
+// above it the product is written as <mantissa × N><suffix>, the same quantity in a form the
+// API server canonicalizes when it decodes the object.
+constexpr int64_t kPerGpuTable = 128;
+
+// Builds CEL that rebuilds maps (two-variable comprehensions, Kubernetes 1.32+). Each use gets
+// its own variable names, so that a value nested in another rebuild never sees the outer ones.
+class MapBuilder {
+ public:
+  // `m` with member `key` (a CEL string expression) set to `value`; `m` is read more than once:
+  // pass a variable.
+  std::string with(std::string_view m, std::string_view key, std::string_view value) {
+    const std::string x = next("x"), i = next("i");
+    const std::string mm(m), k(key);
+    return "(" + mm + ".map(" + x + ", " + x + ").filter(" + x + ", " + x + " != " + k + ") + [" +
+           k + "]).transformMapEntry(" + i + ", " + x + ", {" + x + ": " + x + " == " + k +
+           " ? dyn(" + std::string(value) + ") : " + mm + "[" + x + "]})";
+  }
+  // `m` without member `key`.
+  std::string without(std::string_view m, std::string_view key) {
+    const std::string x = next("x"), i = next("i");
+    const std::string mm(m);
+    return mm + ".filter(" + x + ", " + x + " != " + std::string(key) + ").transformMapEntry(" + i +
+           ", " + x + ", {" + x + ": " + mm + "[" + x + "]})";
+  }
+  // `m` with the members of `pairs` (a CEL list of [key, value]) set.
+  std::string with_pairs(std::string_view m, std::string_view pairs) {
+    const std::string x = next("x"), i = next("i"), p = next("p");
+    const std::string mm(m), pp(pairs);
+    return "(" + mm + ".map(" + x + ", " + x + ").filter(" + x + ", !" + pp + ".exists(" + p +
+           ", " + p + "[0] == " + x + ")) + " + pp + ".map(" + p + ", " + p +
+           "[0])).transformMapEntry(" + i + ", " + x + ", {" + x + ": " + pp + ".exists(" + p +
+           ", " + p + "[0] == " + x + ") ? " + pp + ".filter(" + p + ", " + p + "[0] == " + x +
+           ")[0][1] : " + mm + "[" + x + "]})";
+  }
+
+ private:
+  std::string next(std::string_view stem) { return std::string(stem) + std::to_string(n_++); }
+  int n_ = 0;
+};
+
+// JSON Patch operations, one per pod spec that `applies` and whose member changes: `add` at
+// c.<pointer> + `suffix` of `value`, when it differs from `current`.
+std::string member_ops(std::string_view applies, std::string_view pointer, std::string_view suffix,
+                       std::string_view current, std::string_view value) {
+  return "variables.ctx.filter(c, " + std::string(applies) + ").map(c, {'p': dyn(c." +
+         std::string(pointer) + "), 'o': dyn(" + std::string(current) + "), 'n': dyn(" +
+         std::string(value) + ")}).filter(z, z.o != z.n).map(z, JSONPatch{op: 'add', path: z.p + " +
+         quote(suffix) + ", value: z.n})";
+}
+
+// One container list of the pod spec rebuilt: `kind` selects the entries of c.cs ('init',
+// 'app', 'eph'), `each` rewrites the container `k.c` of entry `k`.
+std::string container_list_ops(std::string_view applies, std::string_view list,
+                               std::string_view kind, const std::string& each) {
+  const std::string l = quote(list);
+  return member_ops(
+      std::string(applies) + " && " + l + " in c.spec && type(c.spec[" + l + "]) == list", "ps",
+      "/" + std::string(list), "c.spec[" + l + "]",
+      "c.cs.filter(k, k.k == '" + std::string(kind) + "').map(k, " + each + ")");
+}
+
+std::string join_ops(const std::vector<std::string>& lists) {
+  std::string out;
+  for (const std::string& l : lists) out += (out.empty() ? "" : " + ") + l;
+  return out.empty() ? "[]" : out;
+}
+
+Json json_patch(std::string expression) {
+  return {{"patchType", "JSONPatch"}, {"jsonPatch", {{"expression", std::move(expression)}}}};
+}
+
+// --- 1. requests = limits ---------------------------------------------------------------------
+
+std::string requests_equal_limits(const CompiledPolicy& policy) {
+  MapBuilder mb;
+  auto missing = [&](std::string_view have, std::string_view other) {
+    const std::string h(have), o(other);
+    return h + ".filter(q, " + cel::is_gpu_resource(policy, "q") + " && " +
+           cel::valid_quantity(h + "[q]") + " && !(q in " + o + " && " + o + "[q] != null))";
+  };
+  auto merged = [&](std::string_view base, std::string_view added, std::string_view from) {
+    const std::string b(base), a(added), f(from);
+    return "(" + b + ".map(y, y).filter(y, !(y in " + a + ")) + " + a +
+           ").transformMapEntry(j, y, {y: y in " + a + " ? " + f + "[y] : " + b + "[y]})";
+  };
+  const std::string resources = let(
+      "r1", "size(mr) > 0 ? " + mb.with("res", "'requests'", merged("rq", "mr", "lm")) + " : res",
+      "size(ml) > 0 ? " + mb.with("r1", "'limits'", merged("lm", "ml", "rq")) + " : r1");
+  const std::string fix = let("res", map_field("k.c", "resources"),
+                              let("rq", map_field("res", "requests"),
+                                  let("lm", map_field("res", "limits"),
+                                      let("mr", missing("lm", "rq"),
+                                          let("ml", missing("rq", "lm"),
+                                              "size(mr) + size(ml) == 0 ? k.c : " +
+                                                  mb.with("k.c", "'resources'", resources))))));
+  return join_ops({container_list_ops("c.gpu", "initContainers", "init", fix),
+                   container_list_ops("c.gpu", "containers", "app", fix)});
+}
+
+// --- 2. class annotation ----------------------------------------------------------------------
+
+std::string class_annotation(const CompiledPolicy& policy) {
+  MapBuilder mb;
+  const std::string applies = "c.gpu && " + cel::known_class(policy, "c.cls") + " && " +
+                              string_field(map_field("c.meta", "annotations"), kClassAnnotation) +
+                              " != c.cls";
+  return "variables.ctx.filter(c, " + applies +
+         ").map(c, c.hm ? JSONPatch{op: 'add', path: c.pm + '/annotations', value: " +
+         let("an", map_field("c.meta", "annotations"),
+             mb.with("an", quote(kClassAnnotation), "c.cls")) +
+         "} : JSONPatch{op: 'add', path: c.pm, value: {'annotations': {" + quote(kClassAnnotation) +
+         ": c.cls}}})";
+}
+
+// --- 3. resource names ------------------------------------------------------------------------
+
+std::string resource_target(const CompiledPolicy& policy) {
+  std::string out = "''";
+  const std::vector<GpuClass>& classes = policy.policy().classes;
+  for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
+    std::string target;
+    if (it->mig && it->mig->strategy == MigConfig::Strategy::kMixed) {
+      target = "(c.mig != '' && c.mig in " + string_list(it->mig->profiles) +
+               " ? 'nvidia.com/mig-' + c.mig.replace('+', '.') : '')";
+    } else if (it->time_slicing && it->time_slicing->rename_by_default) {
+      target = "(c.mig == '' ? 'nvidia.com/gpu.shared' : '')";
+    } else {
+      continue;
+    }
+    out = "(c.cls == " + quote(it->name) + " ? " + target + " : " + out + ")";
+  }
+  return out;
+}
+
+std::string resource_names(const CompiledPolicy& policy) {
+  const std::string target = resource_target(policy);
+  if (target == "''") return "[]";
+  MapBuilder mb;
+  const std::string gpu = "'nvidia.com/gpu'";
+  auto renamed = [&](std::string_view m) {
+    const std::string mm(m);
+    return mm + ".map(y, y).transformMapEntry(j, y, {(y == " + gpu + " ? tg : y): " + mm + "[y]})";
+  };
+  const std::string resources =
+      let("r1", "(" + gpu + " in rq) ? " + mb.with("res", "'requests'", renamed("rq")) + " : res",
+          "(" + gpu + " in lm) ? " + mb.with("r1", "'limits'", renamed("lm")) + " : r1");
+  const std::string each =
+      let("res", map_field("k.c", "resources"),
+          let("rq", map_field("res", "requests"),
+              let("lm", map_field("res", "limits"),
+                  "!(" + gpu + " in rq || " + gpu + " in lm) || [rq, lm].exists(m, " + gpu +
+                      " in m && (!" + cel::valid_quantity("m[" + gpu + "]") +
+                      " || tg in m)) ? k.c : " + mb.with("k.c", "'resources'", resources))));
+  const std::string bound = let("tg", target, each);
+  const std::string applies = "c.gpu && " + target + " != ''";
+  return join_ops({container_list_ops(applies, "initContainers", "init", bound),
+                   container_list_ops(applies, "containers", "app", bound)});
+}
+
+// --- 4. tolerations -----------------------------------------------------------------------------
+
+// The toleration the webhook adds for a taint (mutators/tolerations.cc toleration_for): Exists
+// for a taint without value, Equal with it; no effect when the taint has none.
+Json toleration_for(const Taint& taint) {
+  Json t = Json::object();
+  t["key"] = taint.key;
+  if (taint.value.empty()) {
+    t["operator"] = "Exists";
+  } else {
+    t["operator"] = "Equal";
+    t["value"] = taint.value;
+  }
+  if (!taint.effect.empty()) t["effect"] = taint.effect;
+  return t;
+}
+
+std::string cel_string_map(const Json& object) {
+  std::string out = "{";
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    out += (out.size() > 1 ? ", " : "") + quote(it.key()) + ": " + quote(it->get<std::string>());
+  }
+  return out + "}";
+}
+
+// The tolerations of a pod of class `c` after the mutation: for each taint in order, a
+// toleration unless one in the list (existing or just appended) tolerates it.
+std::string class_tolerations(const GpuClass& c) {
+  const std::vector<Taint>& taints = c.taints;
+  std::string exists = "[";
+  for (size_t j = 0; j < taints.size(); ++j) {
+    exists += std::string(j ? ", " : "") + "tl.exists(t, " + cel::tolerates("t", taints[j]) + ")";
+  }
+  exists += "]";
+  std::string appended = "tl";
+  std::vector<std::string> names;
+  for (size_t j = 0; j < taints.size(); ++j) {
+    names.push_back("a" + std::to_string(j));
+    appended += " + (" + names[j] + " ? [" + cel_string_map(toleration_for(taints[j])) + "] : [])";
+  }
+  // a_j = !ex[j] && !(a_i for an earlier taint whose toleration tolerates taint j)
+  std::string out = appended;
+  for (size_t j = taints.size(); j-- > 0;) {
+    std::vector<std::string> earlier;
+    for (size_t i = 0; i < j; ++i) {
+      if (tolerates(toleration_for(taints[i]), taints[j])) earlier.push_back(names[i]);
+    }
+    out = let(names[j], "!ex[" + std::to_string(j) + "] && !" + any_of(earlier), out);
+  }
+  return let("ex", exists, out);
+}
+
+std::string tolerations(const CompiledPolicy& policy) {
+  std::string value = "tl";
+  bool any = false;
+  const std::vector<GpuClass>& classes = policy.policy().classes;
+  for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
+    if (it->taints.empty()) continue;
+    any = true;
+    value = "(c.cls == " + quote(it->name) + " ? " + class_tolerations(*it) + " : " + value + ")";
+  }
+  if (!any) return "[]";
+  const std::string applies =
+      "c.gpu && (!('tolerations' in c.spec) || c.spec.tolerations == null || "
+      "type(c.spec.tolerations) == list)";
+  return member_ops(applies, "ps", "/tolerations", list_field("c.spec", "tolerations"),
+                    let("tl", list_field("c.spec", "tolerations"), value));
+}
+
+// --- 5. node affinity ---------------------------------------------------------------------------
+
+std::string mig_profile_valid(const CompiledPolicy& policy) {
+  std::string known = "false";
+  const std::vector<GpuClass>& classes = policy.policy().classes;
+  for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
+    if (!it->mig) continue;
+    known = "(c.cls == " + quote(it->name) + " ? c.mig in " + string_list(it->mig->profiles) +
+            " : " + known + ")";
+  }
+  return "(c.mig == '' || " + known + ")";
+}
+
+std::string node_affinity(const CompiledPolicy& policy) {
+  const std::string labels = class_labels(policy, "c");
+  if (labels == "[]") return "[]";
+  MapBuilder mb;
+  const std::string expression = "{'key': dyn(l.k), 'operator': dyn('In'), 'values': dyn(l.v)}";
+  // already_present (mutators/node_affinity.cc): key, In, the same set of string values.
+  const std::string present =
+      list_field("t", "matchExpressions") + ".exists(me, type(me) == map && " +
+      string_field("me", "key") + " == l.k && " + string_field("me", "operator") +
+      " == 'In' && 'values' in me && type(me['values']) == list && me['values'].all(mv, type(mv) "
+      "== "
+      "string) && me['values'].all(mv, mv in l.v) && l.v.all(mv, mv in me['values']))";
+  const std::string empty_term = "(size(" + list_field("t", "matchExpressions") +
+                                 ") == 0 && size(" + list_field("t", "matchFields") + ") == 0)";
+  const std::string terms = "size(ts) == 0 ? [{'matchExpressions': lb.map(l, " + expression +
+                            ")}] : ts.map(t, (type(t) != "
+                            "map || " +
+                            empty_term + ") ? t : " +
+                            mb.with("t", "'matchExpressions'",
+                                    list_field("t", "matchExpressions") + " + lb.filter(l, !" +
+                                        present + ").map(l, " + expression + ")") +
+                            ")";
+  const std::string value =
+      let("lb", labels,
+          let("af", map_field("c.spec", "affinity"),
+              let("na", map_field("af", "nodeAffinity"),
+                  let("rq", map_field("na", kRequired),
+                      let("ts", list_field("rq", "nodeSelectorTerms"),
+                          let("nt", terms,
+                              mb.with("af", "'nodeAffinity'",
+                                      mb.with("na", quote(kRequired),
+                                              mb.with("rq", "'nodeSelectorTerms'", "nt")))))))));
+  const std::string applies = "c.gpu && " + cel::known_class(policy, "c.cls") + " && " +
+                              mig_profile_valid(policy) + " && size(" + labels + ") > 0 && !" +
+                              class_conflict(policy, "c") +
+                              " && (!('affinity' in c.spec) || c.spec.affinity == null || "
+                              "type(c.spec.affinity) == map)";
+  return member_ops(applies, "ps", "/affinity", "('affinity' in c.spec ? c.spec.affinity : null)",
+                    value);
+}
+
+// --- 6. defaults ------------------------------------------------------------------------------
+
+const Quantity* find(const ResourceList& list, std::string_view name) {
+  for (const auto& [n, q] : list) {
+    if (n == name) return &q;
+  }
+  return nullptr;
+}
+
+// perGPU × N for the container's N GPU units (`gu`), as Quantity::to_string writes it for N up
+// to kPerGpuTable; '' when the product overflows (the webhook then sets nothing).
+std::string per_gpu_value(const Quantity& per_gpu) {
+  std::string table = "['', ";
+  for (int64_t n = 1; n <= kPerGpuTable; ++n) {
+    const std::optional<Quantity> q = per_gpu.times(n);
+    table += (n > 1 ? ", " : "") + quote(q ? q->to_string() : "");
+  }
+  table += "]";
+  // Above the table: the canonical form's integer mantissa × N, with its suffix.
+  const std::string text = per_gpu.to_string();
+  size_t digits = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const int64_t mantissa = std::stoll(text.substr(0, digits));
+  const std::string suffix = text.substr(digits);
+  std::string beyond = quote(per_gpu.is_zero() ? "0" : "");
+  if (mantissa != 0) {
+    const int64_t limit = INT64_MAX / (mantissa < 0 ? -mantissa : mantissa);
+    beyond = "(gu <= " + std::to_string(limit) + " ? string(gu * " + std::to_string(mantissa) +
+             ") + " + quote(suffix) + " : '')";
+  }
+  return "(gu <= " + std::to_string(kPerGpuTable) + " ? " + table + "[gu] : " + beyond + ")";
+}
+
+// The resources the tenant's defaults name, in the mutator's order (request, perGPU, limit
+// keys), GPU resources left out (mutators/defaults.cc default_resources).
+std::vector<std::string> default_resources(const CompiledPolicy& policy, const TenantDefaults& d) {
+  std::vector<std::string> names;
+  for (const ResourceList* list : {&d.request, &d.per_gpu, &d.limit}) {
+    for (const auto& [name, q] : *list) {
+      if (policy.is_gpu_resource(name)) continue;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  return names;
+}
+
+std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
+  const TenantDefaults& d = tenant.defaults;
+  const std::vector<std::string> names = default_resources(policy, d);
+  if (names.empty()) return "[]";
+  MapBuilder mb;
+  auto budgeted = [](const std::string& r) { return "bg.exists(bl, " + quote(r) + " in bl)"; };
+  auto set = [](std::string_view m, const std::string& r) {
+    return "(" + quote(r) + " in " + std::string(m) + " && " + std::string(m) + "[" + quote(r) +
+           "] != null)";
+  };
+  // Limits first (LimitRange `default`): absent, and not below a request the user wrote.
+  std::vector<std::string> limit_pairs;
+  for (const auto& [r, q] : d.limit) {
+    if (policy.is_gpu_resource(r)) continue;
+    const std::string req = "rq0[" + quote(r) + "]";
+    limit_pairs.push_back("(!" + budgeted(r) + " && !" + set("lm0", r) + " && (!" + set("rq0", r) +
+                          " || (" + cel::valid_quantity(req) + " && !" + cel::quantity_of(req) +
+                          ".isGreaterThan(quantity(" + quote(q.to_string()) + ")))) ? [[dyn(" +
+                          quote(r) + "), dyn(" + quote(q.to_string()) + ")]] : [])");
+  }
+  std::string added_limits = "[]";
+  for (const std::string& p : limit_pairs) added_limits += " + " + p;
+  // Requests: perGPU × N, else `request`, else the limit; capped at the limit.
+  std::vector<std::string> request_pairs;
+  for (const std::string& r : names) {
+    const Quantity* per_gpu = find(d.per_gpu, r);
+    const Quantity* request = find(d.request, r);
+    std::string wanted = request != nullptr ? quote(request->to_string()) : "null";
+    if (per_gpu != nullptr) wanted = "(gu > 0 ? " + per_gpu_value(*per_gpu) + " : " + wanted + ")";
+    const std::string limit = "(" + set("nl", r) + " ? nl[" + quote(r) + "] : null)";
+    const std::string value =
+        let("wd", "dyn(" + wanted + ")",
+            let("li", "dyn(" + limit + ")",
+                "wd == '' ? null : wd != null ? (li != null ? (!" + cel::valid_quantity("li") +
+                    " ? null : quantity(wd).isGreaterThan(" + cel::quantity_of("li") +
+                    ") ? li : wd) : wd) : (li != null && " + cel::valid_quantity("li") +
+                    " ? li : null)"));
+    request_pairs.push_back("(!" + budgeted(r) + " && !" + set("rq0", r) + " ? [[dyn(" + quote(r) +
+                            "), dyn(" + value + ")]] : [])");
+  }
+  std::string added_requests = "(";
+  for (size_t i = 0; i < request_pairs.size(); ++i) {
+    added_requests += (i ? " + " : "") + request_pairs[i];
+  }
+  added_requests += ").filter(pq, pq[1] != null)";
+  const std::string resources =
+      let("r1", "size(la) > 0 ? " + mb.with("res", "'limits'", "nl") + " : res",
+          "size(lr) > 0 ? " + mb.with("r1", "'requests'", mb.with_pairs("rq0", "lr")) + " : r1");
+  const std::string each =
+      let("gu", "([0] + k.g.map(ge, int(ge.cu))).sum()",
+          let("res", map_field("k.c", "resources"),
+              let("rq0", map_field("res", "requests"),
+                  let("lm0", map_field("res", "limits"),
+                      let("la", added_limits,
+                          let("nl", mb.with_pairs("lm0", "la"),
+                              let("lr", added_requests,
+                                  "size(la) + size(lr) == 0 ? k.c : " +
+                                      mb.with("k.c", "'resources'", resources))))))));
+  // Resources the pod-level spec.resources sets are the user's budget (mutators/defaults.cc
+  // pod_budgeted).
+  const std::string budget =
+      let("pr", map_field("c.spec", "resources"),
+          "[" + map_field("pr", "requests") + ", " + map_field("pr", "limits") +
+              "].map(bm, bm.filter(bk, bm[bk] != null))");
+  const std::string bound = let("bg", budget, each);
+  return join_ops({container_list_ops("c.gpu", "initContainers", "init", bound),
+                   container_list_ops("c.gpu", "containers", "app", bound)});
+}
+
+// --- 7. priority ------------------------------------------------------------------------------
+
+std::string priority(const CompiledPolicy& policy, const Tenant& tenant) {
+  const TenantPriority& p = tenant.priority;
+  if (!p.default_class && p.by_workload.empty()) return "[]";
+  std::string by_workload = "{";
+  for (size_t i = 0; i < p.by_workload.size(); ++i) {
+    by_workload +=
+        (i ? ", " : "") + quote(p.by_workload[i].first) + ": " + quote(p.by_workload[i].second);
+  }
+  by_workload += "}";
+  const std::string wanted = "(c.wl != '' && c.wl in " + by_workload + " ? " + by_workload +
+                             "[c.wl] : " + quote(p.default_class.value_or("")) + ")";
+  std::string values = "{", preemption = "{";
+  for (const PriorityClassDecl& d : policy.policy().priority_classes) {
+    const std::string sep = values.size() > 1 ? ", " : "";
+    values += sep + quote(d.name) + ": " + std::to_string(d.value);
+    preemption += sep + quote(d.name) + ": " + quote(d.preemption_policy);
+  }
+  values += "}";
+  preemption += "}";
+  const PriorityClassDecl* global_default = policy.global_default_priority_class();
+  const std::string current = string_field("c.spec", "priorityClassName");
+  const std::string unset =
+      "(" + current + " == ''" +
+      (global_default ? " || " + current + " == " + quote(global_default->name) : std::string()) +
+      ")";
+  const std::string applies = "c.gpu && " + unset + " && " + wanted + " != ''";
+  auto op = [&](std::string_view member, const std::string& value, bool pods_only) {
+    const std::string m = quote(member);
+    return "variables.ctx.filter(c, " + applies + (pods_only ? " && !c.tm" : "") + " && !(" + m +
+           " in c.spec && c.spec[" + m + "] == " + value +
+           ")).map(c, JSONPatch{op: 'add', path: "
+           "c.ps + '/" +
+           std::string(member) + "', value: " + value + "})";
+  };
+  return join_ops({op("priorityClassName", wanted, false),
+                   op("priority", values + "[" + wanted + "]", true),
+                   op("preemptionPolicy", preemption + "[" + wanted + "]", true)});
+}
+
+// --- 8. strip GPU pool --------------------------------------------------------------------------
+
+std::string strip_gpu_pool(const CompiledPolicy& policy) {
+  MapBuilder mb;
+  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node();
+  const std::string tolerations =
+      member_ops(applies + " && 'tolerations' in c.spec && type(c.spec.tolerations) == list", "ps",
+                 "/tolerations", "c.spec.tolerations",
+                 "c.spec.tolerations.filter(t, !(type(t) == map && " + string_field("t", "key") +
+                     " != '' && " + cel::tolerates_any(policy, "t") + "))");
+  const std::string selector =
+      member_ops(applies + " && 'nodeSelector' in c.spec && type(c.spec.nodeSelector) == map", "ps",
+                 "/nodeSelector", "c.spec.nodeSelector",
+                 let("ns", "c.spec.nodeSelector",
+                     "ns.filter(sk, !(type(ns[sk]) == string && " +
+                         cel::selects_pool_value(policy, "sk", "ns[sk]") +
+                         ")).transformMapEntry(si, sk, {sk: ns[sk]})"));
+  // Required terms that select a pool go whole; with none left, the required affinity goes, and
+  // an affinity left empty with it.
+  const std::string term_selects = "(type(t) == map && " + list_field("t", "matchExpressions") +
+                                   ".exists(ne, " + cel::expression_selects_pool(policy, "ne") +
+                                   "))";
+  const std::string kept = "ts.filter(t, !" + term_selects + ")";
+  const std::string stripped =
+      let("af", "c.spec.affinity",
+          let("na", map_field("af", "nodeAffinity"),
+              let("rq", map_field("na", kRequired),
+                  let("ts", list_field("rq", "nodeSelectorTerms"),
+                      let("kt", kept,
+                          "size(kt) == size(ts) ? af : size(kt) > 0 ? " +
+                              mb.with("af", "'nodeAffinity'",
+                                      mb.with("na", quote(kRequired),
+                                              mb.with("rq", "'nodeSelectorTerms'", "kt"))) +
+                              " : " +
+                              let("na2", mb.without("na", quote(kRequired)),
+                                  "size(na2) > 0 ? " + mb.with("af", "'nodeAffinity'", "na2") +
+                                      " : " + mb.without("af", "'nodeAffinity'")))))));
+  const std::string affinity_applies =
+      applies + " && 'affinity' in c.spec && type(c.spec.affinity) == map";
+  const std::string affinity =
+      "variables.ctx.filter(c, " + affinity_applies +
+      ").map(c, {'p': dyn(c.ps), 'o': dyn(c.spec.affinity), 'n': dyn(" + stripped +
+      ")}).filter(z, z.o != z.n).map(z, size(z.n) == 0 ? JSONPatch{op: 'remove', path: "
+      "z.p + '/affinity'} : JSONPatch{op: 'add', path: z.p + '/affinity', value: z.n})";
+  return join_ops({tolerations, selector, affinity});
+}
+
+// --- 9. GPU visibility --------------------------------------------------------------------------
+
+std::string gpu_visibility() {
+  MapBuilder mb;
+  const std::string applies = "request.operation == 'CREATE' && !" + cel::runs_on_every_node();
+  const std::string may_get_gpus = "(k.g.exists(e, e.pa) || size(" +
+                                   list_field(map_field("k.c", "resources"), "claims") + ") > 0)";
+  const std::string entry =
+      "{'name': " + quote(kVisibleDevicesEnv) + ", 'value': " + quote(kNoVisibleDevices) + "}";
+  const std::string hide = let("ev", "('env' in k.c && k.c.env != null) ? k.c.env : []",
+                               "(type(ev) != list || ev.exists(v, type(v) == map && " +
+                                   string_field("v", "name") + " == " + quote(kVisibleDevicesEnv) +
+                                   ")) ? k.c : " + mb.with("k.c", "'env'", "ev + [" + entry + "]"));
+  const std::string each = may_get_gpus + " ? k.c : " + hide;
+  return join_ops({container_list_ops(applies, "initContainers", "init", each),
+                   container_list_ops(applies, "containers", "app", each),
+                   container_list_ops(applies, "ephemeralContainers", "eph", each)});
+}
+
+// --- 10. Kueue queue ----------------------------------------------------------------------------
+
+std::string queue_label(const Tenant& tenant) {
+  if (!tenant.queue || tenant.queue->name.empty()) return "[]";
+  MapBuilder mb;
+  const std::string label = quote(kQueueNameLabel);
+  const std::string name = quote(tenant.queue->name);
+  const std::string job_template = map_field(map_field("object", "spec"), "jobTemplate");
+  const std::string ops =
+      let("qp", cel::kueue_queue_place(),
+          "(qp == '' || " + cel::kueue_queue_name("qp") +
+              " != '') ? [] : qp == 'top' ? ('metadata' in "
+              "object ? [JSONPatch{op: 'add', path: '/metadata/labels', value: " +
+              let("lb", map_field("variables.top", "labels"), mb.with("lb", label, name)) +
+              "}] : []) : " +
+              let("jt", job_template,
+                  "('jobTemplate' in object.spec && type(object.spec.jobTemplate) == map) ? "
+                  "(('metadata' in jt && type(jt.metadata) == map) ? [JSONPatch{op: 'add', path: "
+                  "'/spec/jobTemplate/metadata/labels', value: " +
+                      let("lb", map_field("jt.metadata", "labels"), mb.with("lb", label, name)) +
+                      "}] : [JSONPatch{op: 'add', path: '/spec/jobTemplate/metadata', value: "
+                      "{'labels': {" +
+                      label + ": " + name + "}}}]) : []"));
+  return "(request.operation == 'CREATE' && variables.ctx.exists(c, c.gpu)) ? " + ops + " : []";
+}
+
+}  // namespace
+
+std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant* tenant) {
+  const Enforcement& e = policy.policy().enforcement;
+  std::vector<std::pair<std::string, std::string>> all;
+  if (e.requests_equal_limits == Action::kFix) {
+    all.emplace_back("requests-equal-limits", requests_equal_limits(policy));
+  }
+  all.emplace_back("class", class_annotation(policy));
+  all.emplace_back("resource-names", resource_names(policy));
+  all.emplace_back("tolerations", tolerations(policy));
+  all.emplace_back("node-affinity", node_affinity(policy));
+  if (tenant != nullptr) {
+    all.emplace_back("defaults", defaults(policy, *tenant));
+    all.emplace_back("priority", priority(policy, *tenant));
+  }
+  if (e.non_gpu_on_gpu_pool == Action::kStrip)
+    all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
+  if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility());
+  if (tenant != nullptr) all.emplace_back("queue", queue_label(*tenant));
+  std::vector<NativeMutation> out;
+  for (auto& [name, expression] : all) {
+    if (expression == "[]") continue;
+    out.push_back({name, json_patch(std::move(expression))});
+  }
+  return out;
+}
+
+}  // namespace gpuadmit::render::native

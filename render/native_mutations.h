@@ -1,0 +1,30 @@
+#pragma once
+// The mutations (SPEC §4, docs/mutations.md) as the `mutations` of one MutatingAdmissionPolicy
+// (docs/native.md): each a JSONPatch expression over the model of render/native_model.h, in the
+// webhook's order, so that each sees what the ones before it wrote (the API server applies a
+// policy's mutations in order; there is no order across policies).
+//
+// Every patch replaces a whole member (a container list, the tolerations, the affinity, a
+// metadata map) with its new value, rebuilt in CEL: one operation per pod spec and member, so
+// no list of lists has to be flattened (CEL has no flatten before 1.34), and no operation
+// depends on another's index. Values are plain CEL maps and lists, never `Object{}` literals
+// (kubernetes/kubernetes#142181: a list value holding one panics the 1.36 API server).
+
+#include <string>
+#include <vector>
+
+#include "engine/json.h"
+#include "policies/compiled_policy.h"
+
+namespace gpuadmit::render::native {
+
+struct NativeMutation {
+  std::string name;  // the mutator's name (docs/mutations.md): "tolerations"
+  Json mutation;     // {patchType: JSONPatch, jsonPatch: {expression}}
+};
+
+// The mutations that apply in namespaces of `tenant` (null: no tenant), in SPEC §4 order;
+// those the policy turns off, or that need what the scope lacks (a tenant, taints), left out.
+std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant* tenant);
+
+}  // namespace gpuadmit::render::native

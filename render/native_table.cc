@@ -1,0 +1,237 @@
+#include "render/native_table.h"
+
+#include <algorithm>
+#include <array>
+
+#include "render/native_model.h"
+
+namespace gpuadmit::render::native {
+namespace {
+
+using C = Coverage;
+using K = Category;
+
+const std::array<RuleRow, 25> kRules = {{
+    {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
+    {"GPU002", C::kYes, K::kCorrectness,
+     "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
+    {"GPU003", C::kYes, K::kSecurity,
+     "class resolution (setting, nodeSelector, defaultClass, only class) written out in CEL"},
+    {"GPU004", C::kYes, K::kCorrectness, "the class names are literals"},
+    {"GPU005", C::kYes, K::kSafety,
+     "the effective pod request (sidecars, init containers) summed per resource in CEL"},
+    {"GPU006", C::kYes, K::kCorrectness,
+     "per-node capacities (time-slicing replicas, MIG slices) precomputed per class"},
+    {"GPU007", C::kYes, K::kCorrectness, "the classes' MIG profiles are literals"},
+    {"GPU008", C::kYes, K::kCorrectness, "per container, over the resource names"},
+    {"GPU009", C::kYes, K::kSafety,
+     "Toleration.ToleratesTaint and the pools' labels written out per taint and label"},
+    {"GPU010", C::kYes, K::kSecurity, "the tenant's allowed classes are literals"},
+    {"GPU011", C::kYes, K::kCorrectness,
+     "the per-key satisfiability of In, NotIn, Exists, DoesNotExist, Gt and Lt, decided in CEL"},
+    {"GPU012", C::kYes, K::kCorrectness, "per container, over the shared resource names"},
+    {"GPU013", C::kYes, K::kSafety,
+     "per pod; lint's sum over a namespace's workloads needs every object, no admission sees it"},
+    {"GPU014", C::kYes, K::kAdvice, "a warning (Warn binding) like the webhook's"},
+    {"GPU015", C::kYes, K::kCorrectness, "pod-level spec.resources, by name"},
+    {"GPU016", C::kNo, K::kCorrectness,
+     "lint reads LimitRange objects in manifests; no admission request carries it"},
+    {"GPU017", C::kNo, K::kCorrectness,
+     "lint reads ResourceQuota objects in manifests; no admission request carries it"},
+    {"GPU018", C::kYes, K::kSecurity, "the DeviceClass → class map is a literal"},
+    {"GPU019", C::kYes, K::kSafety,
+     "per request and per claim (firstAvailable: the largest alternative)"},
+    {"GPU020", C::kYes, K::kSafety, "allocationMode of every request and alternative"},
+    {"GPU021", C::kYes, K::kSecurity, "adminAccess of every request and alternative"},
+    {"GPU022", C::kNo, K::kCorrectness,
+     "reads the MIG profile out of the selectors' own CEL text; left to the webhook"},
+    {"GPU023", C::kNo, K::kCorrectness,
+     "needs another object (the claim the pod names): a policy sees only the request"},
+    {"GPU024", C::kYes, K::kSecurity,
+     "env, volume mounts (paths normalized), runtime class and CDI annotations"},
+    {"GPU025", C::kYes, K::kCorrectness, "Kueue's managed kinds and owners are literals"},
+}};
+
+std::vector<MutationRow> make_mutation_rows() {
+  const std::vector<std::string_view> resources{"spec.initContainers[*].resources",
+                                                "spec.containers[*].resources"};
+  return {
+      {"requests-equal-limits", C::kYes, "the missing half copied as written", resources},
+      {"class",
+       C::kYes,
+       "the resolved class as the annotation",
+       {"metadata.annotations[gpuadmit.io/class]"}},
+      {"resource-names", C::kYes, "nvidia.com/gpu renamed per container, all or nothing",
+       resources},
+      {"tolerations",
+       C::kYes,
+       "JSON Patch, as spec.tolerations is atomic for apply; the list is rebuilt",
+       {"spec.tolerations"}},
+      {"node-affinity",
+       C::kYes,
+       "JSON Patch (nodeSelectorTerms and matchExpressions are atomic); skipped on a GPU011 "
+       "conflict, decided in CEL",
+       {"spec.affinity"}},
+      {"defaults", C::kYes,
+       "perGPU × N precomputed for N ≤ 128 (CEL quantities cannot multiply); above, written as "
+       "<mantissa × N><suffix>, equal once the API server decodes it",
+       resources},
+      {"priority",
+       C::kYes,
+       "name, value and preemptionPolicy in one policy, from the classes the policy declares "
+       "(MAPs run after the Priority plugin)",
+       {"spec.priorityClassName", "spec.priority", "spec.preemptionPolicy"}},
+      {"strip-gpu-pool",
+       C::kYes,
+       "the same tolerations, selector entries and terms removed",
+       {"spec.tolerations", "spec.nodeSelector", "spec.affinity"}},
+      {"gpu-visibility",
+       C::kYes,
+       "NVIDIA_VISIBLE_DEVICES=void appended on CREATE",
+       {"spec.initContainers[*].env", "spec.containers[*].env", "spec.ephemeralContainers[*].env"}},
+      {"queue",
+       C::kYes,
+       "the tenant's LocalQueue where Kueue reads it, on CREATE",
+       {"object:metadata.labels[kueue.x-k8s.io/queue-name]",
+        "object:spec.jobTemplate.metadata.labels[kueue.x-k8s.io/queue-name]"}},
+  };
+}
+
+std::string pad(std::string_view s, size_t width) {
+  std::string out(s);
+  // Width in characters, not bytes ("×", "→" are two and three bytes in UTF-8).
+  size_t chars = 0;
+  for (unsigned char c : out) chars += (c & 0xC0) != 0x80;
+  if (chars < width) out.append(width - chars, ' ');
+  return out;
+}
+
+}  // namespace
+
+std::string_view coverage_name(Coverage c) {
+  switch (c) {
+    case Coverage::kYes:
+      return "yes";
+    case Coverage::kPartial:
+      return "partial";
+    case Coverage::kNo:
+      break;
+  }
+  return "no";
+}
+
+std::string_view category_name(Category c) {
+  switch (c) {
+    case Category::kSecurity:
+      return "security";
+    case Category::kSafety:
+      return "safety";
+    case Category::kCorrectness:
+      return "correctness";
+    case Category::kAdvice:
+      break;
+  }
+  return "advice";
+}
+
+std::span<const RuleRow> rule_rows() { return kRules; }
+
+std::span<const MutationRow> mutation_rows() {
+  static const std::vector<MutationRow> rows = make_mutation_rows();
+  return rows;
+}
+
+const RuleRow* find_rule_row(std::string_view id) {
+  for (const RuleRow& r : kRules) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+bool in_fallback(const CompiledPolicy& policy, std::string_view id) {
+  const RuleRow* row = find_rule_row(id);
+  if (row == nullptr || row->native != Coverage::kYes) return false;
+  if (row->category != Category::kSecurity && row->category != Category::kSafety) return false;
+  // With strip, the webhook removes what GPU009 reports: denying it without the webhook would
+  // reject pods the webhook lets through.
+  if (id == "GPU009" && policy.policy().enforcement.non_gpu_on_gpu_pool == Action::kStrip) {
+    return false;
+  }
+  return true;
+}
+
+std::string table_markdown() {
+  std::string out =
+      "| rule | native | fallback | why |\n"
+      "|---|---|---|---|\n";
+  for (const RuleRow& r : kRules) {
+    const bool fallback = r.native == Coverage::kYes &&
+                          (r.category == Category::kSecurity || r.category == Category::kSafety);
+    out += "| " + std::string(r.id) + " | " + std::string(coverage_name(r.native)) + " | " +
+           (fallback ? std::string(category_name(r.category)) : "") + " | " + std::string(r.why) +
+           " |\n";
+  }
+  out +=
+      "\n| mutation | native | writes | why |\n"
+      "|---|---|---|---|\n";
+  for (const MutationRow& m : mutation_rows()) {
+    std::string writes;
+    for (std::string_view w : m.writes) writes += (writes.empty() ? "" : ", ") + std::string(w);
+    out += "| " + std::string(m.name) + " | " + std::string(coverage_name(m.native)) + " | `" +
+           writes + "` | " + std::string(m.why) + " |\n";
+  }
+  return out;
+}
+
+std::string table_comment() {
+  std::string out =
+      "# What these policies enforce in the API server (docs/native.md), with the webhook's\n"
+      "# semantics (without --dra-lookup). `no`: only the webhook does it.\n#\n";
+  for (const RuleRow& r : kRules) {
+    out += "#   " + pad(r.id, 8) + pad(coverage_name(r.native), 4) + " " +
+           pad(category_name(r.category), 12) + std::string(r.why) + "\n";
+  }
+  out += "#\n";
+  for (const MutationRow& m : mutation_rows()) {
+    out += "#   " + pad(m.name, 22) + pad(coverage_name(m.native), 4) + " " + std::string(m.why) +
+           "\n";
+  }
+  return out;
+}
+
+Json table_json(const CompiledPolicy& policy) {
+  Json rules = Json::array();
+  for (const RuleRow& r : kRules) {
+    rules.push_back({{"id", r.id},
+                     {"native", coverage_name(r.native)},
+                     {"category", category_name(r.category)},
+                     {"fallback", in_fallback(policy, r.id)},
+                     {"why", r.why}});
+  }
+  Json mutations = Json::array();
+  for (const MutationRow& m : mutation_rows()) {
+    Json writes = Json::array();
+    for (std::string_view w : m.writes) writes.push_back(w);
+    mutations.push_back({{"name", m.name},
+                         {"native", coverage_name(m.native)},
+                         {"why", m.why},
+                         {"writes", std::move(writes)}});
+  }
+  const NativeKinds kinds = native_kinds(policy);
+  Json covered = Json::array();
+  for (const NativeKind& k : kinds.covered) {
+    Json entry = {{"group", k.group}, {"kind", k.kind}};
+    if (!k.api_version.empty()) entry["apiVersion"] = k.api_version;
+    covered.push_back(std::move(entry));
+  }
+  Json not_covered = Json::array();
+  for (const auto& [k, why] : kinds.not_covered) {
+    not_covered.push_back({{"apiVersion", k.api_version}, {"kind", k.kind}, {"why", why}});
+  }
+  return {{"rules", std::move(rules)},
+          {"mutations", std::move(mutations)},
+          {"kinds", std::move(covered)},
+          {"not_native_kinds", std::move(not_covered)}};
+}
+
+}  // namespace gpuadmit::render::native
