@@ -22,7 +22,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"time"
 
 	admissionreviewv1 "k8s.io/api/admission/v1"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -52,6 +54,9 @@ type Expression struct {
 	Errors   []string // compile errors ("<environment>: <error>")
 	Cost     int64    // runtime cost on the costed object, variables it reads included; -1: not run
 	RunError string   // a runtime error on the costed object
+	// Compile: the time to compile it in each environment (parse, type-check, plan), what
+	// the API server spends on it when it loads the policy.
+	Compile time.Duration
 }
 
 // PolicyCost is one policy evaluation's cost against its budget.
@@ -73,6 +78,46 @@ func newCompositedCompiler() *plugincel.CompositedCompiler {
 		panic(err) // a base environment that does not build is a broken library, not bad input
 	}
 	return c
+}
+
+// Progress receives a line per expression checked (native-harness -v).
+var Progress io.Writer = io.Discard
+
+func (e *Expression) progress() {
+	fmt.Fprintf(Progress, "checked %s %s: %d characters, compiled in %v, cost %d\n", e.Policy, e.Field,
+		len(e.Source), e.Compile.Round(time.Millisecond), e.Cost)
+}
+
+// modeCompilers are a policy's compilers, one per environment of compileModes, with its
+// variables stored (each expression is then compiled alone, so its errors are its own; each
+// evaluation gets a new composition context, so it pays for the variables it reads).
+// The variables' own results come back as Expressions, costed by reading each one alone.
+func modeCompilers(policy string, vars []plugincel.NamedExpressionAccessor, decls plugincel.OptionalVariableDeclarations, in *costInput) ([]*plugincel.CompositedCompiler, []Expression) {
+	out := make([]*plugincel.CompositedCompiler, len(compileModes))
+	exprs := make([]Expression, len(vars))
+	for j, v := range vars {
+		exprs[j] = Expression{Policy: policy, Field: fmt.Sprintf("spec.variables[%d] (%s)", j, v.GetName()),
+			Source: v.GetExpression(), Cost: -1}
+	}
+	for i, m := range compileModes {
+		out[i] = newCompositedCompiler()
+		for j, v := range vars {
+			start := time.Now()
+			r := out[i].CompileAndStoreVariable(v, decls, m.mode)
+			exprs[j].Compile += time.Since(start)
+			if r.Error != nil {
+				exprs[j].Errors = append(exprs[j].Errors, m.name+": "+r.Error.Error())
+			}
+		}
+	}
+	stored := out[len(out)-1] // compileModes ends with StoredExpressions, what the plugin runs
+	for j, v := range vars {
+		read := &policymutating.Variable{Name: v.GetName(), Expression: "variables." + v.GetName()}
+		ev := stored.CompileCondition([]plugincel.ExpressionAccessor{read}, decls, environment.StoredExpressions)
+		exprs[j].cost(stored, ev, decls.HasAuthorizer, in)
+		exprs[j].progress()
+	}
+	return out, exprs
 }
 
 // costInput is what an expression sees: the object, the request, the namespace.
@@ -120,7 +165,6 @@ func (in *costInput) run(ctx context.Context, e plugincel.ConditionEvaluator, au
 // CheckValidatingPolicy compiles and costs every expression of a ValidatingAdmissionPolicy.
 func CheckValidatingPolicy(p *admissionv1.ValidatingAdmissionPolicy, in *costInput) ([]Expression, []PolicyCost) {
 	name := "ValidatingAdmissionPolicy/" + p.Name
-	var exprs []Expression
 	vars := make([]plugincel.NamedExpressionAccessor, len(p.Spec.Variables))
 	for i, v := range p.Spec.Variables {
 		vars[i] = &policyvalidating.Variable{Name: v.Name, Expression: v.Expression}
@@ -138,9 +182,6 @@ func CheckValidatingPolicy(p *admissionv1.ValidatingAdmissionPolicy, in *costInp
 		onlyIfFailed int
 	}
 	var items []item
-	for i, v := range p.Spec.Variables {
-		items = append(items, item{fmt.Sprintf("spec.variables[%d] (%s)", i, v.Name), vars[i], withAuthz, "", 0})
-	}
 	for i := range p.Spec.MatchConditions {
 		items = append(items, item{fmt.Sprintf("spec.matchConditions[%d]", i),
 			(*matchconditions.MatchCondition)(&p.Spec.MatchConditions[i]), withAuthz, "match", 0})
@@ -159,16 +200,18 @@ func CheckValidatingPolicy(p *admissionv1.ValidatingAdmissionPolicy, in *costInp
 	}
 	totals := map[string]int64{}
 	failed := map[int]bool{} // validation index -> false on the costed object
+	compilers, exprs := modeCompilers(name, vars, withAuthz, in)
 	for _, it := range items {
 		e := Expression{Policy: name, Field: it.field, Source: it.accessor.GetExpression(), Cost: -1}
 		run := in
 		if it.onlyIfFailed > 0 && !failed[it.onlyIfFailed-1] {
 			run = nil // the validation passed: the plugin does not evaluate its message
 		}
-		for _, m := range compileModes {
-			c := newCompositedCompiler()
-			c.CompileAndStoreVariables(vars, withAuthz, m.mode)
+		for i, m := range compileModes {
+			c := compilers[i]
+			start := time.Now()
 			ev := c.CompileCondition([]plugincel.ExpressionAccessor{it.accessor}, it.decls, m.mode)
+			e.Compile += time.Since(start)
 			for _, err := range ev.CompilationErrors() {
 				e.Errors = append(e.Errors, m.name+": "+err.Error())
 			}
@@ -181,6 +224,7 @@ func CheckValidatingPolicy(p *admissionv1.ValidatingAdmissionPolicy, in *costInp
 		if e.Cost > 0 && it.budget != "" {
 			totals[it.budget] += e.Cost
 		}
+		e.progress()
 		exprs = append(exprs, e)
 	}
 	costs := []PolicyCost{{name, "validations (with their messageExpressions)", totals["validations"], celconfig.RuntimeCELCostBudget}}
@@ -223,19 +267,20 @@ func CheckMutatingPolicy(p *admissionv1.MutatingAdmissionPolicy, in *costInput) 
 	for i, v := range p.Spec.Variables {
 		vars[i] = &policymutating.Variable{Name: v.Name, Expression: v.Expression}
 	}
-	var exprs []Expression
 	var costs []PolicyCost
+	compilers, exprs := modeCompilers(name, vars, decls, in)
 	compile := func(field string, accessor plugincel.ExpressionAccessor, mutating bool, budget string) {
 		e := Expression{Policy: name, Field: field, Source: accessor.GetExpression(), Cost: -1}
-		for _, m := range compileModes {
-			c := newCompositedCompiler()
-			c.CompileAndStoreVariables(vars, decls, m.mode)
+		for i, m := range compileModes {
+			c := compilers[i]
 			var ev plugincel.ConditionEvaluator
+			start := time.Now()
 			if mutating {
 				ev = mutatingAsCondition{c.CompileMutatingEvaluator(accessor, patchDecls, m.mode)}
 			} else {
 				ev = c.CompileCondition([]plugincel.ExpressionAccessor{accessor}, decls, m.mode)
 			}
+			e.Compile += time.Since(start)
 			for _, err := range ev.CompilationErrors() {
 				e.Errors = append(e.Errors, m.name+": "+err.Error())
 			}
@@ -243,13 +288,11 @@ func CheckMutatingPolicy(p *admissionv1.MutatingAdmissionPolicy, in *costInput) 
 				e.cost(c, ev, true, in)
 			}
 		}
+		e.progress()
 		exprs = append(exprs, e)
 		if budget != "" {
 			costs = append(costs, PolicyCost{name, budget, max(e.Cost, 0), celconfig.RuntimeCELCostBudget})
 		}
-	}
-	for i, v := range p.Spec.Variables {
-		compile(fmt.Sprintf("spec.variables[%d] (%s)", i, v.Name), vars[i], false, "")
 	}
 	for i := range p.Spec.MatchConditions {
 		compile(fmt.Sprintf("spec.matchConditions[%d]", i), (*matchconditions.MatchCondition)(&p.Spec.MatchConditions[i]), false, "")

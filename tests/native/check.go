@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
@@ -81,6 +82,16 @@ func reportSet(w io.Writer, file string, set *NativeSet, containers, top int) (i
 	fmt.Fprintf(w, "  CEL cost on a pod of %d containers, per expression (limit %d), highest first:\n", containers, celconfig.PerCallLimit)
 	for _, e := range sorted[:top] {
 		fmt.Fprintf(w, "    %9d  %s %s\n", e.Cost, e.Policy, e.Field)
+	}
+	byCompile := append([]Expression(nil), exprs...)
+	sort.SliceStable(byCompile, func(i, j int) bool { return byCompile[i].Compile > byCompile[j].Compile })
+	var total time.Duration
+	for _, e := range exprs {
+		total += e.Compile
+	}
+	fmt.Fprintf(w, "  compile time, both environments (all: %v), slowest first:\n", total.Round(time.Millisecond))
+	for _, e := range byCompile[:top] {
+		fmt.Fprintf(w, "    %9v  %s %s (%d characters)\n", e.Compile.Round(time.Millisecond), e.Policy, e.Field, len(e.Source))
 	}
 	fmt.Fprintf(w, "  per policy evaluation (budget), highest first:\n")
 	for i, c := range costs {

@@ -36,6 +36,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	quietKlog(*verbose)
+	if *verbose {
+		Progress = stderr
+	}
 	cmd, rest := global.Arg(0), global.Args()[1:]
 	var err error
 	switch cmd {

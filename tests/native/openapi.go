@@ -88,6 +88,12 @@ func OpenAPIModels(s *smdschema.Schema) map[string]*spec.Schema {
 func atomSchema(a smdschema.Atom) spec.Schema {
 	var s spec.Schema
 	switch {
+	case a.Scalar != nil && (a.List != nil || a.Map != nil):
+		// Any value (a free-form object's members): a schema without a type, which schemaconv
+		// reads as an untyped scalar, a list of untyped atoms and a map of deduced members.
+		if a.Map != nil && a.Map.ElementRelationship == smdschema.Separable {
+			s.AddExtension("x-kubernetes-map-type", "granular")
+		}
 	case a.Map != nil:
 		s.Type = spec.StringOrArray{"object"}
 		s.Properties = map[string]spec.Schema{}
