@@ -23,7 +23,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -135,7 +137,30 @@ func NewEnvironment(objects []runtime.Object, plugins []string) (*Environment, e
 			return nil, fmt.Errorf("informer %v did not sync", typ)
 		}
 	}
-	return &Environment{chain: chain, objects: objectInterfaces(), stop: stop}, nil
+	env := &Environment{chain: chain, objects: objectInterfaces(), stop: stop}
+	if err := env.waitReady(); err != nil {
+		close(stop)
+		return nil, err
+	}
+	return env, nil
+}
+
+// waitReady waits until every plugin has compiled its policies: until then the plugins refuse
+// requests ("not yet ready to handle request", after 10 s of waiting each; the API server does
+// the same while its informers sync). Compiling large CEL expressions can take minutes.
+func (e *Environment) waitReady() error {
+	probe := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "gpuadmit-harness-probe", Namespace: "default"}}
+	deadline := time.Now().Add(30 * time.Minute)
+	for {
+		r := e.Admit(context.Background(), Request{Object: probe, Operation: admission.Create})
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "not yet ready") {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the admission plugins did not become ready in 30 minutes: %v", r.Err)
+		}
+	}
 }
 
 // Close stops the informers and the plugins' goroutines.

@@ -6,7 +6,6 @@ package main
 // hand-written pair in testdata/ that stood in until the renderer existed).
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ type diffOptions struct {
 	generate                     int
 	seed                         int64
 	workers                      int
+	only                         string // comma-separated policy files: compare only these
 }
 
 func diffCommand(args []string, stdout, stderr io.Writer) error {
@@ -46,6 +46,7 @@ func diffCommand(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.generate, "generate", 10000, "generated objects")
 	fs.Int64Var(&o.seed, "seed", 1, "the generator's seed")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU()*2, "objects admitted at once")
+	fs.StringVar(&o.only, "only", "", "compare only the cases of these policy files (comma-separated)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -128,6 +129,9 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 	var total *Differential
 	for _, policy := range uniquePolicies(order, genPolicy) {
 		if o.native != "" && !samePath(policy, o.policy) {
+			continue
+		}
+		if o.only != "" && !anySamePath(policy, strings.Split(o.only, ",")) {
 			continue
 		}
 		set, table, err := nativeSource(g, o, mode, dir, policy)
@@ -231,6 +235,15 @@ func uniquePolicies(order []string, extra string) []string {
 	return append(out, extra)
 }
 
+func anySamePath(a string, list []string) bool {
+	for _, b := range list {
+		if samePath(a, b) {
+			return true
+		}
+	}
+	return false
+}
+
 func samePath(a, b string) bool {
 	x, err1 := filepath.Abs(a)
 	y, err2 := filepath.Abs(b)
@@ -252,5 +265,3 @@ func mergeNamespaces(objs []k8sruntime.Object, names []string) []k8sruntime.Obje
 	}
 	return objs
 }
-
-var _ = bytes.NewReader

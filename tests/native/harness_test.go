@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	admissionv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/kube-openapi/pkg/schemaconv"
 	"k8s.io/utils/ptr"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
@@ -37,12 +37,11 @@ func TestOpenAPIRoundTrip(t *testing.T) {
 		out := map[string]smdschema.Atom{}
 		for _, td := range s.Types {
 			a := td.Atom
-			if a.Map != nil {
-				m := *a.Map
-				m.Unions = nil
-				m.Fields = append([]smdschema.StructField(nil), m.Fields...)
+			if a.Map != nil { // unions dropped, fields by name
+				m := &smdschema.Map{Fields: append([]smdschema.StructField(nil), a.Map.Fields...),
+					ElementType: a.Map.ElementType, ElementRelationship: a.Map.ElementRelationship}
 				sort.Slice(m.Fields, func(i, j int) bool { return m.Fields[i].Name < m.Fields[j].Name })
-				a.Map = &m
+				a.Map = m
 			}
 			out[td.Name] = a
 		}

@@ -21,6 +21,7 @@ commands:
   check    [--containers N] FILE...      load native policies: defaults, CEL compile errors, CEL costs
   diff     --gpuadmit BIN [--generate N] [--seed S] [--native F --table F --policy P]
                                          golden cases and generated objects: webhook vs native policies
+  bench    --gpuadmit BIN [--native F]   per-admission cost: native policies beside the webhook
 `
 
 func main() {
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = checkCommand(rest, stdout, stderr)
 	case "diff":
 		err = diffCommand(rest, stdout, stderr)
+	case "bench":
+		err = benchCommand(rest, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return 2
