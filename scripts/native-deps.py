@@ -49,7 +49,10 @@ def run(cmd, env=None, cwd=None):
 
 
 def debian_mirror():
-    """The Debian mirror this machine already uses (its first non-security source)."""
+    """The Debian mirror this machine already uses (its first non-security source), unless
+    GPUADMIT_NATIVE_MIRROR names one."""
+    if os.environ.get("GPUADMIT_NATIVE_MIRROR"):
+        return os.environ["GPUADMIT_NATIVE_MIRROR"]
     for d in ["/etc/apt/sources.list.d"]:
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             if name.endswith(".sources"):
@@ -327,7 +330,7 @@ def resolve(cache, harness):
     started = time.time()
     env = apt_env(cache)
     log("apt-get update (sid lists)")
-    run(["apt-get", "update", "-qq"], env=env)
+    run(["apt-get", "update", "-qq", "--error-on=any"], env=env)
     archive = Archive(env)
     tools, go_version = toolchain(archive)
 

@@ -102,6 +102,9 @@ func loadCase(root, name string) (*Case, error) {
 		c.Policy = filepath.Join(c.Dir, "policy.yaml")
 	}
 	c.HasClaims = exists(filepath.Join(c.Dir, "claims.yaml"))
+	if _, custom := c.Input.(*unstructured.Unstructured); custom {
+		RegisterCustomKind(c.Input.GetObjectKind().GroupVersionKind())
+	}
 	if u, ok := c.Input.(*undecodable); ok {
 		c.Undecodable = u.reason
 	}

@@ -19,6 +19,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	containers := fs.Int("containers", 100, "containers of the pod the costs are measured on")
 	top := fs.Int("top", 10, "expressions to list by cost (all with -top 0)")
+	loadOnly := fs.Bool("load-only", false, "load (decode, convert, default, validate) without compiling")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -30,6 +31,11 @@ func checkCommand(args []string, stdout, stderr io.Writer) error {
 		set, err := LoadNativeFile(file)
 		if err != nil {
 			return err
+		}
+		if *loadOnly {
+			fmt.Fprintf(stdout, "check %s: loaded %d ValidatingAdmissionPolicies, %d bindings; %d MutatingAdmissionPolicies, %d bindings\n",
+				file, len(set.Validating), len(set.ValidatingBinding), len(set.Mutating), len(set.MutatingBinding))
+			continue
 		}
 		n, err := reportSet(stdout, file, set, *containers, *top)
 		if err != nil {
@@ -90,6 +96,12 @@ func reportSet(w io.Writer, file string, set *NativeSet, containers, top int) (i
 		total += e.Compile
 	}
 	fmt.Fprintf(w, "  compile time, both environments (all: %v), slowest first:\n", total.Round(time.Millisecond))
+	// Not a failure (a loaded machine is slow), but what kube-apiserver spends on each policy
+	// whenever it (re)loads it, per API server.
+	if slow := byCompile[0]; slow.Compile > 2*time.Second {
+		fmt.Fprintf(w, "  SLOW COMPILE: %s %s takes %v to compile (%d characters): the API server pays it at every load of the policy\n",
+			slow.Policy, slow.Field, slow.Compile.Round(time.Millisecond), len(slow.Source))
+	}
 	for _, e := range byCompile[:top] {
 		fmt.Fprintf(w, "    %9v  %s %s (%d characters)\n", e.Compile.Round(time.Millisecond), e.Policy, e.Field, len(e.Source))
 	}

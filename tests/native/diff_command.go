@@ -28,6 +28,7 @@ type diffOptions struct {
 	seed                         int64
 	workers                      int
 	only                         string // comma-separated policy files: compare only these
+	dump                         string
 }
 
 func diffCommand(args []string, stdout, stderr io.Writer) error {
@@ -47,6 +48,7 @@ func diffCommand(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&o.seed, "seed", 1, "the generator's seed")
 	fs.IntVar(&o.workers, "workers", runtime.NumCPU()*2, "objects admitted at once")
 	fs.StringVar(&o.only, "only", "", "compare only the cases of these policy files (comma-separated)")
+	fs.StringVar(&o.dump, "dump", "", "write each object with a disagreement and both answers under this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -200,6 +202,9 @@ func diffPolicy(g *Gpuadmit, o *diffOptions, policy string, set *NativeSet, tabl
 	defer native.Close()
 	pair := Pair{Webhook: webhook, Native: native}
 	d := NewDifferential(table)
+	if o.dump != "" {
+		d.DumpDir = filepath.Join(o.dump, table.Mode)
+	}
 	start := time.Now()
 	results := make([]Admissions, len(work))
 	var wg sync.WaitGroup

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -33,6 +34,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
 )
 
 // Feature is a row of the renderer's table (`gpuadmit render --native-table`, README.md
@@ -308,6 +310,7 @@ type Differential struct {
 	Notes    []string // disagreements on "partial" features
 	Skipped  map[string]int
 	Elapsed  time.Duration
+	DumpDir  string // when set: each object with a disagreement, both sides' answers, as files
 }
 
 // NewDifferential starts a run against a table.
@@ -377,6 +380,14 @@ func (p Pair) Admit(name string, r Request, full bool) Admissions {
 func (d *Differential) Record(a Admissions) {
 	kind := a.Request.Object.GetObjectKind().GroupVersionKind().GroupKind().String()
 	d.Objects++
+	before := len(d.Problems) + len(d.Notes)
+	defer func() {
+		if d.DumpDir != "" && len(d.Problems)+len(d.Notes) > before {
+			if err := dump(d.DumpDir, a); err != nil {
+				d.Problems = append(d.Problems, a.Name+": writing the dump: "+err.Error())
+			}
+		}
+	}()
 	d.compareRules(a.Name, kind, a.Webhook, a.Native)
 	if d.Table.Mode == "full" {
 		d.compareObjects(a.Name, kind, a.Request, a.Webhook, a.Native)
@@ -465,6 +476,36 @@ func (d *Differential) compareObjects(name, kind string, r Request, w, n Side) {
 	for _, m := range w.Mutations {
 		d.disagree(name, m, what)
 	}
+}
+
+// dump writes an object's request and both sides' answers (input.yaml, webhook.yaml,
+// native.yaml, with the decision in a comment) for reading a disagreement.
+func dump(dir string, a Admissions) error {
+	name := strings.NewReplacer("/", "_", " ", "_", "(", "", ")", "").Replace(a.Name)
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return err
+	}
+	write := func(file, header string, obj runtime.Object) error {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(path, file), append([]byte(header), data...), 0o644)
+	}
+	decision := func(s Side) string {
+		if s.Denied {
+			return "# denied: " + s.Error + "\n"
+		}
+		return "# admitted; mutations: " + strings.Join(s.Mutations, ",") + "\n"
+	}
+	if err := write("input.yaml", "# "+string(a.Request.Operation)+"\n", a.Request.Object); err != nil {
+		return err
+	}
+	if err := write("webhook.yaml", decision(a.Webhook), a.Webhook.Object); err != nil {
+		return err
+	}
+	return write("native.yaml", decision(a.Native), a.Native.Object)
 }
 
 // checkIdempotent: the stored object admitted again changes nothing and is not denied.

@@ -178,60 +178,117 @@ func refSchema(t smdschema.TypeRef) spec.Schema {
 func isEmptyAtom(a smdschema.Atom) bool { return a.Scalar == nil && a.List == nil && a.Map == nil }
 
 // openAPIClient serves one OpenAPI v3 document, holding every model, for every group-version
-// of the scheme (the API server serves one per group-version; the models a converter is built
-// from are the same).
+// of the scheme and of the custom resources registered (the API server serves one per
+// group-version; the models a converter is built from are the same).
+//
+// Custom resources (PyTorchJob, RayCluster, JobSet) get a model that keeps unknown fields
+// (x-kubernetes-preserve-unknown-fields), standing in for the CRD's schema, which the harness
+// does not have: in a cluster the CRD's OpenAPI is served and the MAP plugin finds a converter
+// for the kind. A JSON Patch mutation never reads the converter (patch/json_patch.go), so for it
+// the stand-in is exact; an ApplyConfiguration on a custom resource would merge by this
+// schema, not the CRD's.
 type openAPIClient struct {
-	once  sync.Once
-	doc   []byte
-	err   error
-	paths map[string]openapi.GroupVersion
+	mu      sync.Mutex
+	builtin map[string]*spec.Schema
+	err     error
+	custom  map[schema.GroupVersionKind]bool
+	version int // changes with the custom kinds, and with it each path's URL
+	doc     []byte
+	docOf   int
 }
 
 type openAPIGroupVersion struct {
-	client *openAPIClient
-	path   string
+	client  *openAPIClient
+	path    string
+	version int
 }
 
 func (g openAPIGroupVersion) Schema(contentType string) ([]byte, error) {
 	if contentType != runtime.ContentTypeJSON {
 		return nil, fmt.Errorf("openapi %s: only %s is served", g.path, runtime.ContentTypeJSON)
 	}
-	g.client.once.Do(g.client.build)
-	return g.client.doc, g.client.err
+	return g.client.document()
 }
 
-func (g openAPIGroupVersion) ServerRelativeURL() string { return "/openapi/v3/" + g.path + "?hash=1" }
+func (g openAPIGroupVersion) ServerRelativeURL() string {
+	return fmt.Sprintf("/openapi/v3/%s?hash=%d", g.path, g.version)
+}
 
-func (c *openAPIClient) Paths() (map[string]openapi.GroupVersion, error) { return c.paths, nil }
-
-func (c *openAPIClient) build() {
-	s, err := BuiltinSchema()
-	if err != nil {
-		c.err = err
-		return
+// RegisterCustomKind adds a custom resource kind to the served OpenAPI.
+func RegisterCustomKind(gvk schema.GroupVersionKind) {
+	c := sharedOpenAPI
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.custom[gvk] && !Scheme.Recognizes(gvk) {
+		c.custom[gvk] = true
+		c.version++
 	}
-	doc := spec3.OpenAPI{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{
-		Title: "Kubernetes", Version: "v1.36 (client-go applyconfigurations)"}},
-		Components: &spec3.Components{Schemas: OpenAPIModels(s)}}
-	c.doc, c.err = json.Marshal(doc)
 }
 
-func newOpenAPIClient() *openAPIClient {
-	c := &openAPIClient{paths: map[string]openapi.GroupVersion{}}
-	seen := map[schema.GroupVersion]bool{}
-	for gvk := range Scheme.AllKnownTypes() {
-		gv := gvk.GroupVersion()
-		if seen[gv] || gv.Version == runtime.APIVersionInternal {
-			continue
+func (c *openAPIClient) Paths() (map[string]openapi.GroupVersion, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	paths := map[string]openapi.GroupVersion{}
+	add := func(gv schema.GroupVersion) {
+		if gv.Version == runtime.APIVersionInternal {
+			return
 		}
-		seen[gv] = true
 		path := "apis/" + gv.String()
 		if gv.Group == "" {
 			path = "api/" + gv.Version
 		}
-		c.paths[path] = openAPIGroupVersion{client: c, path: path}
+		paths[path] = openAPIGroupVersion{client: c, path: path, version: c.version}
 	}
-	return c
+	for gvk := range Scheme.AllKnownTypes() {
+		add(gvk.GroupVersion())
+	}
+	for gvk := range c.custom {
+		add(gvk.GroupVersion())
+	}
+	return paths, nil
+}
+
+func (c *openAPIClient) document() ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.builtin == nil && c.err == nil {
+		s, err := BuiltinSchema()
+		if err != nil {
+			c.err = err
+		} else {
+			c.builtin = OpenAPIModels(s)
+		}
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	if c.doc != nil && c.docOf == c.version {
+		return c.doc, nil
+	}
+	models := make(map[string]*spec.Schema, len(c.builtin)+len(c.custom))
+	for name, m := range c.builtin {
+		models[name] = m
+	}
+	for gvk := range c.custom {
+		m := &spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}}
+		m.AddExtension("x-kubernetes-preserve-unknown-fields", true)
+		m.AddExtension("x-kubernetes-group-version-kind", []interface{}{map[string]interface{}{
+			"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}})
+		models["custom."+gvk.Group+"."+gvk.Version+"."+gvk.Kind] = m
+	}
+	doc := spec3.OpenAPI{Version: "3.0.0", Info: &spec.Info{InfoProps: spec.InfoProps{
+		Title: "Kubernetes", Version: "v1.36 (client-go applyconfigurations)"}},
+		Components: &spec3.Components{Schemas: models}}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	c.doc, c.docOf = data, c.version
+	return data, nil
+}
+
+func newOpenAPIClient() *openAPIClient {
+	return &openAPIClient{custom: map[schema.GroupVersionKind]bool{}}
 }
 
 // Clientset is the fake clientset whose discovery serves the OpenAPI document above.
