@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The native-policy phase of CI (tests/native/README.md): Kubernetes 1.36's own admission
+# plugins, built from Debian sid's Go source packages, run gpuadmit's webhook and its native
+# admission policies.
+#
+#   scripts/native-test.sh [--quick]     every step below; --quick: 1,000 generated objects, not 10,000
+#   scripts/native-test.sh deps|build|unit|webhook|native|bench
+#
+# Steps (each prints its time):
+#   deps     Go and the libraries from Debian sid into .cache/native (scripts/native-deps.py;
+#            downloads are cached, a failed one fails the phase)
+#   build    go vet and go build of tests/native, offline (GOPROXY=off, GOCACHE in the cache)
+#   unit     the harness's own tests (go test)
+#   webhook  the golden cases through `gpuadmit serve` and the webhook plugins
+#   native   `gpuadmit render --native full|fallback`: loaded, every CEL expression compiled and
+#            costed, then the differential test (golden cases and generated objects); before
+#            the renderer existed: the hand-written pair in tests/native/testdata
+#   bench    per-admission cost, native policies beside the webhook (not part of the default run)
+#
+# Needs the gpuadmit binary: $GPUADMIT, else build/gpuadmit (cmake --build build --target gpuadmit).
+# Environment: GPUADMIT_NATIVE_CACHE (default .cache/native), GPUADMIT_NATIVE_GENERATE (10000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+cache=${GPUADMIT_NATIVE_CACHE:-$root/.cache/native}
+gpuadmit=${GPUADMIT:-$root/build/gpuadmit}
+generate=${GPUADMIT_NATIVE_GENERATE:-10000}
+harness=$cache/bin/native-harness
+steps=(deps build unit webhook native)
+case "${1:-}" in
+  "") ;;
+  --quick) generate=1000 ;;
+  deps | build | unit | webhook | native | bench) steps=("$1") ;;
+  *) echo "usage: scripts/native-test.sh [--quick | deps | build | unit | webhook | native | bench]" >&2; exit 2 ;;
+esac
+
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "native-test: $name" >&2
+  if ! "$@"; then
+    echo "native-test: $name FAILED ($((SECONDS - start)) s)" >&2
+    exit 1
+  fi
+  echo "native-test: $name passed in $((SECONDS - start)) s" >&2
+}
+
+go_env() {
+  [ -f "$cache/env.sh" ] || { echo "native-test: no toolchain in $cache (run the deps step)" >&2; return 1; }
+  # shellcheck disable=SC1091
+  . "$cache/env.sh"
+}
+
+deps() {
+  command -v python3 >/dev/null || { echo "native-test: python3 is missing (scripts/setup.sh installs it)" >&2; return 1; }
+  python3 scripts/native-deps.py "$cache" tests/native || {
+    echo "native-test: fetching Go and the Kubernetes libraries from Debian sid failed (above); no native test ran" >&2
+    return 1
+  }
+}
+
+build() {
+  go_env && mkdir -p "$cache/bin" &&
+    (cd "$cache/gopath/src/gpuadmit.io/native" && go vet . && nice -n 5 go build -o "$harness" .)
+}
+
+unit() {
+  go_env && (cd "$cache/gopath/src/gpuadmit.io/native" && go test -count=1 .)
+}
+
+need_gpuadmit() {
+  [ -x "$gpuadmit" ] || {
+    echo "native-test: no gpuadmit binary at $gpuadmit (build it: cmake --build build --target gpuadmit, or set GPUADMIT)" >&2
+    return 1
+  }
+}
+
+webhook() {
+  need_gpuadmit && "$harness" webhook --gpuadmit "$gpuadmit" --cases tests/cases
+}
+
+native() {
+  need_gpuadmit || return 1
+  local work
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  if "$gpuadmit" render --help 2>&1 | grep -q -- '--native'; then
+    for mode in full fallback; do
+      "$gpuadmit" render --policy tests/cases/policy.yaml --native "$mode" >"$work/$mode.yaml" || return 1
+    done
+    "$harness" check "$work/full.yaml" "$work/fallback.yaml" &&
+      "$harness" diff --gpuadmit "$gpuadmit" --generate "$generate"
+  else
+    echo "native-test: $gpuadmit render has no --native: the hand-written pair of tests/native/testdata stands in" >&2
+    "$harness" check tests/native/testdata/native.yaml &&
+      "$harness" diff --gpuadmit "$gpuadmit" --native tests/native/testdata/native.yaml \
+        --table tests/native/testdata/table.json --policy tests/cases/policy.yaml --modes full \
+        --generate "$generate"
+  fi
+}
+
+bench() {
+  need_gpuadmit && "$harness" bench --gpuadmit "$gpuadmit"
+}
+
+total=$SECONDS
+for s in "${steps[@]}"; do
+  case $s in
+    deps) step deps deps ;;
+    build) step build build ;;
+    unit) step unit unit ;;
+    webhook) step webhook webhook ;;
+    native) step native native ;;
+    bench) step bench bench ;;
+  esac
+done
+echo "native-test: ${steps[*]}: passed in $((SECONDS - total)) s" >&2

@@ -1,0 +1,129 @@
+package main
+
+// `bench`: the per-admission cost of the native policies beside the webhook's, both through
+// the API server's plugins, measured with testing.Benchmark: one request through the whole
+// chain (mutating admission with its reinvocation, then validating admission), as the API
+// server spends it. The webhook's figure includes its two HTTPS calls to `gpuadmit serve`
+// (mutate, validate) on the loopback; the chain alone (no policy, no webhook) is the baseline.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/admission"
+)
+
+func benchCommand(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	binary := fs.String("gpuadmit", "", "the gpuadmit binary")
+	policy := fs.String("policy", "tests/cases/policy.yaml", "the gpuadmit policy")
+	native := fs.String("native", "", "native policies from this file (default: gpuadmit render --native full)")
+	cases := fs.String("cases", "tests/cases", "the golden cases (their inputs are the objects measured)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *binary == "" {
+		return fmt.Errorf("--gpuadmit is required")
+	}
+	dir, cleanup, err := workDir("")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	g, err := NewGpuadmit(*binary, dir)
+	if err != nil {
+		return err
+	}
+	var set *NativeSet
+	if *native != "" {
+		set, err = LoadNativeFile(*native)
+	} else {
+		var out []byte
+		if out, err = g.run(nil, "render", "--policy", *policy, "--native", "full"); err == nil {
+			set, err = LoadNative(out)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	objects, err := benchObjects(*cases)
+	if err != nil {
+		return err
+	}
+	server, err := g.Serve(*policy)
+	if err != nil {
+		return err
+	}
+	defer server.Stop()
+	configs, err := g.WebhookConfigurations(*policy, server)
+	if err != nil {
+		return err
+	}
+	namespaces := []runtime.Object{}
+	for _, o := range objects {
+		m, _ := metaOf(o.obj)
+		namespaces = mergeNamespaces(namespaces, []string{m.GetNamespace()})
+	}
+	chains := []struct {
+		name    string
+		objects []runtime.Object
+	}{
+		{"chain alone (no policy, no webhook)", namespaces},
+		{"native policies (render --native full)", append(set.Objects(), namespaces...)},
+		{"webhook (gpuadmit serve, 2 HTTPS calls)", append(configs, namespaces...)},
+	}
+	fmt.Fprintf(stdout, "bench: one admission through the plugin chain, ns/op (%s)\n", time.Now().UTC().Format(time.RFC3339))
+	for _, c := range chains {
+		env, err := NewEnvironment(c.objects, PluginOrder)
+		if err != nil {
+			return err
+		}
+		for _, o := range objects {
+			r := Request{Object: o.obj, Operation: admission.Create}
+			first := env.Admit(context.Background(), r)
+			result := testing.Benchmark(func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					env.Admit(context.Background(), r)
+				}
+			})
+			verdict := "admitted"
+			if first.Err != nil {
+				verdict = "denied"
+			}
+			fmt.Fprintf(stdout, "  %-42s %-48s %12d ns/op %8d B/op (%s, %d runs)\n", c.name, o.name,
+				result.NsPerOp(), result.AllocedBytesPerOp(), verdict, result.N)
+		}
+		env.Close()
+	}
+	return nil
+}
+
+type benchObject struct {
+	name string
+	obj  runtime.Object
+}
+
+// benchObjects: a one-container GPU pod (case 001), a GPU Deployment (case 007), the
+// 100-container pod of the cost check.
+func benchObjects(casesDir string) ([]benchObject, error) {
+	cases, err := LoadCases(casesDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []benchObject
+	for _, c := range cases {
+		if c.Name == "001-pod-limit-only-gets-request" || c.Name == "007-deployment-class-from-top-level-annotation" {
+			out = append(out, benchObject{"case " + c.Name, c.Input})
+		}
+	}
+	p := CostPod(100)
+	p.Namespace = "ml-vision"
+	out = append(out, benchObject{"pod of 100 GPU containers (ml-vision)", p})
+	return out, nil
+}
