@@ -9,6 +9,7 @@
 #include "engine/pod_view.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
+#include "fleet/gfd.h"
 #include "policies/mig_profiles.h"
 
 namespace gpuadmit::fleet {
@@ -42,18 +43,6 @@ std::string identity_by_name(std::string_view kind, std::string_view ns, std::st
   return key;
 }
 
-// The MIG profile of a resource name: nvidia.com/mig-1g.10gb.me → "1g.10gb+me"; "" otherwise.
-std::string mig_profile_of(std::string_view resource) {
-  constexpr std::string_view kPrefix = "nvidia.com/mig-";
-  if (resource.substr(0, kPrefix.size()) != kPrefix) return "";
-  std::string profile(resource.substr(kPrefix.size()));
-  const size_t gb = profile.find("gb");
-  if (gb != std::string::npos && gb + 2 < profile.size() && profile[gb + 2] == '.') {
-    profile[gb + 2] = '+';  // the device plugin writes "+" as "." (docs/mutations.md)
-  }
-  return profile;
-}
-
 // The largest profile of a MIG class (what a whole GPU asked for on it takes).
 std::string largest_profile(const GpuClass& gpu_class) {
   std::string best;
@@ -79,7 +68,7 @@ void fill_units(PodGroup& group, const std::vector<PodGpuRequest>& requests,
   const bool single = gpu_class->mig->strategy == MigConfig::Strategy::kSingle;
   for (const PodGpuRequest& r : requests) {
     if (r.units == 0) continue;
-    std::string profile = mig_profile_of(r.resource);
+    std::string profile = mig_profile_of_resource(r.resource);
     // MIG strategy single: nvidia.com/gpu is one instance of the node's profile.
     if (profile.empty()) {
       profile = single && !mig_profile.empty() ? mig_profile : largest_profile(*gpu_class);

@@ -22,6 +22,13 @@ struct ApiEndpoint {
   std::chrono::milliseconds timeout{500};
 };
 
+// A client certificate and its private key, PEM (a kubeconfig's client-certificate(-data) and
+// client-key(-data)); empty: the client presents none.
+struct ClientIdentity {
+  std::string cert_pem;
+  std::string key_pem;
+};
+
 struct ApiResponse {
   int status = 0;     // the HTTP status; 0 when no answer arrived
   std::string body;   // as sent (JSON for the API server's own answers)
@@ -30,7 +37,7 @@ struct ApiResponse {
 
 class ApiClient {
  public:
-  explicit ApiClient(ApiEndpoint endpoint);
+  explicit ApiClient(ApiEndpoint endpoint, ClientIdentity identity = {});
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
@@ -44,6 +51,7 @@ class ApiClient {
  private:
   struct Pool;
   ApiEndpoint endpoint_;
+  ClientIdentity identity_;
   std::unique_ptr<Pool> pool_;
 };
 
