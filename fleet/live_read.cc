@@ -110,7 +110,8 @@ bool items_key(std::string_view line) {
   return rest.empty() || rest.front() == '#';
 }
 
-using Unit = std::function<void(const std::string& text, int first_line)>;
+// A document or List item to parse: its text, first line, and how far its lines were dedented.
+using Unit = std::function<void(const std::string& text, int first_line, int dedent)>;
 
 // Splits YAML into what lint's reader parses: documents, and a List's items one by one (an item
 // `- ` at the items' indentation, its lines dedented by that indentation plus two). The List's
@@ -147,7 +148,7 @@ class YamlSplitter {
     } else if (items_key(text)) {
       // The List's own keys before and after its items are documents of their own (they hold
       // nothing the report reads), so that every line keeps its number.
-      if (!document_.empty()) unit_(document_, document_line_);
+      if (!document_.empty()) unit_(document_, document_line_, 0);
       document_.clear();
       items_ = true;
       item_indent_ = -1;
@@ -171,9 +172,9 @@ class YamlSplitter {
     const size_t i = indent_of(text);
     if (i == indent && item_start(text, i)) {
       flush_item();
-      item_ = std::string(2, ' ');
-      item_.append(text.substr(i + std::min<size_t>(2, text.size() - i)));
-      if (item_.size() == 2) item_ += '\n';
+      // "- key: value" → "key: value", each following line dedented as much.
+      item_ = std::string(text.substr(std::min(i + 2, text.size())));
+      if (item_.empty() || item_.back() != '\n') item_ += '\n';
       item_line_ = number;
       return true;
     }
@@ -188,13 +189,13 @@ class YamlSplitter {
     return false;
   }
   void flush_item() {
-    if (!item_.empty()) unit_(item_, item_line_);
+    if (!item_.empty()) unit_(item_, item_line_, item_indent_ + 2);
     item_.clear();
   }
   void flush() {
     flush_item();
     items_ = false;
-    if (!document_.empty()) unit_(document_, document_line_);
+    if (!document_.empty()) unit_(document_, document_line_, 0);
     document_.clear();
   }
 
@@ -210,8 +211,8 @@ class YamlSplitter {
 };
 
 // One document or item through lint's reader (markers, the fast path and yaml-cpp), its lines
-// counted from `first_line`.
-void parse_unit(const std::string& text, int first_line, const std::string& display,
+// counted from `first_line`, its columns `dedent` further right in the file.
+void parse_unit(const std::string& text, int first_line, int dedent, const std::string& display,
                 LiveCollector& collector, std::vector<InputError>& errors) {
   lint::DocumentStream stream{std::string_view(text)};
   lint::SourceDocument source;
@@ -221,7 +222,9 @@ void parse_unit(const std::string& text, int first_line, const std::string& disp
     if (doc.empty) continue;
     if (doc.error) {
       std::string message = "cannot read this document: " + doc.error->message;
-      if (doc.error->column > 0) message += " (column " + std::to_string(doc.error->column) + ")";
+      if (doc.error->column > 0) {
+        message += " (column " + std::to_string(doc.error->column + dedent) + ")";
+      }
       errors.push_back({display, doc.error->line, std::move(message)});
       continue;
     }
@@ -231,8 +234,8 @@ void parse_unit(const std::string& text, int first_line, const std::string& disp
 
 void read_yaml(LineSource& lines, int first_line, const std::string& display,
                LiveCollector& collector, std::vector<InputError>& errors) {
-  YamlSplitter splitter([&](const std::string& text, int line) {
-    parse_unit(text, line, display, collector, errors);
+  YamlSplitter splitter([&](const std::string& text, int line, int dedent) {
+    parse_unit(text, line, dedent, display, collector, errors);
   });
   std::string_view line;
   int number = first_line;

@@ -8,6 +8,7 @@ packages=(cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3
 packages+=(libmimalloc-dev) # the allocator of gpuadmit and bench/ (cmake/allocator.cmake)
 packages+=(python3) # extracts helm from its zip (below)
 packages+=(librsvg2-bin) # rsvg-convert: tests/fleet render the fleet SVG to PNG
+packages+=(python3-prometheus-client) # tests/fleet parse `fleet --live --output prometheus` with it
 # The chart tests' Node tooling; a machine with another Node.js build (e.g. NodeSource's, which
 # bundles npm) keeps it.
 command -v npm >/dev/null || packages+=(nodejs npm)
