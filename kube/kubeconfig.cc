@@ -221,24 +221,27 @@ std::optional<std::string> unsupported_user(const Json& user, const std::string&
 std::optional<std::string> read_cluster(const Found& cluster, const std::string& name,
                                         ClusterAccess& out) {
   const Json& c = *cluster.entry;
-  const std::string who = "the cluster \"" + name + "\" ";
+  const std::string who = "the cluster \"" + name + "\"";
   if (truthy(c, "insecure-skip-tls-verify")) {
     return who +
-           "sets insecure-skip-tls-verify: not supported (gpuadmit verifies the API "
+           " sets insecure-skip-tls-verify: not supported (gpuadmit verifies the API "
            "server); give certificate-authority or certificate-authority-data";
   }
   if (!string_member(c, "tls-server-name").empty()) {
     return who +
-           "sets tls-server-name: not supported; use a server URL whose host the "
+           " sets tls-server-name: not supported; use a server URL whose host the "
            "certificate names";
   }
-  if (!string_member(c, "proxy-url").empty()) return who + "sets proxy-url: not supported";
+  if (!string_member(c, "proxy-url").empty()) return who + " sets proxy-url: not supported";
   out.server = std::string(string_member(c, "server"));
-  if (out.server.empty()) return who + "has no server";
+  if (out.server.empty()) return who + " has no server";
   if (auto error = parse_server(out.server, out)) return who + ": " + *error;
   const Material ca = material(c, "certificate-authority", cluster.folder);
   if (!ca.error.empty()) return who + ": " + ca.error;
-  if (ca.set) {
+  if (const std::string_view file = string_member(c, "certificate-authority");
+      !file.empty() && string_member(c, "certificate-authority-data").empty()) {
+    out.endpoint.ca_path = resolve(std::string(file), cluster.folder);  // read by the TLS client
+  } else if (ca.set) {
     const std::optional<std::string> file = write_ca_file(ca.value);
     if (!file) return "cannot write the cluster's CA to a temporary file";
     out.ca_file =
