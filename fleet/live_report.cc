@@ -184,12 +184,13 @@ void usual_request(Build& b, size_t cls) {
 // any pending GPU pod (the scheduler's filters passed) fits them.
 void mark_stranded(Build& b, size_t cls) {
   LiveClassReport& c = b.report.classes[cls];
+  if (c.usual.empty()) return;  // no pod asks for the class's resources: no size to miss
   for (size_t r : b.class_nodes[cls]) {
     LiveNodeReport& node = b.report.nodes[r];
     if (node.state != NodeState::kSchedulable || node.used_units == 0 || node.free() == 0) continue;
     const LiveNode& live = b.input.nodes[node.node];
     const ResourceAmounts free = live_detail::free_amounts(live, node);
-    if (!c.usual.empty() && gpu_requests_fit(c.usual, free)) continue;
+    if (gpu_requests_fit(c.usual, free)) continue;
     const bool pending_fits =
         std::any_of(b.shapes.begin(), b.shapes.end(), [&](const PendingShape& s) {
           return !s.requests.empty() && gpu_requests_fit(s.requests, free) &&

@@ -266,3 +266,87 @@ TEST_CASE("fleet live: JSON report") {
 
 }  // namespace
 }  // namespace gpuadmit::fleet
+
+namespace gpuadmit::fleet {
+namespace {
+
+TEST_CASE("fleet live: DRA GPUs from ResourceSlices, allocated ones from ResourceClaims") {
+  // dra-1 is an a100 node whose GPUs NVIDIA's DRA driver publishes (type "gpu"; the MIG device
+  // is not a whole GPU); dra-2's slice is resource.k8s.io/v1beta1 (attributes under `basic`).
+  // One claim holds gpu-1 of dra-1 and a device of another driver: dra-1 has 2 GPUs, 1 used;
+  // dra-2 1 GPU, none used. A pod asking only through a claim waits with reason "DRA claims".
+  const std::string text = R"(apiVersion: v1
+kind: Node
+metadata:
+  name: dra-1
+  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+status:
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: dra-2
+  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+status:
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: dra-1-gpu.nvidia.com-x7k2p}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: dra-1
+  pool: {name: dra-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, attributes: {type: {string: gpu}, productName: {string: NVIDIA A100-SXM4-80GB}}}
+  - {name: gpu-1, attributes: {type: {string: gpu}}}
+  - {name: gpu-0-mig-1g10gb-0, attributes: {type: {string: mig}}}
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceSlice
+metadata: {name: dra-2-gpu.nvidia.com-q9v4d}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: dra-2
+  pool: {name: dra-2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, basic: {attributes: {type: {string: gpu}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: train-gpu, namespace: ml}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: dra-1, device: gpu-1}
+      - {request: nic, driver: nic.example.com, pool: dra-1, device: eth1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: claim-0, namespace: ml, annotations: {gpuadmit.io/class: a100}}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: main, image: cuda, resources: {claims: [{name: gpu}]}}]
+status: {phase: Pending}
+)";
+  const auto r = testing::run_live(text);
+  REQUIRE(r.errors.empty());
+  CHECK(r.input.nodes[0].dra_devices == 2);
+  CHECK(r.input.nodes[0].dra_allocated == 1);
+  CHECK(r.input.nodes[1].dra_devices == 1);
+  CHECK(r.input.nodes[1].dra_allocated == 0);
+  const LiveClassReport& a100 = live_class(r, "a100");
+  CHECK(a100.total == 3);
+  CHECK(a100.used == 1);
+  CHECK(a100.free == 2);
+  CHECK(a100.stranded == 0);  // no pod asks for nvidia.com/gpu: no usual size to miss
+  REQUIRE(r.report.pending.size() == 1);
+  CHECK(r.report.pending[0].reason == PendingReason::kDra);
+  CHECK(r.report.pending[0].detail == "asks for GPUs through DRA claims only (not judged)");
+}
+
+}  // namespace
+}  // namespace gpuadmit::fleet
