@@ -7,9 +7,9 @@
 // unless --show-managed-fields: kubernetes/kubernetes#96878); ~6 KB a pod at kubectl's
 // indentation, so 200,000 pods are ~1.2 GB.
 //
-//   bench::ClusterShape shape{.nodes = 5000, .pods = 200000};
-//   bench::write_cluster(shape, file);   // the export
-//   bench::kClusterPolicy                // the policy whose classes its nodes belong to
+//   cluster_gen::ClusterShape shape{.nodes = 5000, .pods = 200000};
+//   cluster_gen::write_cluster(shape, file);   // the export
+//   cluster_gen::kClusterPolicy            // the policy whose classes its nodes belong to
 //
 // The fleet, per 100 nodes: 40 CPU nodes; 20 A100 nodes of 8 GPUs; 16 H100 of 8; 16 L4 of 4 GPUs
 // time-sliced 8 ways (32 nvidia.com/gpu.shared each); 8 A100 MIG (mixed, all-1g.10gb: 56
@@ -26,7 +26,7 @@
 #include "engine/json.h"
 #include "engine/json_dump.h"
 
-namespace gpuadmit::bench {
+namespace gpuadmit::cluster_gen {
 
 struct ClusterShape {
   int nodes = 5000;
@@ -486,4 +486,4 @@ inline int64_t write_cluster(const ClusterShape& shape, std::FILE* out) {
   return gpu_pods;
 }
 
-}  // namespace gpuadmit::bench
+}  // namespace gpuadmit::cluster_gen

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,26 +41,29 @@ class JsonObjectStream {
   // The next object: an item of a List, or a top-level object that is not a List. False at the
   // end of the input or at the first error (then error() says what and where).
   bool next(Json& out, int& line);
+  // Members only some items need (metadata, status.conditions) are then scanned first and read
+  // only when `wanted` accepts the item as read without them: the report reads a Pod's
+  // metadata only for GPU pods. Unset: every item is read whole (within the filter).
+  void set_interest(std::function<bool(const Json&)> wanted) { interest_ = std::move(wanted); }
   const std::optional<StreamError>& error() const { return error_; }
+  // Text mode: how many bytes of the text are read (nothing before it is looked at again).
+  size_t offset() const { return pos_; }
 
   // The largest item the stream holds in memory at once: a larger one is an error.
   static constexpr size_t kMaxItemBytes = 256u << 20;
 
  private:
   enum class State { kTop, kTopMembers, kItems, kDone };
-  bool fill();  // reads more of the file, keeping bytes from keep_; false at end of input
+  bool fill();  // reads more of the file, keeping bytes from pos_; false at end of input
   bool fail(size_t at, std::string message);
-  int line_at(size_t offset);  // the 1-based line of a buffer offset
+  int line_of(size_t offset) const;  // the 1-based line of a buffer offset at or after pos_
 
   std::FILE* file_ = nullptr;
   std::string buffer_;  // file mode: the bytes read and not yet dropped
   std::string_view data_;
   bool eof_ = false;
-  size_t pos_ = 0;            // cursor in data_
-  size_t keep_ = 0;           // bytes before this may be dropped on the next fill()
-  int64_t lines_before_ = 0;  // newlines dropped from the front of the buffer
-  size_t counted_to_ = 0;     // line_at's progress: newlines in data_[0, counted_to_)
-  int64_t counted_lines_ = 0;
+  size_t pos_ = 0;    // cursor in data_: what is before it is read
+  int64_t line_ = 1;  // pos_'s line
   State state_ = State::kTop;
   bool top_array_ = false;  // the items are a top-level array's elements, not a List's
   bool first_ = true;       // no member/element of the current object/array read yet
@@ -67,6 +71,7 @@ class JsonObjectStream {
   Json head_;               // the current top-level object's other members
   int head_line_ = 0;
   std::optional<StreamError> error_;
+  std::function<bool(const Json&)> interest_;
 };
 
 }  // namespace gpuadmit::fleet

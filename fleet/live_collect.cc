@@ -167,6 +167,35 @@ void LiveCollector::add(Json object, const std::string& file, int line) {
   }
 }
 
+bool LiveCollector::wants(const Json& object) const {
+  if (string_member(object, "kind") != "Pod") return true;
+  const Json* spec = find_member(object, "spec");
+  if (spec == nullptr || !spec->is_object()) return true;
+  if (const Json* claims = find_member(*spec, "resourceClaims");
+      claims != nullptr && !(claims->is_array() && claims->empty())) {
+    return true;
+  }
+  for (std::string_view list : kContainerLists) {
+    const Json* containers = find_member(*spec, list);
+    if (containers == nullptr) continue;
+    if (!containers->is_array()) return true;
+    for (const Json& container : *containers) {
+      const Json* resources = find_member(container, "resources");
+      if (resources == nullptr) continue;
+      if (!resources->is_object()) return true;
+      for (std::string_view section : {"requests", "limits"}) {
+        const Json* amounts = find_member(*resources, section);
+        if (amounts == nullptr) continue;
+        if (!amounts->is_object()) return true;
+        for (auto it = amounts->begin(); it != amounts->end(); ++it) {
+          if (policy_.is_gpu_resource(it.key())) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 void LiveCollector::add_object(Json& object, uint32_t file, int line) {
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");

@@ -28,6 +28,10 @@ class LiveCollector {
   LiveCollector& operator=(const LiveCollector&) = delete;
 
   void add(Json object, const std::string& file, int line);
+  // Whether an object read without its metadata and conditions needs them: anything but a Pod,
+  // and a Pod that names a GPU resource or a DRA claim, or is malformed (to be reported). A CPU
+  // pod is counted without them (JsonObjectStream::set_interest).
+  bool wants(const Json& object) const;
   // Objects that cannot be read as what their kind says (a Pod whose containers are not a list).
   const std::vector<InputError>& errors() const { return errors_; }
   LiveInput finish();

@@ -40,6 +40,7 @@ class LineSource {
   }
   bool read_error() const { return read_error_; }
   int read_errno() const { return read_errno_; }
+  size_t offset() const { return pos_; }  // text mode: the bytes read so far
 
  private:
   bool fill() {
@@ -232,14 +233,21 @@ void parse_unit(const std::string& text, int first_line, int dedent, const std::
   }
 }
 
+// Told how far a text has been read, so that a mapped file's pages behind it can be let go.
+using Progress = std::function<void(size_t offset)>;
+
 void read_yaml(LineSource& lines, int first_line, const std::string& display,
-               LiveCollector& collector, std::vector<InputError>& errors) {
+               LiveCollector& collector, std::vector<InputError>& errors,
+               const Progress& progress = nullptr) {
   YamlSplitter splitter([&](const std::string& text, int line, int dedent) {
     parse_unit(text, line, dedent, display, collector, errors);
   });
   std::string_view line;
   int number = first_line;
-  while (lines.next(line)) splitter.line(line, number++);
+  while (lines.next(line)) {
+    splitter.line(line, number++);
+    if (progress) progress(lines.offset());
+  }
   splitter.finish();
   if (lines.read_error()) {
     errors.push_back({display, 0,
@@ -249,10 +257,14 @@ void read_yaml(LineSource& lines, int first_line, const std::string& display,
 }
 
 void read_json(JsonObjectStream& stream, const std::string& display, LiveCollector& collector,
-               std::vector<InputError>& errors) {
+               std::vector<InputError>& errors, const Progress& progress = nullptr) {
+  stream.set_interest([&collector](const Json& object) { return collector.wants(object); });
   Json object;
   int line = 0;
-  while (stream.next(object, line)) collector.add(std::move(object), display, line);
+  while (stream.next(object, line)) {
+    collector.add(std::move(object), display, line);
+    if (progress) progress(stream.offset());
+  }
   if (stream.error()) {
     errors.push_back(
         {display, stream.error()->line, "cannot read the JSON: " + stream.error()->message});
@@ -261,8 +273,10 @@ void read_json(JsonObjectStream& stream, const std::string& display, LiveCollect
 
 }  // namespace
 
-void read_live_text(std::string_view text, const std::string& display, LiveCollector& collector,
-                    std::vector<InputError>& errors) {
+namespace {
+
+void read_text(std::string_view text, const std::string& display, LiveCollector& collector,
+               std::vector<InputError>& errors, const Progress& progress) {
   size_t at = 0;
   int line = 1;
   while (at < text.size() &&
@@ -271,11 +285,19 @@ void read_live_text(std::string_view text, const std::string& display, LiveColle
   }
   if (at < text.size() && (text[at] == '{' || text[at] == '[')) {
     JsonObjectStream stream(text.substr(at), line);
-    read_json(stream, display, collector, errors);
+    read_json(stream, display, collector, errors,
+              progress ? Progress([&](size_t offset) { progress(at + offset); }) : nullptr);
     return;
   }
   LineSource lines(text);
-  read_yaml(lines, 1, display, collector, errors);
+  read_yaml(lines, 1, display, collector, errors, progress);
+}
+
+}  // namespace
+
+void read_live_text(std::string_view text, const std::string& display, LiveCollector& collector,
+                    std::vector<InputError>& errors) {
+  read_text(text, display, collector, errors, nullptr);
 }
 
 void read_live_stream(std::FILE* file, const std::string& display, LiveCollector& collector,
@@ -315,13 +337,21 @@ void read_live_file(const std::string& path, LiveCollector& collector,
   struct stat info;
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
     const size_t size = static_cast<size_t>(info.st_size);
-    // MAP_POPULATE: the pages mapped in one go rather than fault by fault (a 2 GB export).
-    void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (mapped != MAP_FAILED) {
       ::madvise(mapped, size, MADV_SEQUENTIAL);
       ::close(fd);
-      read_live_text(std::string_view(static_cast<const char*>(mapped), size), path, collector,
-                     errors);
+      // Pages read are let go every 64 MB, so that a 2 GB export is never resident whole.
+      char* base = static_cast<char*>(mapped);
+      size_t released = 0;
+      const auto release = [&](size_t offset) {
+        constexpr size_t kStep = size_t{64} << 20;
+        if (offset < released + kStep) return;
+        const size_t upto = offset & ~(kStep - 1);
+        ::madvise(base + released, upto - released, MADV_DONTNEED);
+        released = upto;
+      };
+      read_text(std::string_view(base, size), path, collector, errors, release);
       ::munmap(mapped, size);
       return;
     }
