@@ -7,6 +7,16 @@
 namespace gpuadmit::fleet {
 namespace {
 
+// The terminal report names at most this many nodes per list and pending pods; --output json
+// holds every one.
+constexpr size_t kListed = 20;
+
+void more(std::ostream& out, size_t shown, size_t total, const char* what) {
+  if (total > shown) {
+    out << "    … and " << total - shown << " more " << what << " (--output json lists them)\n";
+  }
+}
+
 std::string units_text(const LiveClassReport& c, int64_t n) {
   return std::to_string(n) + " " + unit_word(c.shape.unit, n);
 }
@@ -65,30 +75,33 @@ void write_stranded(const LiveReport& report, const LiveInput& input, std::ostre
   for (const LiveClassReport& c : report.classes) {
     if (c.nodes == 0) continue;
     out << "  " << stranded_line(c) << "\n";
+    size_t shown = 0;
     for (const LiveNodeReport& n : report.nodes) {
-      if (n.stranded == 0 || class_of(report, n.cls) != &c) continue;
+      if (n.stranded == 0 || class_of(report, n.cls) != &c || shown++ >= kListed) continue;
       out << "    " << input.nodes[n.node].name << ": " << n.free() << " of " << n.capacity
           << " free, fit neither a pending pod nor the usual pod (" << requests_text(c.usual)
           << ")\n";
     }
+    more(out, std::min(shown, kListed), static_cast<size_t>(c.stranded_nodes), "nodes");
   }
 }
 
 void write_nodes(const LiveReport& report, const LiveInput& input, std::ostream& out) {
-  bool heading = false;
+  size_t apart = 0;
   for (const LiveNodeReport& n : report.nodes) {
     const LiveClassReport* c = class_of(report, n.cls);
     if (c == nullptr || n.state == NodeState::kSchedulable) continue;
-    if (!heading) out << "\nnodes counted apart:\n";
-    heading = true;
+    if (apart == 0) out << "\nnodes counted apart:\n";
+    if (apart++ >= kListed) continue;
     out << "  " << input.nodes[n.node].name << " (" << c->name << "): " << state_name(n.state)
         << (n.taint.empty() ? "" : " (" + n.taint + ")") << "; " << n.used_units << " of "
         << units_text(*c, n.capacity) << " used, " << n.free() << " unavailable\n";
   }
+  more(out, std::min(apart, kListed), apart, "nodes");
   if (!report.unmatched.empty()) {
     out << "\nnodes with GPUs that match no class (" << report.unmatched.size() << "):\n";
-    for (size_t i : report.unmatched) {
-      const LiveNodeReport& n = report.nodes[i];
+    for (size_t k = 0; k < report.unmatched.size() && k < kListed; ++k) {
+      const LiveNodeReport& n = report.nodes[report.unmatched[k]];
       const LiveNode& node = input.nodes[n.node];
       out << "  " << node.name << ":";
       for (const ResourceAmount& a : node.allocatable) {
@@ -99,21 +112,24 @@ void write_nodes(const LiveReport& report, const LiveInput& input, std::ostream&
       out << ", " << n.used_units << " used by "
           << plural(static_cast<int64_t>(n.pods.size()), "pod") << "\n";
     }
+    more(out, std::min(report.unmatched.size(), kListed), report.unmatched.size(), "nodes");
   }
-  heading = false;
+  size_t notes = 0;
   for (const LiveNodeReport& n : report.nodes) {
     for (const std::string& note : n.notes) {
-      if (!heading) out << "\nnode notes:\n";
-      heading = true;
+      if (notes == 0) out << "\nnode notes:\n";
+      if (notes++ >= kListed) continue;
       out << "  " << input.nodes[n.node].name << ": " << note << "\n";
     }
   }
+  more(out, std::min(notes, kListed), notes, "notes");
 }
 
 void write_pending(const LiveReport& report, const LiveInput& input, std::ostream& out) {
   if (report.pending.empty()) return;
   out << "\npending GPU pods (" << report.pending.size() << "):\n";
-  for (const PendingEntry& e : report.pending) {
+  for (size_t k = 0; k < report.pending.size() && k < kListed; ++k) {
+    const PendingEntry& e = report.pending[k];
     const LivePod& pod = input.pods[e.pod];
     out << "  " << pod.label();
     if (!pod.owner.empty()) out << " (" << pod.owner << ")";
@@ -122,6 +138,7 @@ void write_pending(const LiveReport& report, const LiveInput& input, std::ostrea
     out << ": " << reason_text(e.reason) << " — " << e.detail << "\n";
     if (!pod.scheduler_message.empty()) out << "      scheduler: " << pod.scheduler_message << "\n";
   }
+  more(out, std::min(report.pending.size(), kListed), report.pending.size(), "pending GPU pods");
 }
 
 Json amounts_json(const ResourceAmounts& amounts) {
