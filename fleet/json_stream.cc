@@ -23,13 +23,28 @@ constexpr size_t kChunk = 16u << 20;
 // filtered again. `elements` filters each element when the value is an array. A `defer`red
 // member is only scanned at first and read once the object proves wanted (set_interest): a
 // Pod's metadata and conditions matter only for GPU pods.
+struct Filter;
+using Members = std::vector<std::pair<std::string_view, const Filter*>>;
 struct Filter {
+  Filter() = default;
+  Filter(bool keep, Members m, const Filter* each = nullptr, bool later = false)
+      : keep_rest(keep), members(std::move(m)), elements(each), defer(later) {
+    for (const auto& [name, f] : members) first[static_cast<unsigned char>(name[0])] = true;
+  }
+  // The member named `key`: its filter, or `fallback` when it is not listed.
+  const Filter* find(std::string_view key, const Filter* fallback) const {
+    if (key.empty() || !first[static_cast<unsigned char>(key[0])]) return fallback;
+    for (const auto& [name, f] : members) {
+      if (name.size() == key.size() && name == key) return f;
+    }
+    return fallback;
+  }
   bool keep_rest = false;
-  std::vector<std::pair<std::string_view, const Filter*>> members;
+  Members members;
   const Filter* elements = nullptr;
   bool defer = false;
+  bool first[256] = {};  // the first bytes of the members' names: most keys are not listed
 };
-using Members = std::vector<std::pair<std::string_view, const Filter*>>;
 const Filter kDrop{};
 
 const Filter kContainer{false,
@@ -387,10 +402,7 @@ Scan select_object(Cursor& c, const Filter& filter, Json& out, Selection& sel) {
     if (*c.p != ':') return c.invalid("expected ':'");
     ++c.p;
     skip_ws(c);
-    const Filter* member = filter.keep_rest ? nullptr : &kDrop;
-    for (const auto& [name, f] : filter.members) {
-      if (name.size() == key.size() && name[0] == key[0] && name == key) member = f;
-    }
+    const Filter* member = filter.find(key, filter.keep_rest ? nullptr : &kDrop);
     if (member == &kDrop) {
       if (Scan s = skip_value(c); s != Scan::kOk) return s;
       continue;
@@ -628,10 +640,7 @@ bool JsonObjectStream::next(Json& out, int& line) {
             line_ += c.lines;
             continue;
           } else {
-            const Filter* member = &kDrop;
-            for (const auto& [name, f] : kItem.members) {
-              if (name == key) member = f;
-            }
+            const Filter* member = kItem.find(key, &kDrop);
             std::string name(key);
             Json value;
             Selection whole;

@@ -258,6 +258,7 @@ void LiveCollector::add_pod(const Json& object, uint32_t file, int line) {
     ++input_.terminal_pods;
     return;
   }
+  if (!wants(object)) return;  // no GPU resource, no claim, well formed: a CPU pod
   const Json* metadata = find_member(object, "metadata");
   Expected<PodView> view = PodView::make(object, pod_location());
   if (!view) {
