@@ -9,7 +9,8 @@
 // default 5,000 nodes and 200,000 pods, `kubectl get nodes,pods -A -o json` of ~1.6 GB) written
 // to a file, then read from it (mapped, as the CLI does) to the finished text report; wall and
 // CPU time (the process's user + system) per run, best of --runs. Issue 24's target: under 2 s.
-// `--keep DIR` leaves the export and its policy there, for timing the binary itself:
+// `--keep DIR` leaves the export and its policy there (and reuses one of the same shape), for
+// timing the binary itself:
 //   /usr/bin/time build/gpuadmit fleet --live --policy DIR/policy.yaml DIR/cluster.json
 //
 //   ./build/bench/fleet_bench [--pods N] [--runs N] [--only pods|deployments|direct]
@@ -19,7 +20,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -199,18 +202,27 @@ int bench_live(int nodes, int pods, int runs, const std::string& keep) {
   }
   const std::string export_path = dir + "/cluster.json";
   const std::string policy_path = dir + "/policy.yaml";
-  std::FILE* out = std::fopen(export_path.c_str(), "wb");
-  std::FILE* policy_out = std::fopen(policy_path.c_str(), "wb");
-  if (out == nullptr || policy_out == nullptr) {
-    std::fprintf(stderr, "cannot write %s\n", dir.c_str());
-    return 2;
+  // --keep DIR that holds an export of the same shape already: reused (writing takes minutes).
+  const std::string shape_path = dir + "/shape.txt";
+  const std::string shape = std::to_string(nodes) + " " + std::to_string(pods) + "\n";
+  std::ifstream shape_in(shape_path);
+  std::string kept_shape((std::istreambuf_iterator<char>(shape_in)),
+                         std::istreambuf_iterator<char>());
+  if (kept_shape != shape) {
+    std::FILE* out = std::fopen(export_path.c_str(), "wb");
+    std::FILE* policy_out = std::fopen(policy_path.c_str(), "wb");
+    if (out == nullptr || policy_out == nullptr) {
+      std::fprintf(stderr, "cannot write %s\n", dir.c_str());
+      return 2;
+    }
+    std::fputs(cluster_gen::kClusterPolicy, policy_out);
+    std::fclose(policy_out);
+    std::fprintf(stderr, "writing %d nodes and %d pods to %s ...\n", nodes, pods,
+                 export_path.c_str());
+    cluster_gen::write_cluster({.nodes = nodes, .pods = pods}, out);
+    std::fclose(out);
+    std::ofstream(shape_path) << shape;
   }
-  std::fputs(cluster_gen::kClusterPolicy, policy_out);
-  std::fclose(policy_out);
-  std::fprintf(stderr, "writing %d nodes and %d pods to %s ...\n", nodes, pods,
-               export_path.c_str());
-  const int64_t gpu_pods = cluster_gen::write_cluster({.nodes = nodes, .pods = pods}, out);
-  std::fclose(out);
   struct stat info;
   stat(export_path.c_str(), &info);
   PolicyLoadResult loaded = load_policy(cluster_gen::kClusterPolicy, "policy.yaml");
@@ -218,6 +230,7 @@ int bench_live(int nodes, int pods, int runs, const std::string& keep) {
   using clock = std::chrono::steady_clock;
   double best_wall = 1e9, best_cpu = 1e9, best_read = 0;
   std::string table;
+  size_t gpu_pods = 0;
   for (int r = 0; r < runs; ++r) {
     const double cpu0 = cpu_seconds();
     const auto start = clock::now();
@@ -225,6 +238,7 @@ int bench_live(int nodes, int pods, int runs, const std::string& keep) {
     std::vector<fleet::InputError> errors;
     fleet::read_live_file(export_path, collector, errors);
     const fleet::LiveInput input = collector.finish();
+    gpu_pods = input.pods.size();
     const auto read = clock::now();
     const fleet::LiveReport report = fleet::build_live_report(input, *policy);
     std::ostringstream text;
@@ -251,6 +265,7 @@ int bench_live(int nodes, int pods, int runs, const std::string& keep) {
   if (keep.empty()) {
     std::remove(export_path.c_str());
     std::remove(policy_path.c_str());
+    std::remove(shape_path.c_str());
     std::remove(dir.c_str());
   }
   return 0;
