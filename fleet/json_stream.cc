@@ -12,6 +12,25 @@
 #include "engine/json_parse.h"
 
 namespace gpuadmit::fleet {
+namespace json_scan {
+
+enum class Scan : int { kOk, kIncomplete, kInvalid };
+
+struct Cursor {
+  const char* p;
+  const char* end;
+  const char* error_at = nullptr;
+  std::string message;
+  int64_t lines = 0;  // newlines passed (JSON strings hold none: only whitespace does)
+  Scan invalid(std::string text) {
+    error_at = p;
+    message = std::move(text);
+    return Scan::kInvalid;
+  }
+};
+
+}  // namespace json_scan
+
 namespace {
 
 // lint's depth limit (SPEC §9): a kept value nested deeper is an error.
@@ -125,20 +144,8 @@ struct Selection {
   std::vector<Deferred> deferred;
 };
 
-enum class Scan { kOk, kIncomplete, kInvalid };
-
-struct Cursor {
-  const char* p;
-  const char* end;
-  const char* error_at = nullptr;
-  std::string message;
-  int64_t lines = 0;  // newlines passed (JSON strings hold none: only whitespace does)
-  Scan invalid(std::string text) {
-    error_at = p;
-    message = std::move(text);
-    return Scan::kInvalid;
-  }
-};
+using json_scan::Cursor;
+using json_scan::Scan;
 
 inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -551,6 +558,77 @@ bool JsonObjectStream::fail(size_t at, std::string message) {
   return false;
 }
 
+// An item of the List (or of a top-level array): what the report reads of it; a Pod without a
+// node read again with its placement; deferred members read when the item is wanted.
+json_scan::Scan JsonObjectStream::read_item(json_scan::Cursor& c, Json& out) {
+  const char* start = c.p;
+  Selection sel;
+  sel.defer = static_cast<bool>(interest_);
+  Scan s = select_value(c, &kItem, out, sel);
+  if (s == Scan::kOk && pending_pod(out)) {
+    Cursor again{start, c.end, nullptr, {}};
+    Selection whole;
+    s = select_value(again, &kPendingPod, out, whole);
+  } else if (s == Scan::kOk && !sel.deferred.empty() && interest_(out)) {
+    s = read_deferred(sel, c.end, out, c);
+  }
+  return s;
+}
+
+// A member of a top-level object: kept in head_ as an item's would be; `items` set when it
+// opens the List's items (c then after its '[').
+json_scan::Scan JsonObjectStream::read_head_member(json_scan::Cursor& c, bool& items) {
+  std::string scratch;
+  std::string_view key;
+  if (Scan s = read_key(c, key, scratch); s != Scan::kOk) return s;
+  skip_ws(c);
+  if (c.p >= c.end) return Scan::kIncomplete;
+  if (*c.p != ':') return c.invalid("expected ':'");
+  ++c.p;
+  skip_ws(c);
+  if (c.p >= c.end) return Scan::kIncomplete;
+  if (key == "items" && *c.p == '[') {
+    ++c.p;
+    items = true;
+    return Scan::kOk;
+  }
+  const Filter* member = kItem.find(key, &kDrop);
+  if (member == &kDrop) return skip_value(c);
+  std::string name(key);
+  Json value;
+  Selection whole;
+  const Scan s = select_value(c, member, value, whole);
+  if (s == Scan::kOk) head_[name] = std::move(value);
+  return s;
+}
+
+// At a value's closing bracket: true (and `out` set) when it ended a single object.
+bool JsonObjectStream::close_value(Json& out, int& line) {
+  ++pos_;
+  first_ = false;
+  if (state_ == State::kItems && !top_array_) {
+    state_ = State::kTopMembers;
+    return false;
+  }
+  const bool single = state_ == State::kTopMembers && !saw_items_;
+  state_ = State::kTop;
+  if (single) {
+    out = std::move(head_);
+    line = head_line_;
+  }
+  return single;
+}
+
+void JsonObjectStream::open_value(char ch) {
+  top_array_ = ch == '[';
+  state_ = top_array_ ? State::kItems : State::kTopMembers;
+  first_ = true;
+  saw_items_ = false;
+  head_ = Json::object();
+  head_line_ = static_cast<int>(std::min<int64_t>(line_, INT32_MAX));
+  ++pos_;
+}
+
 bool JsonObjectStream::next(Json& out, int& line) {
   for (;;) {
     if (state_ == State::kDone || error_) return false;
@@ -569,87 +647,25 @@ bool JsonObjectStream::next(Json& out, int& line) {
     const char ch = *c.p;
     if (state_ == State::kTop) {
       if (ch != '{' && ch != '[') return fail(pos_, "expected a JSON object or array");
-      top_array_ = ch == '[';
-      state_ = top_array_ ? State::kItems : State::kTopMembers;
-      first_ = true;
-      saw_items_ = false;
-      head_ = Json::object();
-      head_line_ = static_cast<int>(std::min<int64_t>(line_, INT32_MAX));
-      ++pos_;
+      open_value(ch);
       continue;
     }
     const char close = state_ == State::kItems ? ']' : '}';
     if (ch == close) {
-      ++pos_;
-      first_ = false;
-      if (state_ == State::kItems && !top_array_) {
-        state_ = State::kTopMembers;
-        continue;
-      }
-      state_ = State::kTop;
-      if (close == '}' && !saw_items_) {  // a single object, not a List
-        out = std::move(head_);
-        line = head_line_;
-        return true;
-      }
+      if (close_value(out, line)) return true;
       continue;
     }
     if (!first_) {
       if (ch != ',') return fail(pos_, std::string("expected ',' or '") + close + "'");
       ++c.p;
       skip_ws(c);
-      if (c.p >= c.end) {  // read on, then the comma again
-        if (fill()) continue;
-        return fail(pos_, "the JSON ends inside a value");
-      }
     }
     const size_t start = static_cast<size_t>(c.p - data_.data());
     const int64_t start_line = line_ + c.lines;
-    Scan s;
-    if (state_ == State::kItems) {
-      Selection sel;
-      sel.defer = static_cast<bool>(interest_);
-      s = select_value(c, &kItem, out, sel);
-      if (s == Scan::kOk && pending_pod(out)) {
-        Cursor again{data_.data() + start, c.end, nullptr, {}};
-        Selection whole;
-        s = select_value(again, &kPendingPod, out, whole);
-      } else if (s == Scan::kOk && !sel.deferred.empty() && interest_(out)) {
-        s = read_deferred(sel, c.end, out, c);
-      }
-    } else {
-      std::string scratch;
-      std::string_view key;
-      s = read_key(c, key, scratch);
-      if (s == Scan::kOk) {
-        skip_ws(c);
-        if (c.p >= c.end) {
-          s = Scan::kIncomplete;
-        } else if (*c.p != ':') {
-          s = c.invalid("expected ':'");
-        } else {
-          ++c.p;
-          skip_ws(c);
-          if (c.p >= c.end) {
-            s = Scan::kIncomplete;
-          } else if (key == "items" && *c.p == '[') {
-            saw_items_ = true;
-            state_ = State::kItems;
-            first_ = true;
-            pos_ = static_cast<size_t>(c.p + 1 - data_.data());
-            line_ += c.lines;
-            continue;
-          } else {
-            const Filter* member = kItem.find(key, &kDrop);
-            std::string name(key);
-            Json value;
-            Selection whole;
-            s = member == &kDrop ? skip_value(c) : select_value(c, member, value, whole);
-            if (s == Scan::kOk && member != &kDrop) head_[name] = std::move(value);
-          }
-        }
-      }
-    }
+    bool items = false;
+    const Scan s = c.p >= c.end              ? Scan::kIncomplete
+                   : state_ == State::kItems ? read_item(c, out)
+                                             : read_head_member(c, items);
     if (s == Scan::kIncomplete) {
       if (fill()) continue;  // read on and scan the value again from its start
       if (error_) return false;
@@ -660,10 +676,16 @@ bool JsonObjectStream::next(Json& out, int& line) {
     }
     pos_ = static_cast<size_t>(c.p - data_.data());
     line_ += c.lines;
+    if (items) {
+      saw_items_ = true;
+      state_ = State::kItems;
+      first_ = true;
+      continue;
+    }
     first_ = false;
-    if (state_ == State::kItems) {
+    if (state_ == State::kItems && out.is_object()) {
       line = static_cast<int>(std::min<int64_t>(start_line, INT32_MAX));
-      if (out.is_object()) return true;
+      return true;
     }
   }
 }

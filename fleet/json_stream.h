@@ -24,6 +24,11 @@
 
 namespace gpuadmit::fleet {
 
+namespace json_scan {  // fleet/json_stream.cc's scanner
+enum class Scan : int;
+struct Cursor;
+}  // namespace json_scan
+
 struct StreamError {
   int line = 0;  // 1-based; 0 when unknown
   std::string message;
@@ -56,6 +61,10 @@ class JsonObjectStream {
   enum class State { kTop, kTopMembers, kItems, kDone };
   bool fill();  // reads more of the file, keeping bytes from pos_; false at end of input
   bool fail(size_t at, std::string message);
+  void open_value(char ch);                // at a top-level '{' or '['
+  bool close_value(Json& out, int& line);  // at its closing bracket: true for a single object
+  json_scan::Scan read_item(json_scan::Cursor& c, Json& out);
+  json_scan::Scan read_head_member(json_scan::Cursor& c, bool& items);
   int line_of(size_t offset) const;  // the 1-based line of a buffer offset at or after pos_
 
   std::FILE* file_ = nullptr;

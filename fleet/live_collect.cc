@@ -281,45 +281,49 @@ void LiveCollector::add_pod(const Json& object, uint32_t file, int line) {
   pod.file = file;
   pod.line = line;
   pod.node_name = std::string(string_member(spec, "nodeName"));
-  if (pod.node_name.empty()) {
-    pod.placement = Json::object();
-    for (std::string_view key : {"nodeSelector", "affinity", "tolerations"}) {
-      if (const Json* v = find_member(spec, key)) pod.placement[std::string(key)] = *v;
-    }
-    RequestContext request;
-    request.policy = &policy_;
-    request.ns = pod.ns;
-    request.api_version = "v1";
-    request.kind = "Pod";
-    request.name = pod.name;
-    PodContext context;
-    context.request = &request;
-    context.policy = &policy_;
-    context.tenant = policy_.tenant_for(pod.ns);
-    context.gpu_pod = true;
-    resolve_pod_context(*view, context);
-    pod.class_name = context.class_name;
-    pod.class_known = context.gpu_class != nullptr;
-    if (const Json* gates = find_member(spec, "schedulingGates"); gates && gates->is_array()) {
-      for (const Json& g : *gates) pod.scheduling_gates.emplace_back(string_member(g, "name"));
-    }
-    if (status != nullptr) {
-      pod.nominated_node = std::string(string_member(*status, "nominatedNodeName"));
-      if (const Json* conditions = find_member(*status, "conditions");
-          conditions && conditions->is_array()) {
-        for (const Json& c : *conditions) {
-          if (string_member(c, "type") == "PodScheduled" && string_member(c, "status") == "False")
-            pod.scheduler_message = std::string(string_member(c, "message"));
-        }
-      }
-    }
-  }
+  if (pod.node_name.empty()) read_pending(*view, spec, status, pod);
   auto [at, added] = index_->pods.emplace(pod.ns + "/" + pod.name, input_.pods.size());
   if (added) {
     input_.pods.push_back(std::move(pod));
   } else {
     ++input_.replaced;
     input_.pods[at->second] = std::move(pod);
+  }
+}
+
+// What a pod without a node needs for its verdict: its placement, the class the webhook
+// resolves (engine/context.h), its scheduling gates and the scheduler's message.
+void LiveCollector::read_pending(const PodView& view, const Json& spec, const Json* status,
+                                 LivePod& pod) const {
+  pod.placement = Json::object();
+  for (std::string_view key : {"nodeSelector", "affinity", "tolerations"}) {
+    if (const Json* v = find_member(spec, key)) pod.placement[std::string(key)] = *v;
+  }
+  RequestContext request;
+  request.policy = &policy_;
+  request.ns = pod.ns;
+  request.api_version = "v1";
+  request.kind = "Pod";
+  request.name = pod.name;
+  PodContext context;
+  context.request = &request;
+  context.policy = &policy_;
+  context.tenant = policy_.tenant_for(pod.ns);
+  context.gpu_pod = true;
+  resolve_pod_context(view, context);
+  pod.class_name = context.class_name;
+  pod.class_known = context.gpu_class != nullptr;
+  if (const Json* gates = find_member(spec, "schedulingGates"); gates && gates->is_array()) {
+    for (const Json& g : *gates) pod.scheduling_gates.emplace_back(string_member(g, "name"));
+  }
+  if (status == nullptr) return;
+  pod.nominated_node = std::string(string_member(*status, "nominatedNodeName"));
+  if (const Json* conditions = find_member(*status, "conditions");
+      conditions && conditions->is_array()) {
+    for (const Json& c : *conditions) {
+      if (string_member(c, "type") == "PodScheduled" && string_member(c, "status") == "False")
+        pod.scheduler_message = std::string(string_member(c, "message"));
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/json.h"
+#include "engine/pod_view.h"
 #include "fleet/live_model.h"
 #include "fleet/read.h"
 #include "policies/compiled_policy.h"
@@ -42,6 +43,7 @@ class LiveCollector {
   void add_object(Json& object, uint32_t file, int line);
   void add_node(const Json& node, uint32_t file, int line);
   void add_pod(const Json& pod, uint32_t file, int line);
+  void read_pending(const PodView& view, const Json& spec, const Json* status, LivePod& pod) const;
   void add_slice(const Json& slice);
   void add_claim(const Json& claim);
 

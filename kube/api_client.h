@@ -1,7 +1,8 @@
 #pragma once
 // HTTPS GETs to the Kubernetes API server: the cluster CA verified (chain and host name), a
-// bearer token per request, a timeout per phase. Thread-safe; connections are kept alive and
-// reused, one per concurrent caller. The only file that sees cpp-httplib is api_client.cc.
+// bearer token per request or a client certificate, a timeout per phase. Thread-safe; connections
+// are kept alive and reused, one per concurrent caller. The only file that sees cpp-httplib is
+// api_client.cc.
 //
 //   ApiClient api({.host = "10.96.0.1", .port = 443, .ca_path = ".../ca.crt"});
 //   ApiResponse r = api.get("/apis/resource.k8s.io", token);
