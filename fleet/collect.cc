@@ -19,23 +19,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// kubectl's v1 List and typed lists (PodList, ...): their items are the objects.
-bool is_list(const Json& object) {
-  if (!ends_with(string_member(object, "kind"), "List")) return false;
-  const Json* items = find_member(object, "items");
-  return items != nullptr && items->is_array();
-}
-
-// A finished Pod holds no GPU (the scheduler and quota count only non-terminal pods,
-// k8s.io/kubernetes pkg/quota/v1/evaluator/core/pods.go QuotaV1Pod).
-bool terminated_pod(const Json& object) {
-  if (string_member(object, "kind") != "Pod") return false;
-  const Json* status = find_member(object, "status");
-  if (status == nullptr) return false;
-  const std::string_view phase = string_member(*status, "phase");
-  return phase == "Succeeded" || phase == "Failed";
-}
-
 std::string identity_by_uid(std::string_view uid) { return "uid:" + std::string(uid); }
 std::string identity_by_name(std::string_view kind, std::string_view ns, std::string_view name) {
   std::string key = "obj:";
@@ -150,6 +133,20 @@ bool daemonset_owned(const Json* metadata) {
 }
 
 }  // namespace
+
+bool is_list(const Json& object) {
+  if (!ends_with(string_member(object, "kind"), "List")) return false;
+  const Json* items = find_member(object, "items");
+  return items != nullptr && items->is_array();
+}
+
+bool terminated_pod(const Json& object) {
+  if (string_member(object, "kind") != "Pod") return false;
+  const Json* status = find_member(object, "status");
+  if (status == nullptr) return false;
+  const std::string_view phase = string_member(*status, "phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
 
 // One pod spec's result, without its replicas (those are the object's own).
 struct Collector::Outcome {

@@ -8,20 +8,10 @@
 #include "engine/pod_view.h"
 #include "engine/quantity.h"
 #include "engine/resources.h"
+#include "fleet/collect.h"
 
 namespace gpuadmit::fleet {
 namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// kubectl's v1 List and typed lists (NodeList, PodList): their items are the objects.
-bool is_list(const Json& object) {
-  if (!ends_with(string_member(object, "kind"), "List")) return false;
-  const Json* items = find_member(object, "items");
-  return items != nullptr && items->is_array();
-}
 
 std::string_view group_of(std::string_view api_version) {
   const size_t slash = api_version.find('/');
@@ -250,14 +240,11 @@ void LiveCollector::add_node(const Json& object, uint32_t file, int line) {
 
 void LiveCollector::add_pod(const Json& object, uint32_t file, int line) {
   ++input_.pods_read;
-  const Json* status = find_member(object, "status");
-  const std::string_view phase = status != nullptr ? string_member(*status, "phase") : "";
-  // The scheduler's pod informer lists only non-terminal pods
-  // (pkg/scheduler/scheduler.go newPodInformer: status.phase!=Succeeded,status.phase!=Failed).
-  if (phase == "Succeeded" || phase == "Failed") {
+  if (terminated_pod(object)) {
     ++input_.terminal_pods;
     return;
   }
+  const Json* status = find_member(object, "status");
   if (!wants(object)) return;  // no GPU resource, no claim, well formed: a CPU pod
   const Json* metadata = find_member(object, "metadata");
   Expected<PodView> view = PodView::make(object, pod_location());

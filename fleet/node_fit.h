@@ -4,11 +4,16 @@
 // pods and stranded GPUs (docs/fleet.md, "Live mode"). The toleration and requirement semantics
 // are the engine's (engine/scheduling.h); this file applies them to a concrete node.
 //
-//   NodeUnschedulable  cordoned nodes, unless the pod tolerates node.kubernetes.io/unschedulable
-//   TaintToleration    every NoSchedule and NoExecute taint tolerated (PreferNoSchedule is not
-//                      a filter)
-//   NodeAffinity       spec.nodeSelector and the required node affinity terms
-//   NodeResourcesFit   the GPU resources only: each request ≤ allocatable − requested
+//   NodeUnschedulable  nodeunschedulable/node_unschedulable.go Filter: a cordoned node, unless the
+//                      pod tolerates {node.kubernetes.io/unschedulable, NoSchedule}
+//   TaintToleration    tainttoleration/taint_toleration.go Filter: component-helpers
+//                      FindMatchingUntoleratedTaint over the NoSchedule and NoExecute taints
+//                      (PreferNoSchedule is only scored)
+//   NodeAffinity       nodeaffinity/node_affinity.go Filter: component-helpers
+//                      GetRequiredNodeAffinity(pod).Match(node) — spec.nodeSelector and the
+//                      required node affinity terms
+//   NodeResourcesFit   noderesources/fit.go fitsRequest, for the GPU (extended) resources only:
+//                      each request ≤ allocatable − requested
 //
 // Other filters (CPU and memory, ports, volumes, inter-pod affinity, topology spread) are not
 // judged: a pod that passes these four may still be pending for them.
