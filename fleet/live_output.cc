@@ -293,9 +293,12 @@ Json live_to_json(const LiveReport& report, const LiveInput& input) {
               {"pending", std::move(pending)},
               {"summary",
                {{"nodes", input.nodes.size()},
+                {"pods", input.pods_read},
+                {"terminalPods", input.terminal_pods},
                 {"runningGPUPods", report.running_gpu_pods},
                 {"pendingGPUPods", report.pending.size()},
-                {"podsOnUnknownNodes", report.pods_on_unknown_nodes}}}};
+                {"podsOnUnknownNodes", report.pods_on_unknown_nodes},
+                {"objectsReadTwice", input.replaced}}}};
 }
 
 void write_live_prometheus(const LiveReport& report, std::ostream& out) {
