@@ -97,6 +97,10 @@ std::string_view device_attribute(const Json& device, std::string_view driver,
   return value != nullptr ? string_member(*value, "string") : "";
 }
 
+// More of one GPU resource than a node can have (16 GPUs time-sliced 1,024 ways is 16,384): a
+// corrupt export, refused rather than drawn and packed cell by cell.
+constexpr int64_t kMaxNodeAmount = 65'536;
+
 // NVIDIA's DRA driver publishes whole GPUs as devices of driver gpu.nvidia.com with attribute
 // type "gpu" (its DeviceClass gpu.nvidia.com selects
 // `device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'`).
@@ -225,8 +229,16 @@ void LiveCollector::add_node(const Json& object, uint32_t file, int line) {
   node.gfd = read_gfd_labels(node.labels);
   if (const Json* alloc = path(object, {"status", "allocatable"}); alloc && alloc->is_object()) {
     for (auto it = alloc->begin(); it != alloc->end(); ++it) {
-      if (policy_.is_gpu_resource(it.key()))
-        add_amount(node.allocatable, it.key(), whole(it.value()));
+      if (!policy_.is_gpu_resource(it.key())) continue;
+      const int64_t amount = whole(it.value());
+      if (amount > kMaxNodeAmount) {
+        errors_.push_back({input_.files[file], line,
+                           "Node " + node.name + ": status.allocatable[\"" + it.key() + "\"] is " +
+                               std::to_string(amount) + ", more than any node has (" +
+                               std::to_string(kMaxNodeAmount) + "); check the export"});
+        return;
+      }
+      add_amount(node.allocatable, it.key(), amount);
     }
   }
   auto [at, added] = index_->nodes.emplace(node.name, input_.nodes.size());

@@ -46,6 +46,9 @@ std::string stranded_line(const LiveClassReport& c) {
   out += c.stranded > 0
              ? units_text(c, c.stranded) + " stranded on " + plural(c.stranded_nodes, "node")
              : "nothing stranded";
+  if (c.repack.skipped) {
+    return out + "; not repacked (more than " + std::to_string(kMaxRepackGpus) + " GPUs)";
+  }
   if (!c.repack.complete) {
     return out + "; repacked by first-fit decreasing, " + plural(c.repack.unplaced_pods, "pod") +
            " would not fit (no what-if)";
@@ -176,7 +179,8 @@ Json class_json(const LiveClassReport& c) {
               {"usualRequest", c.usual.empty() ? Json(nullptr) : requests_json(c.usual)},
               {"usualUnits", c.usual_units},
               {"repack",
-               {{"complete", c.repack.complete},
+               {{"skipped", c.repack.skipped},
+                {"complete", c.repack.complete},
                 {"unplacedPods", c.repack.unplaced_pods},
                 {"stranded", c.repack.stranded},
                 {"strandedNodes", c.repack.stranded_nodes},

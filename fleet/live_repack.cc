@@ -150,6 +150,12 @@ void repack_classes(Build& b) {
       if (b.report.nodes[n].state == NodeState::kSchedulable) nodes.push_back(n);
     }
     const GpuClass& gpu_class = b.policy.policy().classes[cls];
+    int64_t gpus = 0;
+    for (size_t n : nodes) gpus = sat_add(gpus, b.report.nodes[n].gpus);
+    if (gpus > kMaxRepackGpus) {
+      c.repack.skipped = true;
+      continue;
+    }
     if (c.shape.unit == ClassUnit::kMigSlice) {
       repack_mig(b, c, nodes, gpu_class);
     } else {

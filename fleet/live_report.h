@@ -54,12 +54,16 @@ struct LiveNodeReport {
 };
 
 struct RepackReport {
+  bool skipped = false;   // the class has more than kMaxRepackGpus GPUs: not repacked
   bool complete = false;  // first-fit decreasing placed every running pod
   int64_t unplaced_pods = 0;
   int64_t stranded = 0;
   int64_t stranded_nodes = 0;
   int64_t empty_nodes = 0;
 };
+
+// A class with more GPUs than this (every node's) is not repacked: the packing lays out each GPU.
+inline constexpr int64_t kMaxRepackGpus = 10'000'000;
 
 struct LiveClassReport {
   std::string name;

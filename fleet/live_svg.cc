@@ -17,6 +17,8 @@ namespace {
 using namespace svg_parts;
 
 constexpr int kNodeLabelWidth = 170;
+// A node drawn with more squares than this would be no picture (kMaxNodeAmount allows 65,536).
+constexpr int64_t kMaxCells = 256;
 
 struct Cell {
   int64_t used = 0;
@@ -27,7 +29,7 @@ struct Cell {
 // The node's GPUs filled by its pods' units in order (GPU i holds units [i×U, (i+1)×U)).
 std::vector<Cell> cells_of(const LiveNodeReport& n, const LiveReport& report,
                            const LiveInput& input) {
-  std::vector<Cell> cells(static_cast<size_t>(std::max<int64_t>(n.gpus, 0)));
+  std::vector<Cell> cells(static_cast<size_t>(std::clamp<int64_t>(n.gpus, 0, kMaxCells)));
   const int64_t per_gpu = std::max<int64_t>(n.units_per_gpu, 1);
   const LiveClassReport* c = n.cls >= 0 ? &report.classes[static_cast<size_t>(n.cls)] : nullptr;
   int64_t at = 0;

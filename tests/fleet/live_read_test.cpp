@@ -225,5 +225,16 @@ TEST_CASE("live read: a Pod whose containers are not a list is an error, not a g
   CHECK(r.errors[0].message.rfind("Pod ml/bad: ", 0) == 0);
 }
 
+TEST_CASE("live read: a node advertising more GPUs than any node can is refused") {
+  const std::string text =
+      "{\"items\": [{\"apiVersion\": \"v1\", \"kind\": \"Node\", \"metadata\": {\"name\": "
+      "\"n\"},\n \"status\": {\"allocatable\": {\"nvidia.com/gpu\": \"1e9\"}}}]}\n";
+  const auto r = testing::run_live(text);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].to_string() ==
+        "export:1: Node n: status.allocatable[\"nvidia.com/gpu\"] is 1000000000, more than any "
+        "node has (65536); check the export");
+}
+
 }  // namespace
 }  // namespace gpuadmit::fleet
