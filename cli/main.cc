@@ -24,6 +24,8 @@ commands:
   certs   --service S --namespace NS --out DIR [--san NAME]...
   render  [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME] [--failure-policy F]
   fleet   [--policy P] [--namespace NS] [--output text|json] [--svg FILE] PATH...
+  fleet   --live [--policy P] [--output text|json|prometheus] [--svg FILE]
+          [PATH... | --kubeconfig FILE] [--context NAME] [--timeout S]
 
 Without --policy, the embedded default policy (policies/default.yaml) is used.
 Every command answers -h/--help; gpuadmit --version prints the version and the libraries.

@@ -10,6 +10,7 @@
 #include "engine/pod_view.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
+#include "fleet/gfd.h"
 #include "policies/mig_profiles.h"
 
 namespace gpuadmit::fleet {
@@ -19,40 +20,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// kubectl's v1 List and typed lists (PodList, ...): their items are the objects.
-bool is_list(const Json& object) {
-  if (!ends_with(string_member(object, "kind"), "List")) return false;
-  const Json* items = find_member(object, "items");
-  return items != nullptr && items->is_array();
-}
-
-// A finished Pod holds no GPU (the scheduler and quota count only non-terminal pods,
-// k8s.io/kubernetes pkg/quota/v1/evaluator/core/pods.go QuotaV1Pod).
-bool terminated_pod(const Json& object) {
-  if (string_member(object, "kind") != "Pod") return false;
-  const Json* status = find_member(object, "status");
-  if (status == nullptr) return false;
-  const std::string_view phase = string_member(*status, "phase");
-  return phase == "Succeeded" || phase == "Failed";
-}
-
 std::string identity_by_uid(std::string_view uid) { return "uid:" + std::string(uid); }
 std::string identity_by_name(std::string_view kind, std::string_view ns, std::string_view name) {
   std::string key = "obj:";
   key.append(kind).append("/").append(ns).append("/").append(name);
   return key;
-}
-
-// The MIG profile of a resource name: nvidia.com/mig-1g.10gb.me → "1g.10gb+me"; "" otherwise.
-std::string mig_profile_of(std::string_view resource) {
-  constexpr std::string_view kPrefix = "nvidia.com/mig-";
-  if (resource.substr(0, kPrefix.size()) != kPrefix) return "";
-  std::string profile(resource.substr(kPrefix.size()));
-  const size_t gb = profile.find("gb");
-  if (gb != std::string::npos && gb + 2 < profile.size() && profile[gb + 2] == '.') {
-    profile[gb + 2] = '+';  // the device plugin writes "+" as "." (docs/mutations.md)
-  }
-  return profile;
 }
 
 // The largest profile of a MIG class (what a whole GPU asked for on it takes).
@@ -80,7 +52,7 @@ void fill_units(PodGroup& group, const std::vector<PodGpuRequest>& requests,
   const bool single = gpu_class->mig->strategy == MigConfig::Strategy::kSingle;
   for (const PodGpuRequest& r : requests) {
     if (r.units == 0) continue;
-    std::string profile = mig_profile_of(r.resource);
+    std::string profile = mig_profile_of_resource(r.resource);
     // MIG strategy single: nvidia.com/gpu is one instance of the node's profile.
     if (profile.empty()) {
       profile = single && !mig_profile.empty() ? mig_profile : largest_profile(*gpu_class);
@@ -148,6 +120,20 @@ void append_spec(std::string& key, const Json& spec) {
 }
 
 }  // namespace
+
+bool is_list(const Json& object) {
+  if (!ends_with(string_member(object, "kind"), "List")) return false;
+  const Json* items = find_member(object, "items");
+  return items != nullptr && items->is_array();
+}
+
+bool terminated_pod(const Json& object) {
+  if (string_member(object, "kind") != "Pod") return false;
+  const Json* status = find_member(object, "status");
+  if (status == nullptr) return false;
+  const std::string_view phase = string_member(*status, "phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
 
 // One pod spec's result, without its replicas (those are the object's own).
 struct Collector::Outcome {

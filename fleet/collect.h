@@ -21,6 +21,14 @@
 
 namespace gpuadmit::fleet {
 
+// kubectl's v1 List and typed lists (PodList, NodeList, ...): their items are the objects.
+bool is_list(const Json& object);
+
+// A Pod that finished (phase Succeeded or Failed) holds nothing: the scheduler's informer lists
+// only other pods (pkg/scheduler/scheduler.go newPodInformer), and quota counts only those
+// (pkg/quota/v1/evaluator/core/pods.go QuotaV1Pod).
+bool terminated_pod(const Json& object);
+
 class Collector {
  public:
   // `memoize`: evaluate each distinct (namespace, kind, pod templates, settings) once; exports

@@ -10,10 +10,11 @@ namespace {
 // leftmost node with at least `size` free.
 class FreeTree {
  public:
-  FreeTree(size_t n, int64_t capacity) : size_(1) {
+  explicit FreeTree(const ClassShape& shape) : size_(1) {
+    const size_t n = static_cast<size_t>(shape.nodes);
     while (size_ < n) size_ *= 2;
     tree_.assign(2 * size_, -1);
-    for (size_t i = 0; i < n; ++i) tree_[size_ + i] = capacity;
+    for (size_t i = 0; i < n; ++i) tree_[size_ + i] = shape.node_capacity(i);
     for (size_t i = size_ - 1; i >= 1; --i) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
   }
   // The leftmost node with free >= size, or -1.
@@ -61,9 +62,12 @@ void add_unique(std::vector<size_t>& v, size_t x) {
 // Whole GPUs and time-slice replicas: every node is `units_per_node` interchangeable units.
 void pack_units(const Sizes& sizes, const std::vector<size_t>& order, ClassPacking& out) {
   const ClassShape& shape = out.shape;
-  const int64_t capacity = shape.units_per_node();
   const size_t nodes = static_cast<size_t>(shape.nodes);
-  FreeTree tree(nodes, capacity);
+  int64_t capacity = shape.units_per_node();  // of the largest node
+  if (!shape.node_units.empty()) {
+    capacity = *std::max_element(shape.node_units.begin(), shape.node_units.end());
+  }
+  FreeTree tree(shape);
   // Per node, its pods' groups and units in placement order (consecutive pods merged).
   std::vector<std::vector<std::pair<size_t, int64_t>>> parts(nodes);
   for (size_t g : order) {
@@ -94,7 +98,7 @@ void pack_units(const Sizes& sizes, const std::vector<size_t>& order, ClassPacki
   // Cells: GPU i of a node holds units [i × per_gpu, (i + 1) × per_gpu) in placement order.
   const int64_t per_gpu = shape.units_per_gpu();
   for (size_t n = 0; n < nodes; ++n) {
-    out.node_used[n] = capacity - tree.free(n);
+    out.node_used[n] = shape.node_capacity(n) - tree.free(n);
     std::vector<GpuCell>& cells = out.cells[n];
     std::vector<int64_t> best(cells.size(), 0);
     int64_t at = 0;
@@ -154,10 +158,9 @@ int64_t main_group(const std::vector<GpuCell>& cells) {
 
 void mark_stranded_units(const Sizes& sizes, const std::vector<size_t>& order, ClassPacking& out) {
   const int64_t reference = reference_size(sizes, order, out);
-  const int64_t capacity = out.shape.units_per_node();
   const int64_t per_gpu = out.shape.units_per_gpu();
   for (size_t n = 0; n < out.node_used.size(); ++n) {
-    const int64_t free = capacity - out.node_used[n];
+    const int64_t free = out.shape.node_capacity(n) - out.node_used[n];
     if (out.node_used[n] == 0 || free == 0 || free >= reference) continue;
     out.stranded += free;
     for (GpuCell& c : out.cells[n]) c.stranded = c.used < per_gpu;
@@ -287,6 +290,13 @@ std::string_view unit_name(ClassUnit unit) {
   return "gpu";
 }
 
+std::string unit_word(ClassUnit unit, int64_t n) {
+  std::string word = unit == ClassUnit::kGpu       ? "GPU"
+                     : unit == ClassUnit::kReplica ? "replica"
+                                                   : "MIG slice";
+  return n == 1 ? word : word + "s";
+}
+
 int64_t ClassShape::units_per_gpu() const {
   switch (unit) {
     case ClassUnit::kGpu:
@@ -333,7 +343,13 @@ ClassPacking pack_class(const ClassShape& shape, const FleetInput& input,
     out.requested = saturating_add(out.requested, saturating_mul(sizes.pods(g), sizes.units(g)));
   const size_t nodes = static_cast<size_t>(shape.nodes);
   out.node_used.assign(nodes, 0);
-  out.cells.assign(nodes, std::vector<GpuCell>(static_cast<size_t>(shape.gpus_per_node)));
+  out.cells.assign(nodes, {});
+  for (size_t n = 0; n < nodes; ++n) {
+    const int64_t per_gpu = std::max<int64_t>(shape.units_per_gpu(), 1);
+    const int64_t gpus = shape.node_units.empty() ? shape.gpus_per_node
+                                                  : (shape.node_units[n] + per_gpu - 1) / per_gpu;
+    out.cells[n].resize(static_cast<size_t>(gpus));
+  }
   out.node_groups.assign(nodes, {});
   out.stranded_by_group.assign(input.groups.size(), 0);
   if (shape.unit == ClassUnit::kMigSlice) {

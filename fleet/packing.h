@@ -17,6 +17,8 @@ namespace gpuadmit::fleet {
 
 enum class ClassUnit { kGpu, kReplica, kMigSlice };
 std::string_view unit_name(ClassUnit unit);  // "gpu", "replica", "mig-slice"
+// "GPU"/"GPUs", "replica"/"replicas", "MIG slice"/"MIG slices" for `n` units.
+std::string unit_word(ClassUnit unit, int64_t n);
 
 // What the policy says a class's nodes are.
 struct ClassShape {
@@ -25,8 +27,14 @@ struct ClassShape {
   int64_t gpus_per_node = 0;  // 0 when the policy gives none
   int64_t replicas = 1;       // time-slicing replicas per GPU
   MigGpuGeometry mig;         // MIG: one GPU's slices
+  // Whole GPUs and time-slicing, live mode (docs/fleet.md): each node's own units, when the
+  // nodes differ; empty: `nodes` nodes of units_per_node() each.
+  std::vector<int64_t> node_units;
   int64_t units_per_gpu() const;
   int64_t units_per_node() const { return gpus_per_node * units_per_gpu(); }
+  int64_t node_capacity(size_t node) const {
+    return node_units.empty() ? units_per_node() : node_units[node];
+  }
 };
 ClassShape class_shape(const GpuClass& gpu_class);
 

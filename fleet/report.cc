@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "fleet/text_table.h"
+
 namespace gpuadmit::fleet {
 namespace {
 
@@ -50,13 +52,6 @@ std::string percent(double fraction) {
   return buffer;
 }
 
-std::string unit_word(ClassUnit unit, int64_t n) {
-  std::string word = unit == ClassUnit::kGpu       ? "GPU"
-                     : unit == ClassUnit::kReplica ? "replica"
-                                                   : "MIG slice";
-  return n == 1 ? word : word + "s";
-}
-
 const ClassReport* find_class(const FleetReport& report, const std::string& name) {
   for (const ClassReport& c : report.classes) {
     if (c.name == name) return &c;
@@ -80,30 +75,6 @@ std::string reason_detail(const FleetReport& report, const PodGroup& group, Unpl
     text += " (\"" + group.class_name + "\" is not a class of the policy)";
   }
   return text;
-}
-
-// Display width of UTF-8 text: its code points ("2×8" is 3 wide).
-size_t display_width(std::string_view text) {
-  size_t n = 0;
-  for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-void write_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], display_width(row[i]));
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line.append(widths[i] + 2 - display_width(row[i]), ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out << "  " << line << "\n";
-  }
 }
 
 }  // namespace

@@ -4,36 +4,12 @@
 #include <cstdio>
 #include <map>
 
-#include "xml/escape.h"
+#include "fleet/svg_parts.h"
 
 namespace gpuadmit::fleet {
 namespace {
 
-constexpr int kMargin = 16;
-constexpr int kLabelWidth = 80;
-constexpr int kCell = 18;
-constexpr int kGap = 3;
-constexpr int kRow = kCell + kGap;
-constexpr int kLine = 16;  // text line height
-constexpr int kListWidth = 520;
-
-// A distinct colour per workload, none of them red (red marks stranded GPUs): Tableau's
-// palette without its red, then hues by the golden angle outside the reds.
-std::string colour(size_t index) {
-  static constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2",
-                                             "#edc948", "#9c755f", "#bab0ac", "#17becf"};
-  constexpr size_t kCount = sizeof kPalette / sizeof kPalette[0];
-  if (index < kCount) return kPalette[index];
-  const int hue = 30 + static_cast<int>((index - kCount) * 137.508) % 300;  // 30..329
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "hsl(%d,55%%,%d%%)", hue, index % 2 == 0 ? 45 : 65);
-  return buffer;
-}
-
-std::string text(int x, int y, std::string_view content, std::string_view extra = "") {
-  return "<text x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) + "\"" +
-         std::string(extra) + ">" + xml::escape(content) + "</text>\n";
-}
+using namespace svg_parts;
 
 struct Canvas {
   std::string body;
@@ -85,12 +61,7 @@ void draw_class(const ClassReport& c, const FleetReport& report, const FleetInpu
                        std::to_string(kCell) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
                        fill + "\"/>\n";
       }
-      if (cell.stranded) {
-        canvas.body += "<path d=\"M" + std::to_string(x + 3) + " " + std::to_string(canvas.y + 3) +
-                       "l" + std::to_string(kCell - 6) + " " + std::to_string(kCell - 6) + "m0 -" +
-                       std::to_string(kCell - 6) + "l-" + std::to_string(kCell - 6) + " " +
-                       std::to_string(kCell - 6) + "\" stroke=\"#d00000\" stroke-width=\"2\"/>\n";
-      }
+      if (cell.stranded) canvas.body += cross(x, canvas.y);
     }
     canvas.y += kRow;
   }
@@ -157,17 +128,7 @@ std::string to_svg(const FleetReport& report, const FleetInput& input) {
   canvas.body += text(kMargin + kCell + 8, canvas.y, "stranded (free, but no remaining pod fits)");
   canvas.y += kMargin;
   canvas.width = std::max(canvas.width, 640);
-  std::string svg =
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
-      "width=\"" +
-      std::to_string(canvas.width) + "\" height=\"" + std::to_string(canvas.y) +
-      "\" viewBox=\"0 0 " + std::to_string(canvas.width) + " " + std::to_string(canvas.y) +
-      "\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
-      "<style>.title{font-weight:bold;font-size:13px}.unplaceable{fill:#a00000}</style>\n";
-  svg += canvas.body;
-  svg += "</svg>\n";
-  return svg;
+  return document(canvas.width, canvas.y, canvas.body);
 }
 
 }  // namespace gpuadmit::fleet

@@ -1,6 +1,8 @@
 #include "kube/api_client.h"
 
 #include <httplib.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include <mutex>
 #include <vector>
@@ -13,8 +15,31 @@ using Client = httplib::SSLClient;
 
 constexpr size_t kMaxIdleConnections = 8;
 
-std::unique_ptr<Client> make_client(const ApiEndpoint& endpoint) {
-  auto client = std::make_unique<Client>(endpoint.host, endpoint.port);
+// A client that presents `identity` (SSL_CTX_use_certificate and _PrivateKey take their own
+// references, so ours are freed here); PEM that does not parse throws, and get() reports it.
+std::unique_ptr<Client> client_with_identity(const ApiEndpoint& endpoint,
+                                             const ClientIdentity& identity) {
+  BIO* cert_bio =
+      BIO_new_mem_buf(identity.cert_pem.data(), static_cast<int>(identity.cert_pem.size()));
+  BIO* key_bio =
+      BIO_new_mem_buf(identity.key_pem.data(), static_cast<int>(identity.key_pem.size()));
+  X509* cert = cert_bio ? PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr) : nullptr;
+  EVP_PKEY* key = key_bio ? PEM_read_bio_PrivateKey(key_bio, nullptr, nullptr, nullptr) : nullptr;
+  BIO_free(cert_bio);
+  BIO_free(key_bio);
+  std::unique_ptr<Client> client;
+  if (cert != nullptr && key != nullptr) {
+    client = std::make_unique<Client>(endpoint.host, endpoint.port, cert, key);
+  }
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  if (!client) throw std::runtime_error("cannot read the client certificate or key");
+  return client;
+}
+
+std::unique_ptr<Client> make_client(const ApiEndpoint& endpoint, const ClientIdentity& identity) {
+  auto client = identity.cert_pem.empty() ? std::make_unique<Client>(endpoint.host, endpoint.port)
+                                          : client_with_identity(endpoint, identity);
   client->set_ca_cert_path(endpoint.ca_path.c_str());
   client->enable_server_certificate_verification(true);  // chain and host name (IP SAN for IPs)
   client->set_keep_alive(true);
@@ -68,8 +93,10 @@ struct ApiClient::Pool {
   bool cancelled = false;
 };
 
-ApiClient::ApiClient(ApiEndpoint endpoint)
-    : endpoint_(std::move(endpoint)), pool_(std::make_unique<Pool>()) {}
+ApiClient::ApiClient(ApiEndpoint endpoint, ClientIdentity identity)
+    : endpoint_(std::move(endpoint)),
+      identity_(std::move(identity)),
+      pool_(std::make_unique<Pool>()) {}
 
 ApiClient::~ApiClient() = default;
 
@@ -96,7 +123,7 @@ ApiResponse ApiClient::send(const std::string& method, const std::string& path,
     httplib::Headers headers{{"Accept", "application/json"}};
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     for (;;) {
-      if (!client) client = make_client(endpoint_);
+      if (!client) client = make_client(endpoint_, identity_);
       set_timeouts(*client, limit);
       const auto start = Clock::now();
       httplib::Result result =

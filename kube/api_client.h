@@ -1,7 +1,8 @@
 #pragma once
 // HTTPS requests to the Kubernetes API server: the cluster CA verified (chain and host name), a
-// bearer token per request, a timeout per phase. Thread-safe; connections are kept alive and
-// reused, one per concurrent caller. The only file that sees cpp-httplib is api_client.cc.
+// bearer token per request or a client certificate, a timeout per phase. Thread-safe; connections
+// are kept alive and reused, one per concurrent caller. The only file that sees cpp-httplib is
+// api_client.cc.
 //
 //   ApiClient api({.host = "10.96.0.1", .port = 443, .ca_path = ".../ca.crt"});
 //   ApiResponse r = api.get("/apis/resource.k8s.io", token);
@@ -24,6 +25,13 @@ struct ApiEndpoint {
   std::chrono::milliseconds timeout{500};
 };
 
+// A client certificate and its private key, PEM (a kubeconfig's client-certificate(-data) and
+// client-key(-data)); empty: the client presents none.
+struct ClientIdentity {
+  std::string cert_pem;
+  std::string key_pem;
+};
+
 struct ApiResponse {
   int status = 0;     // the HTTP status; 0 when no answer arrived
   std::string body;   // as sent (JSON for the API server's own answers)
@@ -32,7 +40,7 @@ struct ApiResponse {
 
 class ApiClient {
  public:
-  explicit ApiClient(ApiEndpoint endpoint);
+  explicit ApiClient(ApiEndpoint endpoint, ClientIdentity identity = {});
   ~ApiClient();
   ApiClient(const ApiClient&) = delete;
   ApiClient& operator=(const ApiClient&) = delete;
@@ -63,6 +71,7 @@ class ApiClient {
  private:
   struct Pool;
   ApiEndpoint endpoint_;
+  ClientIdentity identity_;
   std::unique_ptr<Pool> pool_;
 };
 

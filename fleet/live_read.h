@@ -1,0 +1,26 @@
+#pragma once
+// Reads a cluster export into a LiveCollector (`gpuadmit fleet --live PATH`, docs/fleet.md):
+// JSON (kubectl -o json; one value or several in a row) item by item through JsonObjectStream;
+// YAML (kubectl -o yaml; multi-document, Lists) with lint's reader, a List's `items:` split into
+// one document per item first, so that neither form is held whole in memory. Which one is
+// decided by the first byte that is not whitespace: `{` or `[` is JSON.
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fleet/live_collect.h"
+#include "fleet/read.h"
+
+namespace gpuadmit::fleet {
+
+void read_live_stream(std::FILE* file, const std::string& display, LiveCollector& collector,
+                      std::vector<InputError>& errors);
+void read_live_text(std::string_view text, const std::string& display, LiveCollector& collector,
+                    std::vector<InputError>& errors);
+// A regular file is mapped into memory, anything else read as a stream.
+void read_live_file(const std::string& path, LiveCollector& collector,
+                    std::vector<InputError>& errors);
+
+}  // namespace gpuadmit::fleet
