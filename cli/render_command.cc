@@ -70,11 +70,10 @@ std::optional<std::string> native_options(const Args& args, const std::string& n
 
 int render_command(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error = Args::parse(
-          argv,
-          {"policy", "ca-bundle", "namespace", "service", "failure-policy", "templates", "native",
-           "native-api"},
-          {"opt-out-label", "native-table"}, args)) {
+  if (auto error = Args::parse(argv,
+                               {"policy", "ca-bundle", "namespace", "service", "failure-policy",
+                                "templates", "native", "native-api"},
+                               {"opt-out-label", "native-table"}, args)) {
     return usage_error(*error);
   }
   if (args.help()) return print_usage(kUsage);

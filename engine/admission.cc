@@ -48,7 +48,7 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims, TemplateMode templates,
-                              const PriorityClassSource* priority_classes) {
+                                             const PriorityClassSource* priority_classes) {
   // parse_json accepts and builds exactly what Json::parse would, at a fraction of the cost, and
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
   // invalid body that nests too deep after its first error is still "too deep".
@@ -60,8 +60,8 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   // The review is ours: the object is mutated in place, not copied.
-  AdmissionResult result =
-      answer_review(review, &review, endpoint, pipeline, policy, claims, templates, priority_classes);
+  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy, claims,
+                                         templates, priority_classes);
   // The response holds all a caller of the text API needs: the review is freed here, children
   // first (cheaper than the destructor's node stack).
   free_json(review);
@@ -72,7 +72,8 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
                                         const ClaimResolver* claims, TemplateMode templates,
                                         const PriorityClassSource* priority_classes) {
-  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, templates, priority_classes);
+  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, templates,
+                       priority_classes);
 }
 
 namespace {

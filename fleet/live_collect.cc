@@ -130,7 +130,7 @@ int64_t amount_of(const ResourceAmounts& amounts, std::string_view resource) {
 void add_amount(ResourceAmounts& amounts, std::string_view resource, int64_t amount) {
   for (ResourceAmount& a : amounts) {
     if (a.resource == resource) {
-      a.amount = sat_add(a.amount, amount);
+      a.amount = saturating_add(a.amount, amount);
       return;
     }
   }

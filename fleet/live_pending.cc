@@ -69,7 +69,7 @@ Verdict by_free(const PendingShape& shape, const Build& b, const std::vector<siz
     for (size_t n : admitting) {
       const LiveNodeReport& node = b.report.nodes[n];
       const int64_t free = amount_of(free_amounts(b.input.nodes[node.node], node), r.resource);
-      total = sat_add(total, free);
+      total = saturating_add(total, free);
       most = std::max(most, free);
     }
     if (r.units <= most) continue;

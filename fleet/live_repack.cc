@@ -16,7 +16,7 @@ namespace {
 int64_t pod_units(const LivePod& pod, const LiveClassReport& c, const GfdLabels& gfd) {
   int64_t units = 0;
   for (const PodGpuRequest& r : pod.requests)
-    units = sat_add(units, units_of(r.resource, r.units, c.shape, gfd));
+    units = saturating_add(units, units_of(r.resource, r.units, c.shape, gfd));
   return units;
 }
 
@@ -41,7 +41,7 @@ bool pending_fits(const Build& b, const LiveClassReport& c, const LiveNode& node
     if (s.requests.empty()) return false;
     int64_t units = 0;
     for (const PodGpuRequest& r : s.requests)
-      units = sat_add(units, units_of(r.resource, r.units, c.shape, node.gfd));
+      units = saturating_add(units, units_of(r.resource, r.units, c.shape, node.gfd));
     return units <= free && admits(s, node);
   });
 }
@@ -79,7 +79,7 @@ void repack_units(Build& b, LiveClassReport& c, const std::vector<size_t>& nodes
     if (used == 0 && shape.node_units[i] > 0) ++c.repack.empty_nodes;
     if (used == 0 || free <= 0 || (c.usual_units > 0 && free >= c.usual_units)) continue;
     if (pending_fits(b, c, b.input.nodes[b.report.nodes[nodes[i]].node], free)) continue;
-    c.repack.stranded = sat_add(c.repack.stranded, free);
+    c.repack.stranded = saturating_add(c.repack.stranded, free);
     ++c.repack.stranded_nodes;
   }
 }
@@ -151,7 +151,7 @@ void repack_classes(Build& b) {
     }
     const GpuClass& gpu_class = b.policy.policy().classes[cls];
     int64_t gpus = 0;
-    for (size_t n : nodes) gpus = sat_add(gpus, b.report.nodes[n].gpus);
+    for (size_t n : nodes) gpus = saturating_add(gpus, b.report.nodes[n].gpus);
     if (gpus > kMaxRepackGpus) {
       c.repack.skipped = true;
       continue;

@@ -54,15 +54,16 @@ NodeState node_state(const LiveNode& node, const GpuClass* c, std::string& taint
 void size_node(const LiveNode& node, const LiveClassReport* c, LiveNodeReport& r) {
   const GfdLabels& gfd = node.gfd;
   if (c == nullptr) {
-    for (const ResourceAmount& a : node.allocatable) r.capacity = sat_add(r.capacity, a.amount);
-    r.capacity = sat_add(r.capacity, node.dra_devices);
+    for (const ResourceAmount& a : node.allocatable)
+      r.capacity = saturating_add(r.capacity, a.amount);
+    r.capacity = saturating_add(r.capacity, node.dra_devices);
     r.gpus = r.capacity;
     return;
   }
   const ClassShape& shape = c->shape;
   for (const ResourceAmount& a : node.allocatable)
-    r.capacity = sat_add(r.capacity, units_of(a.resource, a.amount, shape, gfd));
-  if (shape.unit == ClassUnit::kGpu) r.capacity = sat_add(r.capacity, node.dra_devices);
+    r.capacity = saturating_add(r.capacity, units_of(a.resource, a.amount, shape, gfd));
+  if (shape.unit == ClassUnit::kGpu) r.capacity = saturating_add(r.capacity, node.dra_devices);
   if (shape.unit == ClassUnit::kReplica) {
     r.units_per_gpu = gfd.replicas.value_or(0) > 1 ? *gfd.replicas : shape.replicas;
   } else {
@@ -124,13 +125,13 @@ void collect_nodes(Build& b) {
     for (size_t p : r.pods) {
       for (const PodGpuRequest& req : in.pods[p].requests) {
         add_amount(r.used, req.resource, req.units);
-        r.used_units = sat_add(
+        r.used_units = saturating_add(
             r.used_units,
             shape != nullptr ? units_of(req.resource, req.units, *shape, node.gfd) : req.units);
       }
     }
     if (shape == nullptr || shape->unit == ClassUnit::kGpu)
-      r.used_units = sat_add(r.used_units, node.dra_allocated);
+      r.used_units = saturating_add(r.used_units, node.dra_allocated);
     b.report.running_gpu_pods += static_cast<int64_t>(r.pods.size());
     if (r.cls >= 0) b.class_nodes[static_cast<size_t>(r.cls)].push_back(b.report.nodes.size());
     if (r.cls < 0) b.report.unmatched.push_back(b.report.nodes.size());
@@ -154,7 +155,7 @@ void usual_request(Build& b, size_t cls) {
       t.requests = pod.requests;
       t.first = tally.size();
       for (const PodGpuRequest& r : pod.requests)
-        t.units = sat_add(t.units, units_of(r.resource, r.units, c.shape, gfd));
+        t.units = saturating_add(t.units, units_of(r.resource, r.units, c.shape, gfd));
     }
   };
   for (size_t r : b.class_nodes[cls]) {
@@ -198,7 +199,7 @@ void mark_stranded(Build& b, size_t cls) {
         });
     if (pending_fits) continue;
     node.stranded = node.free();
-    c.stranded = sat_add(c.stranded, node.stranded);
+    c.stranded = saturating_add(c.stranded, node.stranded);
     ++c.stranded_nodes;
   }
 }
@@ -208,13 +209,13 @@ void sum_class(Build& b, size_t cls) {
   for (size_t r : b.class_nodes[cls]) {
     const LiveNodeReport& node = b.report.nodes[r];
     ++c.nodes;
-    c.total = sat_add(c.total, node.capacity);
-    c.used = sat_add(c.used, node.used_units);
+    c.total = saturating_add(c.total, node.capacity);
+    c.used = saturating_add(c.used, node.used_units);
     c.running_pods += static_cast<int64_t>(node.pods.size());
     switch (node.state) {
       case NodeState::kSchedulable:
         ++c.schedulable;
-        c.free = sat_add(c.free, node.free());
+        c.free = saturating_add(c.free, node.free());
         if (node.used_units == 0 && node.capacity > 0) ++c.empty_nodes;
         continue;
       case NodeState::kCordoned:
@@ -227,7 +228,7 @@ void sum_class(Build& b, size_t cls) {
         ++c.tainted;
         break;
     }
-    c.unavailable = sat_add(c.unavailable, node.free());
+    c.unavailable = saturating_add(c.unavailable, node.free());
   }
 }
 
@@ -293,7 +294,7 @@ int64_t units_of(std::string_view resource, int64_t amount, const ClassShape& sh
   if (profile.empty()) profile = gfd.mig_single_profile();
   const std::optional<MigProfileShape> parsed = parse_mig_profile(profile);
   const int64_t compute = parsed ? parsed->compute : shape.mig.compute_slices;
-  return sat_mul(amount, compute);
+  return saturating_mul(amount, compute);
 }
 
 std::string requests_text(const std::vector<PodGpuRequest>& requests) {

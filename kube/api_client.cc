@@ -163,7 +163,7 @@ ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
                               const std::function<bool(std::string_view)>& on_data) const {
   ApiResponse out;
   try {
-    auto client = make_client(endpoint_);
+    auto client = make_client(endpoint_, identity_);
     set_timeouts(*client, endpoint_.timeout);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(idle_timeout).count();
     client->set_read_timeout(static_cast<time_t>(us / 1000000), static_cast<time_t>(us % 1000000));

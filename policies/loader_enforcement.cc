@@ -67,8 +67,9 @@ void PolicyReader::read_rule_actions(const YAML::Node& node, const std::string& 
   for (const Field& f : rm->fields) {
     const std::string rp = key_path(path, f.key);
     if (!is_rule_id(f.key)) {
-      add(f.key_node, rp, "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU0" +
-                              std::to_string(kLastRuleNumber));
+      add(f.key_node, rp,
+          "unknown rule " + quote(f.key) + ": rule ids are GPU001 to GPU0" +
+              std::to_string(kLastRuleNumber));
       continue;
     }
     if (auto a = action(f.value, rp, {"deny", "warn", "off"})) rules.emplace_back(f.key, *a);

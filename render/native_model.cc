@@ -7,6 +7,7 @@
 #include "engine/kueue.h"
 #include "engine/scheduling.h"
 #include "engine/workload.h"
+#include "engine/workload_kinds.h"
 #include "render/native_cel.h"
 
 namespace gpuadmit::render::native {
@@ -15,16 +16,6 @@ namespace {
 constexpr std::string_view kClassKey = "gpuadmit.io/class";
 constexpr std::string_view kMigProfileKey = "gpuadmit.io/mig-profile";
 constexpr std::string_view kWorkloadKey = "gpuadmit.io/workload";
-
-// Kubeflow's role maps, which the engine matches as "spec.*ReplicaSpecs" (any key with that
-// suffix): CEL before 1.34 cannot flatten the two wildcards of that pattern, so the native
-// policies read the names the training operators use (engine/workload.cc lists the kinds;
-// JAXJob's jaxReplicaSpecs is the newest). A role map under another name is not seen
-// (docs/native.md).
-constexpr std::string_view kKubeflowRoleMaps[] = {
-    "tfReplicaSpecs",     "pytorchReplicaSpecs", "mpiReplicaSpecs", "xgbReplicaSpecs",
-    "paddleReplicaSpecs", "mxReplicaSpecs",      "jaxReplicaSpecs"};
-constexpr std::string_view kKubeflowRolePattern = "spec.*ReplicaSpecs.*.template.spec";
 
 std::vector<std::string> split(std::string_view pattern) {
   std::vector<std::string> tokens;
@@ -46,22 +37,11 @@ size_t wildcards(const std::vector<std::string>& tokens) {
   return n;
 }
 
-// The built-in kinds' patterns, as the engine reads them: pod_spec_patterns with a policy of no
-// `workloads` (so that a policy workload of the same kind does not stand in for the built-in).
-// The one place the native policies read the engine's workload table.
-std::vector<std::string> builtin_patterns(std::string_view group, std::string_view kind) {
-  static const PolicyPtr no_workloads = CompiledPolicy::compile(Policy{});
-  const std::string api_version = group.empty() ? "v1" : std::string(group) + "/v1";
+// The table's pod template paths of a kind (engine/workload_kinds.h): the one place the native
+// policies read the engine's workload table.
+std::vector<std::string> table_patterns(const WorkloadKind& kind) {
   std::vector<std::string> patterns;
-  for (std::string& p : pod_spec_patterns(api_version, kind, *no_workloads)) {
-    if (p != kKubeflowRolePattern) {
-      patterns.push_back(std::move(p));
-      continue;
-    }
-    for (std::string_view role_map : kKubeflowRoleMaps) {
-      patterns.push_back("spec." + std::string(role_map) + ".*.template.spec");
-    }
-  }
+  for (const PodTemplatePath& p : kind.pod_specs) patterns.emplace_back(p.spec);
   return patterns;
 }
 
@@ -453,12 +433,12 @@ NativeKinds native_kinds(const CompiledPolicy& policy) {
     }
   }
   std::vector<NativeKind> builtins;
-  for (const BuiltinWorkloadKind& b : builtin_workload_kinds()) {
-    builtins.push_back(
-        {"", std::string(b.group), std::string(b.kind), builtin_patterns(b.group, b.kind)});
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (k.pod_specs.empty()) continue;  // a controller only: nothing to read
+    builtins.push_back({"", std::string(k.group), std::string(k.kind), table_patterns(k)});
   }
   // Policy workloads first: the engine takes a policy's entry for its exact apiVersion over the
-  // built-in one (pod_spec_patterns).
+  // table's (pod_spec_patterns).
   out.covered.insert(out.covered.end(), builtins.begin(), builtins.end());
   return out;
 }

@@ -1,9 +1,12 @@
 #include "render/native_policies.h"
 
+#include "engine/workload_kinds.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
 
+#include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 #include "render/native_cel.h"
 #include "render/native_model.h"
@@ -85,7 +88,9 @@ std::optional<Json> not_exempt(const CompiledPolicy& policy) {
 
 std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const NativeOptions& options) {
   std::vector<NativeScope> scopes;
-  const std::vector<std::string> excluded = excluded_namespaces(policy, options.release_namespace);
+  WebhookTarget target;
+  target.ns = options.release_namespace;
+  const std::vector<std::string> excluded = excluded_namespaces(policy, target);
   const std::optional<Json> exempt = not_exempt(policy);
   std::vector<std::string> earlier;  // the patterns of the tenants before
   std::set<std::string> names{"no-tenant"};
@@ -149,9 +154,9 @@ std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const Nativ
 namespace {
 
 // The webhook configurations' kinds (webhook_configuration.cc admitted_kinds) that the native
-// policies can read; for mutation, without the DRA claims (nothing to mutate) and with Jobs and
-// JobSets on CREATE only: their pod templates are immutable, so a mutation on UPDATE could only
-// make the update fail.
+// policies can read; for mutation, without the DRA claims (nothing to mutate) and with the kinds
+// whose pod templates are immutable (the table's TemplateUpdates::kImmutable: Job, JobSet) on
+// CREATE only, where a mutation on UPDATE could only make the update fail.
 Json resource_rules(const CompiledPolicy& policy, bool mutating) {
   const NativeKinds kinds = native_kinds(policy);
   std::vector<AdmittedKind> admitted;
@@ -162,11 +167,15 @@ Json resource_rules(const CompiledPolicy& policy, bool mutating) {
                  n.first.api_version.substr(n.first.api_version.find('/') + 1) == k.version;
         });
     if (unreadable) continue;
+    // Subresources (pods/ephemeralcontainers) are the webhook's: the native model reads a whole
+    // object, and an ephemeral-containers UPDATE may change nothing else.
+    if (k.resource.find('/') != std::string::npos) continue;
     if (mutating) {
       if (k.group == "resource.k8s.io") continue;
-      if ((k.group == "batch" && k.kind == "Job") ||
-          (k.group == "jobset.x-k8s.io" && k.kind == "JobSet")) {
-        k.update = false;
+      const WorkloadKind* table =
+          find_workload_kind(k.group.empty() ? "v1" : k.group + "/v1", k.kind);
+      if (table != nullptr && table->template_updates == TemplateUpdates::kImmutable) {
+        k.operations = {"CREATE"};
       }
     }
     admitted.push_back(std::move(k));

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <set>
 
-#include "engine/workload_kinds.h"
 #include "engine/admission.h"  // base64_encode
+#include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 
 namespace gpuadmit::render {
@@ -176,8 +176,7 @@ Expected<std::string, std::string> ca_bundle_from_pem(std::string_view pem) {
 }
 
 Json mutating_webhook_configuration(const CompiledPolicy& policy, const WebhookTarget& target) {
-  Json w = webhook("mutate.gpuadmit.io", "/mutate", target.mutating_timeout, policy, target,
-                   true);
+  Json w = webhook("mutate.gpuadmit.io", "/mutate", target.mutating_timeout, policy, target, true);
   // A later webhook may add a container or a toleration gpuadmit must see again.
   w["reinvocationPolicy"] = "IfNeeded";
   return configuration("MutatingWebhookConfiguration", target, std::move(w));

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/gpu_visibility.h"
 #include "engine/resources.h"
 #include "engine/scheduling.h"
@@ -56,13 +57,17 @@ class PrivilegedContainerRule final : public Rule {
   }
   Action default_action() const override { return Action::kDeny; }
 
+  // Also the ephemeral containers `kubectl debug --profile=sysadmin` adds (privileged) through
+  // pods/ephemeralcontainers.
+  bool evaluates_added_ephemeral_containers() const override { return true; }
+
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
     if (runs_on_every_node(ctx)) return;  // node agents (device plugin, DCGM): DaemonSets
     const CompiledPolicy& policy = *ctx.policy;
     std::vector<const ContainerRef*> flagged;
     for (const ContainerRef& ref : pod.containers()) {
-      if (privileged(pod.container(ref))) flagged.push_back(&ref);
+      if (privileged(pod.container(ref)) && in_scope(ctx.request, ref)) flagged.push_back(&ref);
     }
     if (flagged.empty()) return;
     // A GPU pod runs on a GPU node: all its privileged containers see every GPU there.

@@ -409,9 +409,8 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   const PolicyPtr current = policy.load(std::memory_order_acquire);
   const std::unique_ptr<const ClaimResolver> claims =
       config.claims_for_review ? config.claims_for_review() : nullptr;
-  AdmissionResult result = handle_admission_review_text(body, endpoint, pipeline, *current,
-                                                        claims.get(), config.templates,
-                                                        config.priority_classes);
+  AdmissionResult result = handle_admission_review_text(
+      body, endpoint, pipeline, *current, claims.get(), config.templates, config.priority_classes);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)

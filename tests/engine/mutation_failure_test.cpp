@@ -245,7 +245,8 @@ TEST_CASE("mutation failure: restore_from_skeleton undoes every kind of edit", "
   location.spec = JsonPointer("/spec");
   location.metadata = JsonPointer("/metadata");
   Json object = original;
-  Json skeleton = mutation_skeleton(object, {location});
+  const PolicyPtr policy = testing::amd_gpu_policy();
+  Json skeleton = mutation_skeleton(object, {location}, *policy);
   Json& spec = object["spec"];
   spec.erase("nodeSelector");                                             // removed
   spec["tolerations"].push_back(Json{{"key", "u"}});                      // grown

@@ -62,7 +62,7 @@ TEST_CASE("fleet live cli: a JSON export from a file, as JSON, Prometheus, and a
   CHECK(testing::slurp(dir.path + "/fleet.svg").find("<rect class=\"gpu ") != std::string::npos);
 }
 
-TEST_CASE("fleet live cli: input errors name the file and line; no report") {
+TEST_CASE("fleet live cli: input errors name the file and line, and no report is printed") {
   TempDir dir;
   const std::string broken = dir.write(
       "broken.json", "{\"items\": [\n  {\"kind\": \"Node\"},\n  {\"kind\": \"Pod\",,}\n]}\n");

@@ -154,7 +154,7 @@ TEST_CASE("node fit: GPU requests against free amounts, per resource") {
   CHECK_FALSE(gpu_requests_fit({{"nvidia.com/mig-2g.20gb", 1}}, free));  // absent: 0
 }
 
-TEST_CASE("node fit: a node's class, the most specific; MIG single's product suffix") {
+TEST_CASE("node fit: a node's class, the most specific, and MIG single's product suffix") {
   const auto policy = testing::live_policy(R"(apiVersion: gpuadmit.io/v1alpha1
 kind: GPUPolicy
 metadata: {name: classes}
