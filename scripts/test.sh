@@ -121,8 +121,8 @@ phase build build build -- "${ci_flags[@]}" -DGPUADMIT_WERROR=ON
 
 wait_background "npm packages" "$npm_log" "$npm_pid"
 rm -f build/attack-results.txt
-# Label "scaled": the attack runs too long or big for CI (scripts/attack.sh runs them).
-phase test bash -c "cd build && ctest --output-on-failure -j$jobs -LE scaled"
+# Label "long": the soak and the scaled attack runs, too long or big for CI (scripts/attack.sh runs them).
+phase test bash -c "cd build && ctest --output-on-failure -j$jobs -LE long"
 # The attack tests' numbers (tests/attack; scripts/attack.sh runs them longer).
 if [ -f build/attack-results.txt ]; then cat build/attack-results.txt; fi
 
@@ -132,7 +132,7 @@ if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
     -DGPUADMIT_FUZZ=ON -DGPUADMIT_BENCH=OFF
   phase test-asan bash -c "cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
-    UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$jobs -LE 'scaled|plain-only'"
+    UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j$jobs -LE long"
   if [ "${GPUADMIT_SKIP_FUZZ:-0}" != 1 ]; then
     phase fuzz env GPUADMIT_FUZZ_BUILD=build-asan GPUADMIT_FUZZ_JOBS=2 \
       bash scripts/fuzz.sh "${GPUADMIT_FUZZ_SECONDS:-}"
@@ -145,7 +145,7 @@ if [ "${GPUADMIT_SKIP_TSAN:-0}" != 1 ]; then
     -DGPUADMIT_TSAN=ON -DGPUADMIT_WERROR=ON -DGPUADMIT_BENCH=OFF
   phase test-tsan bash -c "cd build-tsan && TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1 \
     suppressions=$PWD/tests/tsan.supp' ctest --output-on-failure -j$jobs --no-tests=error \
-    -R '^(webhook|certs):' -LE scaled"
+    -R '^(webhook|certs):' -LE long"
 fi
 
 # The native-policy harness (tests/native), when this checkout has it; its downloads are done.
