@@ -3,14 +3,16 @@
 
     scripts/function_lengths.py [--top N] [--over LINES] [PATH...]
 
-A brace counter, not a parser: comments, strings and character literals are blanked, then a
-`{` whose header (the text since the last `;`, `{` or `}`) has a parameter list and is not a
-control statement, a class, a namespace or an initializer opens a function; its length is the
-lines from the header's first line to the closing `}`. Lambdas and local classes count toward the
-function that holds them; member functions defined inside a class body count on their own.
-A function longer than --over lines passes when the comment block right above it (or on its
-header) says why, with `long:` (e.g. `// long: one table, one case per kind`); --over makes the
-script exit 1 naming the others.
+A brace counter, not a parser: comments, strings, character literals and preprocessor directives
+are blanked, then a `{` whose header (the text since the last `;`, `{` or `}`) has a parameter
+list and is not a control statement, a class, a namespace or an initializer opens a function; its
+length is the lines from the header's first line to the closing `}`. Lambdas and local classes
+count toward the function that holds them; member functions defined inside a class body count on
+their own. A function longer than --over lines passes when the comment block right above it (or
+on its header) says why, with `long:` (e.g. `// long: one table, one case per kind`); --over
+makes the script exit 1 naming the others. With no PATH it scans SOURCE_DIRS, every library
+folder (a CTest test, tests/size/function_lengths_test.py, keeps that list equal to
+CMakeLists.txt's).
 """
 import argparse
 import os
@@ -24,12 +26,25 @@ NOT_FUNCTION = re.compile(r"\b(namespace|class|struct|union|enum)\b[^()]*$")
 
 
 def blank(text):
-    """Comments and literals replaced by spaces (newlines kept, so line numbers hold)."""
+    """Comments, literals and preprocessor directives replaced by spaces (newlines kept, so line
+    numbers hold). A directive (`#if defined(X)`, `#if __has_include(<h>)`, a `#define` with its
+    `\\` continuations) is no code: its parentheses and braces would otherwise read as a
+    function."""
     out = []
     i, n = 0, len(text)
     while i < n:
         c = text[i]
-        if text.startswith("//", i):
+        if c == "#" and text[text.rfind("\n", 0, i) + 1:i].strip() == "":
+            j = i
+            while True:
+                j = text.find("\n", j)
+                if j < 0 or text[j - 1] != "\\":
+                    break
+                j += 1
+            j = n if j < 0 else j
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
             out.append(" " * (j - i))
