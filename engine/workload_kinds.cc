@@ -25,6 +25,7 @@ WorkloadKind kubeflow_job(std::string_view kind, std::string_view resource,
           kMutable,  kueue, {},       {}};
 }
 
+// long: data, not logic: the table of workload kinds, one entry per kind.
 std::vector<WorkloadKind> make_table() {
   std::vector<WorkloadKind> t;
   // core/v1 Pod: the leaf every controller creates; its ephemeral containers are added through

@@ -344,6 +344,8 @@ std::vector<std::string> default_resources(const CompiledPolicy& policy, const T
   return names;
 }
 
+// long: one CEL expression (limits, then requests capped at them, per container) built in the
+// order it evaluates; its nested let() bindings read as one piece.
 std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
   const TenantDefaults& d = tenant.defaults;
   const std::vector<std::string> names = default_resources(policy, d);

@@ -86,6 +86,8 @@ std::optional<Json> not_exempt(const CompiledPolicy& policy) {
 
 }  // namespace
 
+// long: one pass over the tenants in order: each scope's conditions depend on the tenants before
+// it (the first match wins), and the no-tenant scope on all of them.
 std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const NativeOptions& options) {
   std::vector<NativeScope> scopes;
   WebhookTarget target;

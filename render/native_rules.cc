@@ -553,6 +553,7 @@ std::vector<NativeValidation> claim_validations(const CompiledPolicy& policy,
   return out;
 }
 
+// long: a table in code: one entry per pod rule (GPU001-GPU026), its id, CEL and message.
 std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tenant) {
   std::vector<RuleText> out;
   auto tenant_rule = [&](std::optional<std::string> (*make)(const Tenant&)) {

@@ -553,6 +553,8 @@ ConnectionPool::Outcome ConnectionPool::serve(Connection& c) {
   return close(c, /*send_close_notify=*/false);
 }
 
+// long: one connection's read loop (frame, answer, read) as a state machine whose cases share
+// the loop's state (may_read, the buffered bytes, the deadline).
 ConnectionPool::Outcome ConnectionPool::serve_open(Connection& c) {
   using Action = RequestFraming::Action;
   const std::size_t limit = kMaxHeaderBytes + limits_.max_body;
