@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "engine/expected.h"
 #include "engine/join.h"
 #include "engine/json_dump.h"
 #include "engine/json_parse.h"
@@ -124,50 +125,51 @@ void set_scope_options(Scope scope, const Json& request, const Json& object, End
   options.judge_only = endpoint == Endpoint::kValidate ? !is_pod : judge;
 }
 
-// `owned` is `review` itself when the caller gives it up (its object is then evaluated in
-// place), else nullptr.
-AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
-                              const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims, TemplateMode templates,
-                              const PriorityClassSource* priority_classes) {
-  if (!review.is_object()) return fail("request body is not a JSON object");
+// The request of an admission.k8s.io/v1 AdmissionReview, or why `review` is not one to answer.
+// What the API server always sends (k8s.io/api/admission/v1 AdmissionRequest): a uid, an
+// operation, and for CREATE and UPDATE the object. A review without them is not one to allow
+// blindly. An operation this version does not know passes untouched, as DELETE does: a newer API
+// server may send one.
+Expected<const Json*> review_request(const Json& review) {
+  using Error = Unexpected<std::string>;
+  if (!review.is_object()) return Error("request body is not a JSON object");
   const std::string_view api_version = string_member(review, "apiVersion");
   if (api_version != kApiVersion) {
-    return fail("apiVersion must be \"admission.k8s.io/v1\", got \"" +
-                std::string(api_version.substr(0, 100)) +
-                "\" (set admissionReviewVersions: [v1] in the webhook configuration)");
+    return Error("apiVersion must be \"admission.k8s.io/v1\", got \"" +
+                 std::string(api_version.substr(0, 100)) +
+                 "\" (set admissionReviewVersions: [v1] in the webhook configuration)");
   }
   if (string_member(review, "kind") != "AdmissionReview") {
-    return fail("kind must be \"AdmissionReview\", got \"" +
-                std::string(string_member(review, "kind").substr(0, 100)) + "\"");
+    return Error("kind must be \"AdmissionReview\", got \"" +
+                 std::string(string_member(review, "kind").substr(0, 100)) + "\"");
   }
   const Json* request = find_member(review, "request");
-  if (request == nullptr || !request->is_object()) return fail("request is missing");
-  const std::string uid(string_member(*request, "uid"));
-  if (uid.empty()) return fail("request.uid is missing");
-
-  AdmissionOutcome outcome;
-  outcome.uid = uid;
-  outcome.operation = std::string(string_member(*request, "operation"));
-  outcome.name = std::string(string_member(*request, "name"));
-  if (const Json* kind = find_member(*request, "kind"))
-    outcome.kind = std::string(string_member(*kind, "kind"));
-
-  // What the API server always sends (k8s.io/api/admission/v1 AdmissionRequest): an operation,
-  // and for CREATE and UPDATE the object. A review without them is not one to allow blindly. An
-  // operation this version does not know passes untouched, as DELETE does: a newer API server
-  // may send one.
-  if (outcome.operation.empty()) return fail("request.operation is missing");
-  const std::optional<Operation> operation = parse_operation(outcome.operation);
+  if (request == nullptr || !request->is_object()) return Error("request is missing");
+  if (string_member(*request, "uid").empty()) return Error("request.uid is missing");
+  const std::string_view operation_text = string_member(*request, "operation");
+  if (operation_text.empty()) return Error("request.operation is missing");
+  const std::optional<Operation> operation = parse_operation(operation_text);
   const Json* object = find_member(*request, "object");
   if (object != nullptr && !object->is_object() && !object->is_null()) {
-    return fail("request.object must be an object");
+    return Error("request.object must be an object");
   }
   if (operation && (*operation == Operation::kCreate || *operation == Operation::kUpdate) &&
       (object == nullptr || !object->is_object())) {
-    return fail("request.object is missing (required for " + outcome.operation + ")");
+    return Error("request.object is missing (required for " + std::string(operation_text) + ")");
   }
-  std::string ns(string_member(*request, "namespace"));
+  return request;
+}
+
+// What the outcome says of a valid request: its uid, operation, kind and name (the object's when
+// the request names none), and its namespace (the object's, else "default").
+AdmissionOutcome describe_request(const Json& request, const Json* object) {
+  AdmissionOutcome outcome;
+  outcome.uid = std::string(string_member(request, "uid"));
+  outcome.operation = std::string(string_member(request, "operation"));
+  outcome.name = std::string(string_member(request, "name"));
+  if (const Json* kind = find_member(request, "kind"))
+    outcome.kind = std::string(string_member(*kind, "kind"));
+  std::string ns(string_member(request, "namespace"));
   if (ns.empty() && object != nullptr) {
     if (const Json* metadata = find_member(*object, "metadata"))
       ns = std::string(string_member(*metadata, "namespace"));
@@ -175,38 +177,14 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   if (ns.empty()) ns = "default";
   outcome.ns = ns;
   if (outcome.name.empty() && object != nullptr) outcome.name = object_name(*object);
+  return outcome;
+}
 
-  const Scope scope = scope_of(*request, operation, object);
-  if (scope == Scope::kNone) {
-    outcome.response = response_envelope(uid, true);
-    AdmissionResult r;
-    r.outcome = std::move(outcome);
-    return r;
-  }
-
-  EvaluateOptions options;
-  options.ns = ns;
-  options.operation = *operation;
-  options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
-  options.copy_unchanged = false;  // nor the mutated object
-  options.claims = claims;
-  // Who submits the object (k8s.io/api/admission/v1 AdmissionRequest.UserInfo, an
-  // authentication/v1 UserInfo): the scheduler's DRA claims are recognised by it (engine/dra.h).
-  if (const Json* user = find_member(*request, "userInfo")) {
-    options.username = std::string(string_member(*user, "username"));
-  }
-  set_scope_options(scope, *request, *object, endpoint, templates, options);
-  options.priority_classes = priority_classes;
-  if (owned != nullptr) {
-    Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
-    outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);
-  } else {
-    outcome.evaluation = pipeline.evaluate(*object, options, policy);
-  }
-  outcome.evaluated = true;
+// The response to an evaluated request: allowed or denied (403, with the rules' messages), the
+// patch, the warnings and the audit annotations.
+Json evaluated_response(const AdmissionOutcome& outcome, Endpoint endpoint) {
   const Evaluation& e = outcome.evaluation;
-
-  Json review_out = response_envelope(uid, e.allowed);
+  Json review_out = response_envelope(outcome.uid, e.allowed);
   Json& response = review_out["response"];
   if (e.allowed && e.changed()) {
     response["patchType"] = "JSONPatch";
@@ -219,8 +197,8 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
     Json status = Json::object();
     status["code"] = 403;
     status["reason"] = "Forbidden";
-    status["message"] =
-        "gpuadmit denied " + outcome.kind + " " + ns + "/" + outcome.name + ": " + e.deny_message();
+    status["message"] = "gpuadmit denied " + outcome.kind + " " + outcome.ns + "/" + outcome.name +
+                        ": " + e.deny_message();
     response["status"] = std::move(status);
   }
   // The API server prefixes each key with the webhook's name ("mutate.gpuadmit.io/class"), and
@@ -237,9 +215,51 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
     if (!audited.empty()) audit["audit"] = join(audited, ",");
     response["auditAnnotations"] = std::move(audit);
   }
+  return review_out;
+}
+
+// `owned` is `review` itself when the caller gives it up (its object is then evaluated in
+// place), else nullptr.
+AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
+                              const Pipeline& pipeline, const CompiledPolicy& policy,
+                              const ClaimResolver* claims, TemplateMode templates,
+                              const PriorityClassSource* priority_classes) {
+  Expected<const Json*> checked = review_request(review);
+  if (!checked) return fail(std::move(checked).error());
+  const Json& request = **checked;
+  const std::optional<Operation> operation = parse_operation(string_member(request, "operation"));
+  const Json* object = find_member(request, "object");
   AdmissionResult r;
-  r.outcome = std::move(outcome);
-  r.outcome->response = std::move(review_out);
+  r.outcome = describe_request(request, object);
+  AdmissionOutcome& outcome = *r.outcome;
+
+  const Scope scope = scope_of(request, operation, object);
+  if (scope == Scope::kNone) {
+    outcome.response = response_envelope(outcome.uid, true);
+    return r;
+  }
+
+  EvaluateOptions options;
+  options.ns = outcome.ns;
+  options.operation = *operation;
+  options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
+  options.copy_unchanged = false;  // nor the mutated object
+  options.claims = claims;
+  // Who submits the object (k8s.io/api/admission/v1 AdmissionRequest.UserInfo, an
+  // authentication/v1 UserInfo): the scheduler's DRA claims are recognised by it (engine/dra.h).
+  if (const Json* user = find_member(request, "userInfo")) {
+    options.username = std::string(string_member(*user, "username"));
+  }
+  set_scope_options(scope, request, *object, endpoint, templates, options);
+  options.priority_classes = priority_classes;
+  if (owned != nullptr) {
+    Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
+    outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);
+  } else {
+    outcome.evaluation = pipeline.evaluate(*object, options, policy);
+  }
+  outcome.evaluated = true;
+  outcome.response = evaluated_response(outcome, endpoint);
   return r;
 }
 
