@@ -222,6 +222,47 @@ std::optional<Lexed> lex(std::string_view str) {
   return out;
 }
 
+// Rounds the non-zero magnitude digits × 10^exponent to whole nanos, as ParseQuantity does:
+// amount.Round(amount, Nano.infScale(), inf.RoundUp) on the absolute value, so any non-zero digit
+// below 1n rounds the magnitude up (away from zero): "0.1n" -> "1n", "-3.001n" -> "-4n". Leading
+// zeros go; true when the caller must add 1 to the digits' value (then trailing zeros stay).
+bool round_to_nano(std::string& digits, int64_t& exponent) {
+  bool round_up = false;
+  if (exponent < kNanoExponent) {
+    const uint64_t drop = static_cast<uint64_t>(kNanoExponent - exponent);
+    const size_t keep = drop >= digits.size() ? 0 : digits.size() - static_cast<size_t>(drop);
+    round_up = digits.find_first_not_of('0', keep) != std::string::npos;
+    digits.resize(keep);
+    exponent = kNanoExponent;
+  }
+  const size_t first = digits.find_first_not_of('0');
+  digits.erase(0, first == std::string::npos ? digits.size() : first);
+  if (!round_up) {
+    // Trailing zeros move into the exponent before the length check so "1" + 10k zeros fits.
+    size_t last = digits.find_last_not_of('0');
+    size_t zeros = digits.size() - (last + 1);
+    digits.resize(last + 1);
+    exponent += static_cast<int64_t>(zeros);
+  }
+  return round_up;
+}
+
+// ParseQuantity: "The max is just a simple cap" -- binary values above 2^63-1 become 2^63-1
+// ("9Ei" -> 9223372036854775807). Any value too long for the mantissa (!fits) is far above the
+// cap.
+void cap_binary(i128& mantissa, int64_t& exponent, bool& fits) {
+  bool above = !fits || exponent + digit_count(mantissa) > 19;
+  if (!above) {
+    above = exponent >= 0 ? mantissa * pow10(static_cast<int>(exponent)) > kMaxAllowed
+                          : mantissa > i128{kMaxAllowed} * pow10(static_cast<int>(-exponent));
+  }
+  if (above) {
+    mantissa = kMaxAllowed;
+    exponent = 0;
+    fits = true;
+  }
+}
+
 }  // namespace
 
 std::optional<Quantity> Quantity::parse(std::string_view text) {
@@ -247,30 +288,11 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
     // 2^(10k) = 1024^k; ParseQuantity multiplies the unscaled value by the power of two.
     for (int32_t i = 0; i < suffix->exponent / 10; ++i) multiply_digits(digits, 1024);
   }
-  size_t first = digits.find_first_not_of('0');
+  const size_t first = digits.find_first_not_of('0');
   if (first == std::string::npos) return q;  // zero keeps its suffix's format ("0Ki" is BinarySI)
   digits.erase(0, first);
 
-  // ParseQuantity: amount.Round(amount, Nano.infScale(), inf.RoundUp) on the absolute value, so
-  // any non-zero digit below 1n rounds the magnitude up (away from zero): "0.1n" -> "1n",
-  // "-3.001n" -> "-4n".
-  bool round_up = false;
-  if (exponent < kNanoExponent) {
-    const uint64_t drop = static_cast<uint64_t>(kNanoExponent - exponent);
-    const size_t keep = drop >= digits.size() ? 0 : digits.size() - static_cast<size_t>(drop);
-    round_up = digits.find_first_not_of('0', keep) != std::string::npos;
-    digits.resize(keep);
-    exponent = kNanoExponent;
-  }
-  first = digits.find_first_not_of('0');
-  digits.erase(0, first == std::string::npos ? digits.size() : first);
-  if (!round_up) {
-    // Trailing zeros move into the exponent before the length check so "1" + 10k zeros fits.
-    size_t last = digits.find_last_not_of('0');
-    size_t zeros = digits.size() - (last + 1);
-    digits.resize(last + 1);
-    exponent += static_cast<int64_t>(zeros);
-  }
+  const bool round_up = round_to_nano(digits, exponent);
 
   i128 mantissa = 0;
   bool fits = digits.size() <= static_cast<size_t>(kMantissaDigits);
@@ -281,18 +303,7 @@ std::optional<Quantity> Quantity::parse(std::string_view text) {
   }
 
   if (q.format_ == Format::kBinarySI) {
-    // ParseQuantity: "The max is just a simple cap" -- binary values above 2^63-1 become 2^63-1
-    // ("9Ei" -> 9223372036854775807). Any value too long for the mantissa is far above the cap.
-    bool above = !fits || exponent + digit_count(mantissa) > 19;
-    if (!above) {
-      above = exponent >= 0 ? mantissa * pow10(static_cast<int>(exponent)) > kMaxAllowed
-                            : mantissa > i128{kMaxAllowed} * pow10(static_cast<int>(-exponent));
-    }
-    if (above) {
-      mantissa = kMaxAllowed;
-      exponent = 0;
-      fits = true;
-    }
+    cap_binary(mantissa, exponent, fits);
     // ParseQuantity: a binary value in (0, 1) becomes DecimalSI "to avoid rounding".
     if (exponent < 0 && digit_count(mantissa) + exponent <= 0) q.format_ = Format::kDecimalSI;
   }

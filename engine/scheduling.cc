@@ -318,6 +318,37 @@ LabelSelectorValues class_node_labels(const GpuClass& gpu_class, std::string_vie
   return labels;
 }
 
+namespace {
+
+// Why nodeSelectorTerms[i] (not empty) admits no node of the class: a class label none of whose
+// values it allows, or else the label on which it contradicts itself or the pod's nodeSelector
+// once the class is required.
+std::string term_conflict(const Json& term, size_t i, const Json* selector,
+                          const LabelSelectorValues& label_values) {
+  const std::pair<std::string, std::vector<std::string>>* blocked = nullptr;
+  for (const auto& label : label_values) {
+    const bool any =
+        std::any_of(label.second.begin(), label.second.end(),
+                    [&](const std::string& v) { return term_allows(term, label.first, v); });
+    if (!any) {
+      blocked = &label;
+      break;
+    }
+  }
+  if (blocked != nullptr) {
+    return "nodeSelectorTerms[" + std::to_string(i) + "] (" +
+           requirements_text(term, blocked->first) + ") allows none of the class's " +
+           blocked->first + " values [" + join(blocked->second) + "]";
+  }
+  const std::string key = unsatisfiable_key(&term, selector, &label_values).value_or("");
+  const std::string text = requirements_text(term, key);
+  return "nodeSelectorTerms[" + std::to_string(i) + "] (" +
+         (text.empty() ? "no requirement on " + key : text) +
+         ") admits no node with the pod's nodeSelector and the class's labels on " + key;
+}
+
+}  // namespace
+
 std::optional<std::string> class_conflict(const PodView& pod,
                                           const LabelSelectorValues& label_values) {
   const Json& spec = pod.spec();
@@ -355,27 +386,7 @@ std::optional<std::string> class_conflict(const PodView& pod,
     const Json& term = (*terms)[i];
     if (!term.is_object() || is_empty_node_selector_term(term)) continue;
     if (!reasons.empty()) reasons += "; ";
-    const std::pair<std::string, std::vector<std::string>>* blocked = nullptr;
-    for (const auto& label : label_values) {
-      const bool any =
-          std::any_of(label.second.begin(), label.second.end(),
-                      [&](const std::string& v) { return term_allows(term, label.first, v); });
-      if (!any) {
-        blocked = &label;
-        break;
-      }
-    }
-    if (blocked != nullptr) {
-      reasons += "nodeSelectorTerms[" + std::to_string(i) + "] (" +
-                 requirements_text(term, blocked->first) + ") allows none of the class's " +
-                 blocked->first + " values [" + join(blocked->second) + "]";
-      continue;
-    }
-    const std::string key = unsatisfiable_key(&term, selector, &label_values).value_or("");
-    const std::string text = requirements_text(term, key);
-    reasons += "nodeSelectorTerms[" + std::to_string(i) + "] (" +
-               (text.empty() ? "no requirement on " + key : text) +
-               ") admits no node with the pod's nodeSelector and the class's labels on " + key;
+    reasons += term_conflict(term, i, selector, label_values);
   }
   return "required node affinity " + reasons;
 }
