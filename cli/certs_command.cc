@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "certs/certs.h"
@@ -14,6 +15,33 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpuadmit certs --service S --namespace NS --out DIR [--san NAME]... [--days N]\n";
+
+// The serving certificate's names (the Service's DNS names, then each --san) and --days; nothing,
+// told on standard error, for a bad --days or an empty --san.
+std::optional<certs::LeafProfile> leaf_profile(const Args& args, const std::string& service,
+                                               const std::string& ns) {
+  int days = 365;
+  if (auto text = args.value("days")) {
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), days);
+    if (ec != std::errc() || end != text->data() + text->size() || days < 1 || days > 3650) {
+      std::cerr << "gpuadmit certs: --days must be a whole number of days from 1 to 3650, not \""
+                << *text << "\"\n";
+      return std::nullopt;
+    }
+  }
+  certs::LeafProfile profile;
+  profile.common_name = service + "." + ns + ".svc";
+  profile.names = certs::service_dns_names(service, ns);
+  for (const std::string& san : args.values("san")) {
+    if (san.empty()) {
+      std::cerr << "gpuadmit certs: --san needs a DNS name or an IP address\n";
+      return std::nullopt;
+    }
+    profile.names.push_back(san);
+  }
+  profile.valid_days = days;
+  return profile;
+}
 
 }  // namespace
 
@@ -35,29 +63,10 @@ int certs_command(const std::vector<std::string>& argv) {
       return 2;
     }
   }
-  int days = 365;
-  if (auto text = args.value("days")) {
-    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), days);
-    if (ec != std::errc() || end != text->data() + text->size() || days < 1 || days > 3650) {
-      std::cerr << "gpuadmit certs: --days must be a whole number of days from 1 to 3650, not \""
-                << *text << "\"\n";
-      return 2;
-    }
-  }
   const std::string service = *args.value("service"), ns = *args.value("namespace");
   const std::string out = *args.value("out");
-
-  certs::LeafProfile profile;
-  profile.common_name = service + "." + ns + ".svc";
-  profile.names = certs::service_dns_names(service, ns);
-  for (const std::string& san : args.values("san")) {
-    if (san.empty()) {
-      std::cerr << "gpuadmit certs: --san needs a DNS name or an IP address\n";
-      return 2;
-    }
-    profile.names.push_back(san);
-  }
-  profile.valid_days = days;
+  const std::optional<certs::LeafProfile> profile = leaf_profile(args, service, ns);
+  if (!profile) return 2;
 
   // Ten years for the CA: it must outlive the serving certificate it signs.
   auto ca = certs::generate_ca(service + "." + ns + " webhook CA", 3650);
@@ -66,7 +75,7 @@ int certs_command(const std::vector<std::string>& argv) {
     return 2;
   }
   const certs::PemPair& ca_pair = std::get<certs::PemPair>(ca);
-  auto leaf = certs::issue_certificate(ca_pair, profile);
+  auto leaf = certs::issue_certificate(ca_pair, *profile);
   if (auto* error = std::get_if<std::string>(&leaf)) {
     std::cerr << "gpuadmit certs: " << *error << "\n";
     return 2;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,51 +39,34 @@ void collect_claims(const std::vector<InputEntry>& inputs, lint::ManifestClaims&
   }
 }
 
-}  // namespace
-
-int lint_command(const std::vector<std::string>& argv) {
-  Args args;
-  if (auto error = Args::parse(argv, {"policy", "namespace", "output", "write"},
-                               {"fix", "no-color", "explain"}, args)) {
-    std::cerr << "gpuadmit lint: " << *error << "\n" << kUsage;
-    return 2;
-  }
-  if (args.help()) return print_usage(kUsage);
+// The command line's mistakes, told on standard error with the fix: false when there is one.
+bool arguments_valid(const Args& args) {
   if (args.positional().empty()) {
     std::cerr << "gpuadmit lint: no manifests given; name files, folders or - (stdin)\n" << kUsage;
-    return 2;
+    return false;
   }
   const std::string output_name = args.value_or("output", "text");
-  const auto format = lint::parse_output_format(output_name);
-  if (!format) {
+  if (!lint::parse_output_format(output_name)) {
     std::cerr << "gpuadmit lint: --output must be text, json, sarif or junit, not \"" << output_name
               << "\"\n";
-    return 2;
+    return false;
   }
-  const bool fix = args.has("fix");
-  const auto write_dir = args.value("write");
-  if (write_dir && !fix) {
+  if (args.value("write") && !args.has("fix")) {
     std::cerr << "gpuadmit lint: --write needs --fix (it is where the fixed files go)\n";
-    return 2;
+    return false;
   }
   if (stdin_repeated(args.positional())) {
     std::cerr << "gpuadmit lint: - (standard input) may be given only once\n";
-    return 2;
+    return false;
   }
+  return true;
+}
 
-  CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
-  if (!loaded.policy) {
-    for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
-    std::cerr << "gpuadmit lint: the policy is invalid; fix the errors above\n";
-    return 2;
-  }
-
-  const Pipeline pipeline(default_mutators(), default_rules());
-  const auto document_rules = default_document_rules();
-
-  // With --fix and no --write, standard output carries the fixed manifests (pipe them to
-  // kubectl apply -f -), so the report goes to standard error.
-  std::FILE* report_out = (fix && !write_dir) ? stderr : stdout;
+// How the report is written to `report_out`: the rule table, colour (a terminal, without
+// --no-color or NO_COLOR), and with --explain the policy behind each finding.
+lint::ReportOptions report_options_for(
+    const Args& args, const Pipeline& pipeline,
+    const std::vector<std::unique_ptr<const DocumentRule>>& document_rules, std::FILE* report_out) {
   const char* no_color = std::getenv("NO_COLOR");
   lint::ReportOptions report_options;
   report_options.rules = lint::lint_rule_table(pipeline, document_rules);
@@ -94,22 +78,10 @@ int lint_command(const std::vector<std::string>& argv) {
     report_options.explain_policy = lint::policy_document(args.value_or("policy", ""));
     if (!report_options.explain_policy) report_options.explain_policy = Json::object();
   }
-  auto made = lint::make_reporter(*format, report_out, report_options);
+  return report_options;
+}
 
-  std::unique_ptr<lint::FixWriter> fix_writer;
-  if (fix) {
-    fix_writer = write_dir
-                     ? std::make_unique<lint::FixWriter>(lint::FixWriter::Directory{*write_dir})
-                     : std::make_unique<lint::FixWriter>(stdout);
-  }
-  lint::LintOptions options;
-  options.default_namespace = args.value_or("namespace", "default");
-  lint::ManifestClaims claims(options.default_namespace);
-  const std::vector<InputEntry> inputs = expand_inputs(args.positional());
-  collect_claims(inputs, claims);
-  options.claims = &claims;
-  lint::Linter linter(loaded.policy, pipeline, document_rules, options, *made, fix_writer.get());
-
+void lint_inputs(const std::vector<InputEntry>& inputs, lint::Linter& linter) {
   for (const InputEntry& input : inputs) {
     if (input.is_stdin) {
       linter.lint_stream(stdin, "<stdin>", false);
@@ -123,6 +95,11 @@ int lint_command(const std::vector<std::string>& argv) {
       linter.lint_file(input.path, input.path);
     }
   }
+}
+
+// The exit code once every input is linted: the findings', or 2 when a fixed file could not be
+// written.
+int finish_lint(lint::Linter& linter, const lint::FixWriter* fix_writer) {
   const lint::LintSummary summary = linter.finish();
   for (const std::string& file : summary.empty_files) {
     std::cerr << "gpuadmit lint: note: " << file
@@ -138,6 +115,54 @@ int lint_command(const std::vector<std::string>& argv) {
   std::fflush(stdout);
   std::fflush(stderr);
   return code;
+}
+
+}  // namespace
+
+int lint_command(const std::vector<std::string>& argv) {
+  Args args;
+  if (auto error = Args::parse(argv, {"policy", "namespace", "output", "write"},
+                               {"fix", "no-color", "explain"}, args)) {
+    std::cerr << "gpuadmit lint: " << *error << "\n" << kUsage;
+    return 2;
+  }
+  if (args.help()) return print_usage(kUsage);
+  if (!arguments_valid(args)) return 2;
+  const auto format = lint::parse_output_format(args.value_or("output", "text"));
+  const bool fix = args.has("fix");
+  const auto write_dir = args.value("write");
+
+  CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
+  if (!loaded.policy) {
+    for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
+    std::cerr << "gpuadmit lint: the policy is invalid; fix the errors above\n";
+    return 2;
+  }
+
+  const Pipeline pipeline(default_mutators(), default_rules());
+  const auto document_rules = default_document_rules();
+
+  // With --fix and no --write, standard output carries the fixed manifests (pipe them to
+  // kubectl apply -f -), so the report goes to standard error.
+  std::FILE* report_out = (fix && !write_dir) ? stderr : stdout;
+  auto made = lint::make_reporter(*format, report_out,
+                                  report_options_for(args, pipeline, document_rules, report_out));
+
+  std::unique_ptr<lint::FixWriter> fix_writer;
+  if (fix) {
+    fix_writer = write_dir
+                     ? std::make_unique<lint::FixWriter>(lint::FixWriter::Directory{*write_dir})
+                     : std::make_unique<lint::FixWriter>(stdout);
+  }
+  lint::LintOptions options;
+  options.default_namespace = args.value_or("namespace", "default");
+  lint::ManifestClaims claims(options.default_namespace);
+  const std::vector<InputEntry> inputs = expand_inputs(args.positional());
+  collect_claims(inputs, claims);
+  options.claims = &claims;
+  lint::Linter linter(loaded.policy, pipeline, document_rules, options, *made, fix_writer.get());
+  lint_inputs(inputs, linter);
+  return finish_lint(linter, fix_writer.get());
 }
 
 }  // namespace gpuadmit::cli

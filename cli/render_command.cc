@@ -66,6 +66,80 @@ std::optional<std::string> native_options(const Args& args, const std::string& n
   return std::nullopt;
 }
 
+// --namespace, --service, --failure-policy, --templates and --opt-out-label into `target`; an
+// error message for a bad value.
+std::optional<std::string> webhook_target(const Args& args, render::WebhookTarget& target) {
+  target.ns = args.value_or("namespace", target.ns);
+  target.service = args.value_or("service", target.service);
+  target.failure_policy = args.value_or("failure-policy", target.failure_policy);
+  target.opt_out_label = args.has("opt-out-label");
+  for (const auto& [flag, name] :
+       {std::pair{"--namespace", &target.ns}, std::pair{"--service", &target.service}}) {
+    if (!render::is_literal_namespace(*name)) {
+      return std::string(flag) + " must be a DNS label (lower-case letters, digits " +
+             "and '-', at most 63), not \"" + *name + "\"";
+    }
+  }
+  if (target.failure_policy != "Fail" && target.failure_policy != "Ignore") {
+    return "--failure-policy must be Fail or Ignore, not \"" + target.failure_policy + "\"";
+  }
+  if (const auto mode = parse_template_mode(args.value_or("templates", "mutate"))) {
+    target.templates = *mode;
+  } else {
+    return "--templates must be mutate or validate, not \"" + args.value_or("templates", "") + "\"";
+  }
+  return std::nullopt;
+}
+
+// --ca-bundle's PEM file into `target`; false, told on standard error, when it cannot be read or
+// holds no certificate.
+bool read_ca_bundle(const std::string& path, render::WebhookTarget& target) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream pem;
+  pem << in.rdbuf();
+  if (!in) {
+    std::cerr << "gpuadmit render: " << path << ": cannot read the CA bundle\n";
+    return false;
+  }
+  auto bundle = render::ca_bundle_from_pem(pem.str());
+  if (!bundle) {
+    std::cerr << "gpuadmit render: " << path << ": " << bundle.error() << "\n";
+    return false;
+  }
+  target.ca_bundle = *std::move(bundle);
+  return true;
+}
+
+// What render prints: the native table (JSON), the native policies with the objects they need,
+// or the webhook's cluster objects (YAML documents).
+std::string rendered(const CompiledPolicy& policy, bool native_table,
+                     const std::optional<render::native::NativeOptions>& native,
+                     const render::WebhookTarget& target) {
+  std::string out;
+  if (native_table) {
+    out = render::native::table_json(policy).dump(2) + "\n";
+  } else if (native) {
+    // Without the webhook, the policies need the PriorityClasses and quotas too; the webhook
+    // configurations are not printed (an install of both applies `render` as well).
+    out = render::native::table_comment();
+    std::vector<Json> objects = render::priority_classes(policy);
+    for (Json& quota : render::resource_quotas(policy)) objects.push_back(std::move(quota));
+    for (Json& p : render::native::native_policies(policy, *native)) {
+      objects.push_back(std::move(p));
+    }
+    for (const Json& object : objects) {
+      out += "---\n";
+      yaml::emit_yaml(object, out);
+    }
+  } else {
+    for (const Json& object : render::cluster_objects(policy, target)) {
+      out += "---\n";
+      yaml::emit_yaml(object, out);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int render_command(const std::vector<std::string>& argv) {
@@ -81,41 +155,9 @@ int render_command(const std::vector<std::string>& argv) {
     return usage_error("unexpected argument \"" + args.positional().front() + "\"");
   }
   render::WebhookTarget target;
-  target.ns = args.value_or("namespace", target.ns);
-  target.service = args.value_or("service", target.service);
-  target.failure_policy = args.value_or("failure-policy", target.failure_policy);
-  target.opt_out_label = args.has("opt-out-label");
-  for (const auto& [flag, name] :
-       {std::pair{"--namespace", &target.ns}, std::pair{"--service", &target.service}}) {
-    if (!render::is_literal_namespace(*name)) {
-      return usage_error(std::string(flag) + " must be a DNS label (lower-case letters, digits " +
-                         "and '-', at most 63), not \"" + *name + "\"");
-    }
-  }
-  if (target.failure_policy != "Fail" && target.failure_policy != "Ignore") {
-    return usage_error("--failure-policy must be Fail or Ignore, not \"" + target.failure_policy +
-                       "\"");
-  }
-  if (const auto mode = parse_template_mode(args.value_or("templates", "mutate"))) {
-    target.templates = *mode;
-  } else {
-    return usage_error("--templates must be mutate or validate, not \"" +
-                       args.value_or("templates", "") + "\"");
-  }
+  if (auto error = webhook_target(args, target)) return usage_error(*error);
   if (auto path = args.value("ca-bundle")) {
-    std::ifstream in(*path, std::ios::binary);
-    std::stringstream pem;
-    pem << in.rdbuf();
-    if (!in) {
-      std::cerr << "gpuadmit render: " << *path << ": cannot read the CA bundle\n";
-      return 2;
-    }
-    auto bundle = render::ca_bundle_from_pem(pem.str());
-    if (!bundle) {
-      std::cerr << "gpuadmit render: " << *path << ": " << bundle.error() << "\n";
-      return 2;
-    }
-    target.ca_bundle = *std::move(bundle);
+    if (!read_ca_bundle(*path, target)) return 2;
   }
   std::optional<render::native::NativeOptions> native;
   if (auto error = native_options(args, target.ns, native)) return usage_error(*error);
@@ -124,29 +166,7 @@ int render_command(const std::vector<std::string>& argv) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
     return 2;
   }
-  std::string out;
-  if (args.has("native-table")) {
-    out = render::native::table_json(*loaded.policy).dump(2) + "\n";
-  } else if (native) {
-    // Without the webhook, the policies need the PriorityClasses and quotas too; the webhook
-    // configurations are not printed (an install of both applies `render` as well).
-    out = render::native::table_comment();
-    std::vector<Json> objects = render::priority_classes(*loaded.policy);
-    for (Json& quota : render::resource_quotas(*loaded.policy)) objects.push_back(std::move(quota));
-    for (Json& p : render::native::native_policies(*loaded.policy, *native)) {
-      objects.push_back(std::move(p));
-    }
-    for (const Json& object : objects) {
-      out += "---\n";
-      yaml::emit_yaml(object, out);
-    }
-  } else {
-    for (const Json& object : render::cluster_objects(*loaded.policy, target)) {
-      out += "---\n";
-      yaml::emit_yaml(object, out);
-    }
-  }
-  std::cout << out;
+  std::cout << rendered(*loaded.policy, args.has("native-table"), native, target);
   return std::cout.good() ? 0 : 2;
 }
 
