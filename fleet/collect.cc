@@ -119,6 +119,36 @@ void append_spec(std::string& key, const Json& spec) {
   }
 }
 
+// Everything an object's outcome depends on: the namespace, the kind, the object's and each pod
+// template's annotations and labels, the controller (a DaemonSet's pods and a controller's
+// copies are judged differently: engine/controllers.h), the specs (append_spec). Empty for
+// invalid UTF-8, which cannot be written as a key: such an object is evaluated on its own.
+std::string memo_key(const Json& object, const Json* metadata, std::string_view ns,
+                     std::string_view api_version, std::string_view kind,
+                     const std::vector<PodSpecLocation>& locations) {
+  std::string key;
+  try {
+    key.append(ns).append("\x1f").append(api_version).append("\x1f").append(kind) += '\x1f';
+    append_member(key, metadata, "annotations");
+    append_member(key, metadata, "labels");
+    if (const std::optional<OwnerReference> owner = controller_reference(object)) {
+      key.append(owner->api_version).append("/").append(owner->kind);
+    }
+    key += '\x1f';
+    for (const PodSpecLocation& loc : locations) {
+      const Json* spec_metadata =
+          object.contains(loc.metadata) ? &object.at(loc.metadata) : nullptr;
+      append_member(key, spec_metadata, "annotations");
+      append_member(key, spec_metadata, "labels");
+      append_spec(key, object.at(loc.spec));
+      key += '\x1e';
+    }
+  } catch (const Json::exception&) {
+    key.clear();
+  }
+  return key;
+}
+
 }  // namespace
 
 bool is_list(const Json& object) {
@@ -222,30 +252,10 @@ void Collector::add_object(Json& object, const std::string& file, int line) {
   std::shared_ptr<const Outcome> outcome;
   std::string key;
   if (memoize_) {
-    // Everything the outcome depends on: the namespace, the kind, the object's and each pod
-    // template's annotations and labels, the controller (a DaemonSet's pods and a controller's
-    // copies are judged differently: engine/controllers.h), the specs (append_spec). Invalid
-    // UTF-8 cannot be written as a key: such an object is evaluated on its own.
-    try {
-      key.append(ns).append("\x1f").append(api_version).append("\x1f").append(kind) += '\x1f';
-      append_member(key, metadata, "annotations");
-      append_member(key, metadata, "labels");
-      if (const std::optional<OwnerReference> owner = controller_reference(object)) {
-        key.append(owner->api_version).append("/").append(owner->kind);
-      }
-      key += '\x1f';
-      for (const PodSpecLocation& loc : locations) {
-        const Json* spec_metadata =
-            object.contains(loc.metadata) ? &object.at(loc.metadata) : nullptr;
-        append_member(key, spec_metadata, "annotations");
-        append_member(key, spec_metadata, "labels");
-        append_spec(key, object.at(loc.spec));
-        key += '\x1e';
-      }
+    key = memo_key(object, metadata, ns, api_version, kind, locations);
+    if (!key.empty()) {
       auto found = memo_.find(key);
       if (found != memo_.end()) outcome = found->second;
-    } catch (const Json::exception&) {
-      key.clear();
     }
   }
   if (!outcome) {

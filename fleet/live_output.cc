@@ -305,7 +305,10 @@ Json live_to_json(const LiveReport& report, const LiveInput& input) {
                 {"objectsReadTwice", input.replaced}}}};
 }
 
-void write_live_prometheus(const LiveReport& report, std::ostream& out) {
+namespace {
+
+// The GPU unit families, one sample per class each.
+void write_unit_families(const LiveReport& report, std::ostream& out) {
   static constexpr Family kUnits[] = {
       {"gpuadmit_fleet_gpus",
        "GPU units allocatable on the class's nodes (unit: gpu, replica or mig-slice)."},
@@ -327,6 +330,10 @@ void write_live_prometheus(const LiveReport& report, std::ostream& out) {
       sample(out, kUnits[i], class_labels(c), values[i]);
     }
   }
+}
+
+// The node families: by state, empty, empty after a repack; and the running pods.
+void write_node_families(const LiveReport& report, std::ostream& out) {
   const Family nodes{"gpuadmit_fleet_nodes", "Nodes of the class by state."};
   family(out, nodes);
   for (const LiveClassReport& c : report.classes) {
@@ -352,6 +359,10 @@ void write_live_prometheus(const LiveReport& report, std::ostream& out) {
   family(out, running);
   for (const LiveClassReport& c : report.classes)
     sample(out, running, "class=\"" + escape_label(c.name) + "\"", c.running_pods);
+}
+
+// The pending pods by class and reason, and the GPU nodes no class matches.
+void write_pending_families(const LiveReport& report, std::ostream& out) {
   const Family pending{"gpuadmit_fleet_pods_pending",
                        "Pending GPU pods by class and reason (class \"\": none)."};
   family(out, pending);
@@ -378,6 +389,14 @@ void write_live_prometheus(const LiveReport& report, std::ostream& out) {
                          "Nodes with GPUs that match no class of the policy."};
   family(out, unmatched);
   out << unmatched.name << " " << report.unmatched.size() << "\n";
+}
+
+}  // namespace
+
+void write_live_prometheus(const LiveReport& report, std::ostream& out) {
+  write_unit_families(report, out);
+  write_node_families(report, out);
+  write_pending_families(report, out);
 }
 
 }  // namespace gpuadmit::fleet

@@ -210,6 +210,40 @@ bool place_on_node(std::vector<MigGpu>& gpus, const std::vector<MigSlice>& slice
   return true;
 }
 
+// The packed GPUs into the class's cells: each GPU's used compute slices, the group holding most
+// of it, and stranded when its free slices fit none of `reference` (the slices of the pods left
+// over, else of every pod).
+void record_mig_cells(const std::vector<std::vector<MigGpu>>& state,
+                      const std::vector<MigSlice>& reference, const MigGpuGeometry& geometry,
+                      ClassPacking& out) {
+  for (size_t n = 0; n < state.size(); ++n) {
+    for (size_t i = 0; i < state[n].size(); ++i) {
+      const MigGpu& gpu = state[n][i];
+      GpuCell& cell = out.cells[n][i];
+      cell.used = gpu.compute;
+      out.node_used[n] += gpu.compute;
+      int best = 0;
+      for (const auto& [g, compute] : gpu.parts) {
+        add_unique(out.node_groups[n], g);
+        if (compute > best) {
+          best = compute;
+          cell.group = static_cast<int64_t>(g);
+        }
+      }
+      const int free_compute = geometry.compute_slices - gpu.compute;
+      const int free_memory = geometry.memory_slices - gpu.memory;
+      if (gpu.compute == 0 || free_compute == 0) continue;
+      const bool fits = std::any_of(reference.begin(), reference.end(), [&](const MigSlice& s) {
+        return s.compute <= free_compute && s.memory <= free_memory;
+      });
+      if (fits) continue;
+      cell.stranded = true;
+      out.stranded += free_compute;
+      out.stranded_by_group[static_cast<size_t>(cell.group)] += free_compute;
+    }
+  }
+}
+
 void pack_mig(const FleetInput& input, const std::vector<size_t>& order, ClassPacking& out) {
   const ClassShape& shape = out.shape;
   const MigGpuGeometry& geometry = shape.mig;
@@ -248,32 +282,7 @@ void pack_mig(const FleetInput& input, const std::vector<size_t>& order, ClassPa
       reference.insert(reference.end(), s.begin(), s.end());
     }
   }
-  for (size_t n = 0; n < nodes; ++n) {
-    for (size_t i = 0; i < state[n].size(); ++i) {
-      const MigGpu& gpu = state[n][i];
-      GpuCell& cell = out.cells[n][i];
-      cell.used = gpu.compute;
-      out.node_used[n] += gpu.compute;
-      int best = 0;
-      for (const auto& [g, compute] : gpu.parts) {
-        add_unique(out.node_groups[n], g);
-        if (compute > best) {
-          best = compute;
-          cell.group = static_cast<int64_t>(g);
-        }
-      }
-      const int free_compute = geometry.compute_slices - gpu.compute;
-      const int free_memory = geometry.memory_slices - gpu.memory;
-      if (gpu.compute == 0 || free_compute == 0) continue;
-      const bool fits = std::any_of(reference.begin(), reference.end(), [&](const MigSlice& s) {
-        return s.compute <= free_compute && s.memory <= free_memory;
-      });
-      if (fits) continue;
-      cell.stranded = true;
-      out.stranded += free_compute;
-      out.stranded_by_group[static_cast<size_t>(cell.group)] += free_compute;
-    }
-  }
+  record_mig_cells(state, reference, geometry, out);
 }
 
 }  // namespace

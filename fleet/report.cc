@@ -214,17 +214,22 @@ void write_text(const FleetReport& report, const FleetInput& input, std::ostream
   }
 }
 
-Json to_json(const FleetReport& report, const FleetInput& input) {
-  auto workload_json = [&](const PodGroup& g) {
-    const Workload& w = input.workloads[g.workload];
-    return Json{{"file", input.files[w.file]},
-                {"line", w.line},
-                {"apiVersion", w.api_version},
-                {"kind", w.kind},
-                {"namespace", w.ns},
-                {"name", w.name},
-                {"podSpec", g.path}};
-  };
+namespace {
+
+// Where a pod group comes from: its file, line, object and pod spec.
+Json workload_json(const FleetInput& input, const PodGroup& g) {
+  const Workload& w = input.workloads[g.workload];
+  return Json{{"file", input.files[w.file]},
+              {"line", w.line},
+              {"apiVersion", w.api_version},
+              {"kind", w.kind},
+              {"namespace", w.ns},
+              {"name", w.name},
+              {"podSpec", g.path}};
+}
+
+// Each class: its shape, capacity, what was placed and stranded, its unplaceable pods.
+Json classes_json(const FleetReport& report, const FleetInput& input) {
   Json classes = Json::array();
   for (const ClassReport& c : report.classes) {
     const ClassShape& s = c.packing.shape;
@@ -246,10 +251,36 @@ Json to_json(const FleetReport& report, const FleetInput& input) {
                        {"placedPods", c.packing.placed_pods},
                        {"unplaceablePods", unplaced}});
   }
+  return classes;
+}
+
+// The pod groups that strand capacity, each with a shape that would strand less (or null).
+Json fragmenters_json(const FleetReport& report, const FleetInput& input) {
+  Json fragmenters = Json::array();
+  for (const Fragmenter& f : report.fragmenters) {
+    const PodGroup& g = input.groups[f.group];
+    Json entry = workload_json(input, g);
+    entry["class"] = f.class_name;
+    entry["pods"] = g.pods;
+    entry["unitsPerPod"] = g.units;
+    entry["stranded"] = f.stranded;
+    entry["suggestion"] = f.freed > 0 ? Json{{"pods", f.suggested_pods},
+                                             {"unitsPerPod", f.suggested_units},
+                                             {"freed", f.freed}}
+                                      : Json(nullptr);
+    fragmenters.push_back(std::move(entry));
+  }
+  return fragmenters;
+}
+
+}  // namespace
+
+Json to_json(const FleetReport& report, const FleetInput& input) {
+  Json classes = classes_json(report, input);
   Json unplaceable = Json::array();
   for (const UnplaceableEntry& u : report.unplaceable) {
     const PodGroup& g = input.groups[u.group];
-    Json entry = workload_json(g);
+    Json entry = workload_json(input, g);
     entry["class"] = g.class_name;
     entry["pods"] = u.pods;
     entry["gpusPerPod"] = g.gpus;
@@ -262,20 +293,7 @@ Json to_json(const FleetReport& report, const FleetInput& input) {
                        {"requestedGPUs", t.requested_gpus},
                        {"quotaGPUs", t.quota ? Json(*t.quota) : Json(nullptr)}});
   }
-  Json fragmenters = Json::array();
-  for (const Fragmenter& f : report.fragmenters) {
-    const PodGroup& g = input.groups[f.group];
-    Json entry = workload_json(g);
-    entry["class"] = f.class_name;
-    entry["pods"] = g.pods;
-    entry["unitsPerPod"] = g.units;
-    entry["stranded"] = f.stranded;
-    entry["suggestion"] = f.freed > 0 ? Json{{"pods", f.suggested_pods},
-                                             {"unitsPerPod", f.suggested_units},
-                                             {"freed", f.freed}}
-                                      : Json(nullptr);
-    fragmenters.push_back(std::move(entry));
-  }
+  Json fragmenters = fragmenters_json(report, input);
   return Json{{"classes", std::move(classes)},
               {"unplaceable", std::move(unplaceable)},
               {"tenants", std::move(tenants)},

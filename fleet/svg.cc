@@ -17,6 +17,36 @@ struct Canvas {
   int y = kMargin;
 };
 
+// GPU g of node n of class c, on the canvas's current row: its outline (free, partial, used;
+// red and crossed when stranded) and its used share in the colour of the workload it holds.
+void draw_gpu(const ClassReport& c, size_t n, size_t g, const FleetInput& input,
+              std::map<size_t, size_t>& legend, Canvas& canvas) {
+  const int64_t per_gpu = c.packing.shape.units_per_gpu();
+  const GpuCell& cell = c.packing.cells[n][g];
+  const int x = kMargin + kLabelWidth + static_cast<int>(g) * (kCell + kGap);
+  std::string cls = cell.used == 0 ? "gpu free" : cell.used < per_gpu ? "gpu partial" : "gpu used";
+  if (cell.stranded) cls += " stranded";
+  std::string fill = "#ffffff";
+  if (cell.group >= 0) {
+    const size_t w = input.groups[static_cast<size_t>(cell.group)].workload;
+    legend.emplace(w, legend.size());
+    fill = colour(legend.at(w));
+  }
+  canvas.body += "<rect class=\"" + cls + "\" data-class=\"" + xml::escape(c.name) +
+                 "\" data-node=\"" + std::to_string(n) + "\" data-gpu=\"" + std::to_string(g) +
+                 "\" x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(canvas.y) +
+                 "\" width=\"" + std::to_string(kCell) + "\" height=\"" + std::to_string(kCell) +
+                 "\" fill=\"#ffffff\" stroke=\"" + (cell.stranded ? "#d00000" : "#888888") +
+                 "\"/>\n";
+  if (cell.used > 0) {  // the used share of the GPU, filled from the bottom
+    const int h = static_cast<int>(kCell * cell.used / std::max<int64_t>(per_gpu, 1));
+    canvas.body += "<rect x=\"" + std::to_string(x) + "\" y=\"" +
+                   std::to_string(canvas.y + kCell - h) + "\" width=\"" + std::to_string(kCell) +
+                   "\" height=\"" + std::to_string(h) + "\" fill=\"" + fill + "\"/>\n";
+  }
+  if (cell.stranded) canvas.body += cross(x, canvas.y);
+}
+
 // One class: its title, its nodes' rows and its unplaceable pods beside them.
 void draw_class(const ClassReport& c, const FleetReport& report, const FleetInput& input,
                 std::map<size_t, size_t>& legend, Canvas& canvas) {
@@ -32,36 +62,10 @@ void draw_class(const ClassReport& c, const FleetReport& report, const FleetInpu
   canvas.body += text(kMargin, canvas.y, title, " class=\"title\"");
   canvas.y += kGap * 2;
   const int top = canvas.y;
-  const int64_t per_gpu = s.units_per_gpu();
   for (size_t n = 0; n < c.packing.cells.size(); ++n) {
     canvas.body += text(kMargin, canvas.y + kCell - 4, "node " + std::to_string(n));
     for (size_t g = 0; g < c.packing.cells[n].size(); ++g) {
-      const GpuCell& cell = c.packing.cells[n][g];
-      const int x = kMargin + kLabelWidth + static_cast<int>(g) * (kCell + kGap);
-      std::string cls = cell.used == 0        ? "gpu free"
-                        : cell.used < per_gpu ? "gpu partial"
-                                              : "gpu used";
-      if (cell.stranded) cls += " stranded";
-      std::string fill = "#ffffff";
-      if (cell.group >= 0) {
-        const size_t w = input.groups[static_cast<size_t>(cell.group)].workload;
-        legend.emplace(w, legend.size());
-        fill = colour(legend.at(w));
-      }
-      canvas.body += "<rect class=\"" + cls + "\" data-class=\"" + xml::escape(c.name) +
-                     "\" data-node=\"" + std::to_string(n) + "\" data-gpu=\"" + std::to_string(g) +
-                     "\" x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(canvas.y) +
-                     "\" width=\"" + std::to_string(kCell) + "\" height=\"" +
-                     std::to_string(kCell) + "\" fill=\"#ffffff\" stroke=\"" +
-                     (cell.stranded ? "#d00000" : "#888888") + "\"/>\n";
-      if (cell.used > 0) {  // the used share of the GPU, filled from the bottom
-        const int h = static_cast<int>(kCell * cell.used / std::max<int64_t>(per_gpu, 1));
-        canvas.body += "<rect x=\"" + std::to_string(x) + "\" y=\"" +
-                       std::to_string(canvas.y + kCell - h) + "\" width=\"" +
-                       std::to_string(kCell) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
-                       fill + "\"/>\n";
-      }
-      if (cell.stranded) canvas.body += cross(x, canvas.y);
+      draw_gpu(c, n, g, input, legend, canvas);
     }
     canvas.y += kRow;
   }
