@@ -52,6 +52,37 @@ RequestFraming wait_in_headers(std::string_view buffered, std::size_t line_start
   return {};
 }
 
+// What the header lines said that decides the framing.
+struct HeaderFacts {
+  std::size_t content_lengths = 0;  // Content-Length headers
+  std::uint64_t content_length = 0;
+  bool length_readable = true, chunked = false;
+  std::size_t expect_at = std::string_view::npos;  // where "Expect: 100-continue" starts
+};
+
+// The framing of a request whose headers end at `header_size`, `buffered` bytes of it here.
+RequestFraming framed(const HeaderFacts& facts, std::size_t header_size, std::size_t buffered,
+                      std::size_t max_body) {
+  // Refused by the pre-routing check without the body being read: no reason to wait for it.
+  if (facts.chunked || facts.content_lengths > 1 || !facts.length_readable ||
+      facts.content_length > max_body) {
+    RequestFraming r;
+    r.action = Action::kHandOver;
+    return r;
+  }
+  RequestFraming r;
+  if (facts.expect_at != std::string_view::npos) {
+    r.action = Action::kContinue;
+    r.expect_at = facts.expect_at;
+    r.interim = facts.content_length > 0 && buffered == header_size;
+    return r;
+  }
+  r.size = header_size + static_cast<std::size_t>(facts.content_length);
+  r.header_size = header_size;
+  if (buffered >= r.size) r.action = Action::kReady;  // else kWait: what the buffer needs
+  return r;
+}
+
 }  // namespace
 
 RequestFraming frame_request(std::string_view buffered, std::size_t max_body) {
@@ -61,10 +92,8 @@ RequestFraming frame_request(std::string_view buffered, std::size_t max_body) {
   const std::size_t request_line_end = buffered.find('\n');
   if (request_line_end == std::string_view::npos) return wait_in_headers(buffered, 0, true);
   if (request_line_end + 1 > kMaxLineBytes) return refuse(414, "request line too long");
-  std::size_t content_lengths = 0, header_count = 0;
-  std::uint64_t content_length = 0;
-  bool length_readable = true, chunked = false;
-  std::size_t expect_at = std::string_view::npos;
+  std::size_t header_count = 0;
+  HeaderFacts facts;
   std::size_t line_start = request_line_end + 1;
   while (true) {
     const std::size_t line_end = buffered.find('\n', line_start);
@@ -83,38 +112,21 @@ RequestFraming frame_request(std::string_view buffered, std::size_t max_body) {
     if (colon == std::string_view::npos) continue;
     const std::string_view name = line.substr(0, colon);
     const std::string_view value = trim_spaces_and_tabs(line.substr(colon + 1));
-    if (equals_ignoring_case(name, "Transfer-Encoding")) chunked = true;
+    if (equals_ignoring_case(name, "Transfer-Encoding")) facts.chunked = true;
     if (equals_ignoring_case(name, "Expect") && equals_ignoring_case(value, "100-continue")) {
-      expect_at = this_line;
+      facts.expect_at = this_line;
     }
     if (equals_ignoring_case(name, "Content-Length")) {
-      ++content_lengths;
+      ++facts.content_lengths;
       // Digits only: cpp-httplib percent-decodes header values ("%31%30" would read as 10).
       // Too many digits for a number is left to the pre-routing check's 413.
       if (!all_digits(value)) return refuse(400, "Content-Length is not a number");
       const auto [end, ec] =
-          std::from_chars(value.data(), value.data() + value.size(), content_length);
-      length_readable = ec == std::errc() && end == value.data() + value.size();
+          std::from_chars(value.data(), value.data() + value.size(), facts.content_length);
+      facts.length_readable = ec == std::errc() && end == value.data() + value.size();
     }
   }
-  const std::size_t header_size = line_start;
-  // Refused by the pre-routing check without the body being read: no reason to wait for it.
-  if (chunked || content_lengths > 1 || !length_readable || content_length > max_body) {
-    RequestFraming r;
-    r.action = Action::kHandOver;
-    return r;
-  }
-  RequestFraming r;
-  if (expect_at != std::string_view::npos) {
-    r.action = Action::kContinue;
-    r.expect_at = expect_at;
-    r.interim = content_length > 0 && buffered.size() == header_size;
-    return r;
-  }
-  r.size = header_size + static_cast<std::size_t>(content_length);
-  r.header_size = header_size;
-  if (buffered.size() >= r.size) r.action = Action::kReady;  // else kWait: what the buffer needs
-  return r;
+  return framed(facts, line_start, buffered.size(), max_body);
 }
 
 }  // namespace gpuadmit::webhook

@@ -52,15 +52,11 @@ std::string_view status_message(int status) {
   }
 }
 
-}  // namespace
-
-std::optional<PlainReview> plain_review(std::string_view buffered, const RequestFraming& framing) {
-  if (framing.action != RequestFraming::Action::kReady || framing.size > buffered.size() ||
-      framing.header_size < 2 || framing.header_size > framing.size) {
-    return std::nullopt;
-  }
-  PlainReview review;
-  // Request line: what cpp-httplib's parse_request_line splits into exactly three parts.
+// Request line: what cpp-httplib's parse_request_line splits into exactly three parts, a POST to
+// /mutate or /validate (review.endpoint). Where the line ends (its '\n'), or nothing for any
+// other line.
+std::optional<std::size_t> read_request_line(std::string_view buffered,
+                                             const RequestFraming& framing, PlainReview& review) {
   constexpr std::string_view kPost = "POST ";
   constexpr std::string_view kVersion = " HTTP/1.1\r\n";
   if (!buffered.starts_with(kPost)) return std::nullopt;
@@ -85,31 +81,39 @@ std::optional<PlainReview> plain_review(std::string_view buffered, const Request
   } else {
     return std::nullopt;
   }
+  return line_end;
+}
 
-  // The header lines the framing counted and measured: up to its final empty line.
-  const std::string_view headers =
-      buffered.substr(line_end + 1, framing.header_size - 2 - (line_end + 1));
+// One "name: value\r\n" line into its name and value (without the spaces and tabs around it);
+// false for a line the fast path leaves to cpp-httplib.
+bool split_header(std::string_view header, std::string_view& name, std::string_view& value) {
+  if (header.size() < 2 || header[header.size() - 2] != '\r') return false;
+  header.remove_suffix(2);
+  const std::size_t colon = header.find(':');
+  if (colon == std::string_view::npos) return false;
+  name = header.substr(0, colon);
+  value = header.substr(colon + 1);
+  while (!value.empty() && is_space_or_tab(value.front())) value.remove_prefix(1);
+  while (!value.empty() && is_space_or_tab(value.back())) value.remove_suffix(1);
+  if (!is_token(name) || value.empty() || value.find('%') != std::string_view::npos) return false;
+  for (const char c : value) {
+    if ((static_cast<unsigned char>(c) < ' ' && c != '\t') || c == 0x7F) return false;
+  }
+  return true;
+}
+
+// The header lines into `review` (the first Content-Type and Connection); false unless there is
+// exactly one Content-Length and a JSON Content-Type, and none that asks for more than a plain
+// body (Transfer-Encoding, Content-Encoding, Expect, Range).
+bool read_headers(std::string_view headers, PlainReview& review) {
   std::size_t lengths = 0;
   bool have_content_type = false, have_connection = false;
   for (std::size_t pos = 0; pos < headers.size();) {
     const std::size_t end = headers.find('\n', pos);
-    if (end == std::string_view::npos) return std::nullopt;
-    std::string_view header = headers.substr(pos, end + 1 - pos);
+    if (end == std::string_view::npos) return false;
+    std::string_view name, value;
+    if (!split_header(headers.substr(pos, end + 1 - pos), name, value)) return false;
     pos = end + 1;
-    if (header.size() < 2 || header[header.size() - 2] != '\r') return std::nullopt;
-    header.remove_suffix(2);
-    const std::size_t colon = header.find(':');
-    if (colon == std::string_view::npos) return std::nullopt;
-    const std::string_view name = header.substr(0, colon);
-    std::string_view value = header.substr(colon + 1);
-    while (!value.empty() && is_space_or_tab(value.front())) value.remove_prefix(1);
-    while (!value.empty() && is_space_or_tab(value.back())) value.remove_suffix(1);
-    if (!is_token(name) || value.empty() || value.find('%') != std::string_view::npos) {
-      return std::nullopt;
-    }
-    for (const char c : value) {
-      if ((static_cast<unsigned char>(c) < ' ' && c != '\t') || c == 0x7F) return std::nullopt;
-    }
     if (same_name(name, "content-length")) {
       ++lengths;
     } else if (same_name(name, "content-type")) {
@@ -120,10 +124,26 @@ std::optional<PlainReview> plain_review(std::string_view buffered, const Request
       have_connection = true;
     } else if (same_name(name, "transfer-encoding") || same_name(name, "content-encoding") ||
                same_name(name, "expect") || same_name(name, "range")) {
-      return std::nullopt;
+      return false;
     }
   }
-  if (lengths != 1 || !is_json_content_type(review.content_type)) return std::nullopt;
+  return lengths == 1 && is_json_content_type(review.content_type);
+}
+
+}  // namespace
+
+std::optional<PlainReview> plain_review(std::string_view buffered, const RequestFraming& framing) {
+  if (framing.action != RequestFraming::Action::kReady || framing.size > buffered.size() ||
+      framing.header_size < 2 || framing.header_size > framing.size) {
+    return std::nullopt;
+  }
+  PlainReview review;
+  const std::optional<std::size_t> line_end = read_request_line(buffered, framing, review);
+  if (!line_end) return std::nullopt;
+  // The header lines the framing counted and measured: up to its final empty line.
+  const std::string_view headers =
+      buffered.substr(*line_end + 1, framing.header_size - 2 - (*line_end + 1));
+  if (!read_headers(headers, review)) return std::nullopt;
   review.body = buffered.substr(framing.header_size, framing.size - framing.header_size);
   review.size = framing.size;
   return review;

@@ -160,7 +160,14 @@ struct Server::Impl {
   void install_routes();
   void install_probes(httplib::Server& server);
   void configure_metrics_server();
+  // Binds the HTTPS and (when set) metrics listeners; an error for each that cannot bind.
+  void bind_listeners(const std::pair<std::string, int>& https_listen,
+                      const std::optional<std::pair<std::string, int>>& metrics_listen,
+                      std::vector<std::string>& errors);
   bool precheck(const httplib::Request& req, httplib::Response& res);
+  // precheck()'s second half: the headers that frame the body (Transfer-Encoding,
+  // Content-Encoding, Content-Length).
+  bool precheck_body(const httplib::Request& req, httplib::Response& res, bool review, bool probe);
   void handle_review(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
   // A review's answer, whichever path the request came by: metrics and the decision log too.
   struct ReviewReply {
@@ -290,6 +297,11 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
     reject(req, res, 405, "method " + req.method + " not allowed on " + req.path + "; use GET");
     return false;
   }
+  return precheck_body(req, res, review, probe);
+}
+
+bool Server::Impl::precheck_body(const httplib::Request& req, httplib::Response& res, bool review,
+                                 bool probe) {
   if (req.has_header("Transfer-Encoding")) {
     reject(req, res, 411, "chunked request bodies are not accepted; send Content-Length");
     return false;
@@ -297,12 +309,10 @@ bool Server::Impl::precheck(const httplib::Request& req, httplib::Response& res)
   // "identity" in any case was removed by the request hook (webhook/httplib_bridge.cc).
   if (req.has_header("Content-Encoding")) {
     const std::string encoding = req.get_header_value("Content-Encoding");
-    {
-      reject(req, res, 415,
-             "compressed request bodies are not accepted (Content-Encoding: " +
-                 encoding.substr(0, 40) + ")");
-      return false;
-    }
+    reject(req, res, 415,
+           "compressed request bodies are not accepted (Content-Encoding: " +
+               encoding.substr(0, 40) + ")");
+    return false;
   }
   const size_t length_headers = req.get_header_value_count("Content-Length");
   if (length_headers > 1) {
@@ -747,6 +757,48 @@ Server::~Server() {
   if (impl_->metrics_thread.joinable()) impl_->metrics_thread.join();
 }
 
+void Server::Impl::bind_listeners(const std::pair<std::string, int>& https_listen,
+                                  const std::optional<std::pair<std::string, int>>& metrics_listen,
+                                  std::vector<std::string>& errors) {
+  auto bind = [](auto& server, const std::pair<std::string, int>& address) {
+    const int port =
+        address.second == 0
+            ? server.bind_to_any_port(address.first)
+            : (server.bind_to_port(address.first, address.second) ? address.second : -1);
+    if (port > 0) ::listen(server.listening_socket(), kListenBacklog);
+    return port;
+  };
+  port = bind(https, https_listen);
+  if (port <= 0) {
+    errors.push_back("--listen " + config.listen + ": cannot bind (in use or not local?)");
+  }
+  if (metrics_listen) {
+    metrics_enabled = true;
+    metrics_port = bind(metrics_http, *metrics_listen);
+    if (metrics_port <= 0) {
+      errors.push_back("--metrics-listen " + config.metrics_listen +
+                       ": cannot bind (in use or not local?)");
+    }
+  }
+}
+
+namespace {
+
+// The settings Server::create checks before it builds anything (the addresses aside).
+void check_settings(const ServerConfig& config, std::vector<std::string>& errors) {
+  if (config.threads < 1 || config.threads > 4096) {
+    errors.push_back("--threads must be from 1 to 4096");
+  }
+  if (config.max_body < 1024) errors.push_back("--max-body must be at least 1024 bytes");
+  if (config.shutdown_delay >= config.shutdown_deadline) {
+    errors.push_back("--shutdown-delay must be shorter than --shutdown-deadline");
+  }
+  if (config.cert_path.empty()) errors.push_back("--tls-cert is required");
+  if (config.key_path.empty()) errors.push_back("--tls-key is required");
+}
+
+}  // namespace
+
 Expected<std::unique_ptr<Server>, std::vector<std::string>> Server::create(ServerConfig config,
                                                                            const Pipeline& pipeline,
                                                                            const Logger& logger) {
@@ -761,15 +813,7 @@ Expected<std::unique_ptr<Server>, std::vector<std::string>> Server::create(Serve
                        ": expected HOST:PORT, :PORT or off");
     }
   }
-  if (config.threads < 1 || config.threads > 4096) {
-    errors.push_back("--threads must be from 1 to 4096");
-  }
-  if (config.max_body < 1024) errors.push_back("--max-body must be at least 1024 bytes");
-  if (config.shutdown_delay >= config.shutdown_deadline) {
-    errors.push_back("--shutdown-delay must be shorter than --shutdown-deadline");
-  }
-  if (config.cert_path.empty()) errors.push_back("--tls-cert is required");
-  if (config.key_path.empty()) errors.push_back("--tls-key is required");
+  check_settings(config, errors);
 
   auto impl = std::make_unique<Impl>(std::move(config), pipeline, logger);
   if (!impl->https.is_valid()) {
@@ -797,26 +841,7 @@ Expected<std::unique_ptr<Server>, std::vector<std::string>> Server::create(Serve
   impl->policy.store(std::move(loaded.policy));
 
   impl->configure_http();
-  auto bind = [](auto& server, const std::pair<std::string, int>& address) {
-    const int port =
-        address.second == 0
-            ? server.bind_to_any_port(address.first)
-            : (server.bind_to_port(address.first, address.second) ? address.second : -1);
-    if (port > 0) ::listen(server.listening_socket(), kListenBacklog);
-    return port;
-  };
-  impl->port = bind(impl->https, *listen);
-  if (impl->port <= 0) {
-    errors.push_back("--listen " + impl->config.listen + ": cannot bind (in use or not local?)");
-  }
-  if (metrics_listen) {
-    impl->metrics_enabled = true;
-    impl->metrics_port = bind(impl->metrics_http, *metrics_listen);
-    if (impl->metrics_port <= 0) {
-      errors.push_back("--metrics-listen " + impl->config.metrics_listen +
-                       ": cannot bind (in use or not local?)");
-    }
-  }
+  impl->bind_listeners(*listen, metrics_listen, errors);
   if (!errors.empty()) return Unexpected(std::move(errors));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
