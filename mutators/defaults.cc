@@ -120,9 +120,21 @@ class DefaultsMutator final : public Mutator {
                                 const std::string& defaults_path, PodContext& ctx) {
     if (!container.is_object()) return false;
     const int64_t gpus = container_gpu_units(container, policy) + claim_gpus;
-    bool changed = false;
-
     // Limits first: a request falls back to, and is capped at, the limit as it ends up.
+    bool changed =
+        default_limits(container, writable, defaults, resources, policy, defaults_path, ctx);
+    changed |= default_requests(container, writable, defaults, resources, policy, gpus,
+                                defaults_path, ctx);
+    return changed;
+  }
+
+  // The `limit` defaults the container lacks, unless below a request the user wrote.
+  static bool default_limits(const Json& container, WritableMember& writable,
+                             const TenantDefaults& defaults,
+                             const std::vector<std::string>& resources,
+                             const CompiledPolicy& policy, const std::string& defaults_path,
+                             PodContext& ctx) {
+    bool changed = false;
     for (const auto& [resource, quantity] : defaults.limit) {
       if (policy.is_gpu_resource(resource)) continue;
       if (std::find(resources.begin(), resources.end(), resource) == resources.end()) continue;
@@ -137,7 +149,17 @@ class DefaultsMutator final : public Mutator {
         changed = true;
       }
     }
+    return changed;
+  }
 
+  // The requests the container lacks: perGPU × its GPU units, else `request`, else its limit;
+  // capped at its limit.
+  static bool default_requests(const Json& container, WritableMember& writable,
+                               const TenantDefaults& defaults,
+                               const std::vector<std::string>& resources,
+                               const CompiledPolicy& policy, int64_t gpus,
+                               const std::string& defaults_path, PodContext& ctx) {
+    bool changed = false;
     for (const std::string& resource : resources) {
       if (policy.is_gpu_resource(resource)) continue;
       if (section_value(container, "requests", resource) != nullptr) continue;

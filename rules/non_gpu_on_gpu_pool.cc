@@ -44,6 +44,85 @@ std::string pools_text(const std::vector<std::string>& classes) {
 constexpr std::string_view kWhatToDo =
     "but the pod asks for no GPU; remove it, or request a GPU if the pod needs one";
 
+// Tolerations of a GPU class's taints.
+void report_tolerations(const CompiledPolicy& policy, const Json& spec, const std::string& path,
+                        std::vector<Violation>& out) {
+  if (const Json* tolerations = find_member(spec, "tolerations");
+      tolerations != nullptr && tolerations->is_array()) {
+    for (size_t i = 0; i < tolerations->size(); ++i) {
+      const Json& toleration = (*tolerations)[i];
+      const Taint* first = nullptr;
+      std::vector<std::string> classes;
+      for (const GpuClass& c : policy.policy().classes) {
+        for (const Taint& taint : c.taints) {
+          if (!tolerates(toleration, taint)) continue;
+          if (first == nullptr) first = &taint;
+          if (!contains(classes, c.name)) classes.push_back(c.name);
+        }
+      }
+      if (first == nullptr) continue;
+      out.push_back(Violation{"toleration " + json_text(toleration) + " tolerates the taint " +
+                                  taint_text(*first) + " of " + pools_text(classes) + ", " +
+                                  std::string(kWhatToDo),
+                              path + ".tolerations[" + std::to_string(i) + "]"});
+    }
+  }
+}
+
+// nodeSelector labels of a GPU class's nodeSelector.
+void report_node_selector(const CompiledPolicy& policy, const Json& spec, const std::string& path,
+                          std::vector<Violation>& out) {
+  if (const Json* selector = find_member(spec, "nodeSelector");
+      selector != nullptr && selector->is_object()) {
+    for (auto it = selector->begin(); it != selector->end(); ++it) {
+      if (!it.value().is_string()) continue;
+      const std::vector<std::string> value{it.value().get<std::string>()};
+      const std::vector<std::string> classes = classes_selected(policy, it.key(), &value);
+      if (classes.empty()) continue;
+      out.push_back(Violation{"nodeSelector " + it.key() + "=" + value[0] + " selects " +
+                                  pools_text(classes) + ", " + std::string(kWhatToDo),
+                              path + ".nodeSelector[\"" + it.key() + "\"]"});
+    }
+  }
+}
+
+// Required node affinity (In or Exists) on a GPU class's nodeSelector labels.
+void report_required_affinity(const CompiledPolicy& policy, const Json& spec,
+                              const std::string& path, std::vector<Violation>& out) {
+  const Json* terms = required_node_selector_terms(spec);
+  if (terms == nullptr) return;
+  const std::string terms_path = path +
+                                 ".affinity.nodeAffinity."
+                                 "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+  for (size_t t = 0; t < terms->size(); ++t) {
+    const Json* expressions = find_member((*terms)[t], "matchExpressions");
+    if (expressions == nullptr || !expressions->is_array()) continue;
+    for (size_t e = 0; e < expressions->size(); ++e) {
+      const Json& expression = (*expressions)[e];
+      const std::string_view key = string_member(expression, "key");
+      const std::string_view op = string_member(expression, "operator");
+      std::vector<std::string> values;
+      if (const Json* v = find_member(expression, "values"); v != nullptr && v->is_array()) {
+        for (const Json& item : *v) {
+          if (item.is_string()) values.push_back(item.get<std::string>());
+        }
+      }
+      std::vector<std::string> classes;
+      if (op == "In") {
+        classes = classes_selected(policy, key, &values);
+      } else if (op == "Exists") {
+        classes = classes_selected(policy, key, nullptr);
+      }
+      if (classes.empty()) continue;
+      out.push_back(Violation{
+          "required node affinity " + std::string(key) + " " + std::string(op) +
+              (op == "In" ? " [" + join(values) + "]" : std::string()) + " selects " +
+              pools_text(classes) + ", " + std::string(kWhatToDo),
+          terms_path + "[" + std::to_string(t) + "].matchExpressions[" + std::to_string(e) + "]"});
+    }
+  }
+}
+
 // GPU nodes are tainted so that only GPU pods land there (SPEC §3 `taints`). A pod that asks for
 // no GPU but tolerates those taints or selects the pools' labels takes CPU and memory a GPU pod
 // needs, and keeps the node from scaling down. DaemonSet pods (device plugin, DCGM exporter,
@@ -68,74 +147,9 @@ class NonGpuOnGpuPoolRule final : public Rule {
     const Json& spec = pod.spec();
     const std::string& path = pod.location().path;
 
-    if (const Json* tolerations = find_member(spec, "tolerations");
-        tolerations != nullptr && tolerations->is_array()) {
-      for (size_t i = 0; i < tolerations->size(); ++i) {
-        const Json& toleration = (*tolerations)[i];
-        const Taint* first = nullptr;
-        std::vector<std::string> classes;
-        for (const GpuClass& c : policy.policy().classes) {
-          for (const Taint& taint : c.taints) {
-            if (!tolerates(toleration, taint)) continue;
-            if (first == nullptr) first = &taint;
-            if (!contains(classes, c.name)) classes.push_back(c.name);
-          }
-        }
-        if (first == nullptr) continue;
-        out.push_back(Violation{"toleration " + json_text(toleration) + " tolerates the taint " +
-                                    taint_text(*first) + " of " + pools_text(classes) + ", " +
-                                    std::string(kWhatToDo),
-                                path + ".tolerations[" + std::to_string(i) + "]"});
-      }
-    }
-
-    if (const Json* selector = find_member(spec, "nodeSelector");
-        selector != nullptr && selector->is_object()) {
-      for (auto it = selector->begin(); it != selector->end(); ++it) {
-        if (!it.value().is_string()) continue;
-        const std::vector<std::string> value{it.value().get<std::string>()};
-        const std::vector<std::string> classes = classes_selected(policy, it.key(), &value);
-        if (classes.empty()) continue;
-        out.push_back(Violation{"nodeSelector " + it.key() + "=" + value[0] + " selects " +
-                                    pools_text(classes) + ", " + std::string(kWhatToDo),
-                                path + ".nodeSelector[\"" + it.key() + "\"]"});
-      }
-    }
-
-    const Json* terms = required_node_selector_terms(spec);
-    if (terms == nullptr) return;
-    const std::string terms_path =
-        path +
-        ".affinity.nodeAffinity."
-        "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
-    for (size_t t = 0; t < terms->size(); ++t) {
-      const Json* expressions = find_member((*terms)[t], "matchExpressions");
-      if (expressions == nullptr || !expressions->is_array()) continue;
-      for (size_t e = 0; e < expressions->size(); ++e) {
-        const Json& expression = (*expressions)[e];
-        const std::string_view key = string_member(expression, "key");
-        const std::string_view op = string_member(expression, "operator");
-        std::vector<std::string> values;
-        if (const Json* v = find_member(expression, "values"); v != nullptr && v->is_array()) {
-          for (const Json& item : *v) {
-            if (item.is_string()) values.push_back(item.get<std::string>());
-          }
-        }
-        std::vector<std::string> classes;
-        if (op == "In") {
-          classes = classes_selected(policy, key, &values);
-        } else if (op == "Exists") {
-          classes = classes_selected(policy, key, nullptr);
-        }
-        if (classes.empty()) continue;
-        out.push_back(
-            Violation{"required node affinity " + std::string(key) + " " + std::string(op) +
-                          (op == "In" ? " [" + join(values) + "]" : std::string()) + " selects " +
-                          pools_text(classes) + ", " + std::string(kWhatToDo),
-                      terms_path + "[" + std::to_string(t) + "].matchExpressions[" +
-                          std::to_string(e) + "]"});
-      }
-    }
+    report_tolerations(policy, spec, path, out);
+    report_node_selector(policy, spec, path, out);
+    report_required_affinity(policy, spec, path, out);
   }
 };
 
