@@ -456,7 +456,10 @@ void Linter::lint_workload(const Json& object, const std::string& locate_prefix,
   options.copy_unchanged = false;  // ... and only when the mutators edited a copy
   // A mutator that fails is an error finding, even where the webhook would admit (Ignore).
   options.apply_mutation_failure_policy = false;
-  const bool in_place = false;
+  // In place when the object is lint's own and its edits are kept: the mutators write into it,
+  // and the pipeline copies only what they may write (engine/mutation_skeleton.h), not the
+  // whole object. A judged-only object is evaluated on a copy: its edits must not stay.
+  const bool in_place = writable != nullptr && !options.judge_only;
   Evaluation e = in_place ? pipeline_.evaluate_in_place(*writable, options, *policy_)
                           : pipeline_.evaluate(object, options, *policy_);
   // The object as the mutators left it (in place: `object` itself; a failed mutation is undone).
