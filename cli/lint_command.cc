@@ -38,10 +38,13 @@ constexpr const char* kUsage =
 // The pre-pass for DRA (docs/dra.md): the claim objects of every file given, so that a pod's
 // claim reference resolves whatever the file order. Standard input is read once, by the lint
 // itself: there a claim resolves when it comes before the pods that use it.
-void collect_claims(const std::vector<InputEntry>& inputs, lint::ManifestClaims& claims) {
+void collect_claims(const std::vector<InputEntry>& inputs, unsigned jobs,
+                    lint::ManifestClaims& claims) {
+  std::vector<std::string> paths;
   for (const InputEntry& input : inputs) {
-    if (!input.is_stdin && input.error.empty()) claims.add_file(input.path);
+    if (!input.is_stdin && input.error.empty()) paths.push_back(input.path);
   }
+  claims.add_files(paths, jobs);
 }
 
 // --jobs: a positive number; absent, the hardware threads.
@@ -157,7 +160,7 @@ int lint_command(const std::vector<std::string>& argv) {
   options.default_namespace = args.value_or("namespace", "default");
   lint::ManifestClaims claims(options.default_namespace);
   const std::vector<InputEntry> inputs = expand_inputs(args.positional());
-  collect_claims(inputs, claims);
+  collect_claims(inputs, *jobs, claims);
   options.claims = &claims;
   lint::Linter linter(loaded.policy, pipeline, document_rules, options, *made, fix_writer.get());
 
