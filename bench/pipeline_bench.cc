@@ -1,7 +1,7 @@
 // Micro-benchmark: the whole review pipeline on a typical ~4 KB GPU-pod AdmissionReview
 // (parse → pod specs → mutators → rules → diff + verify → response encode), single thread.
 //
-//   build/bench/pipeline_bench [--policy P] [--iterations N] [--runs R]
+//   build/bench/pipeline_bench [--policy P] [--iterations N] [--runs R] [--stages]
 //
 // Prints µs per review (mean, p50, p99, max) for the full text→text path and for evaluate()
 // alone, for each of R runs (default 5) and the best run (lowest p99): on a shared machine the
@@ -12,6 +12,8 @@
 // 20). Last, evaluation cost against policy size: the same evaluate() with a policy of 2,000
 // tenants (4,000 namespace patterns, half of them regexes; the pod's namespace matched by the
 // catch-all of the last tenant) and 60 classes, beside the default policy (issue 15: ≤ 1.5×).
+// `--stages` prints only where a review's time goes (docs/performance.md "Where the time goes"):
+// the review's stages, evaluate's by mutator and rule, the copy and the diff.
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/stage_timing.h"
 #include "engine/admission.h"
+#include "engine/json_diff.h"
 #include "engine/json_parse.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
@@ -161,17 +165,98 @@ std::string large_policy_yaml(int tenants, int classes) {
   return y;
 }
 
+// Where a review's time goes, stage by stage, each the mean of `iterations` calls:
+// the review (parse, evaluate in place, free, the rest: request fields, response, encoding) and
+// evaluate (the mutators and the rules one by one through bench/stage_timing.h, the copy of
+// the object and the diff that makes the patch; the rest: pod specs, views, context, policy).
+void print_stages(const gpuadmit::CompiledPolicy& policy, const Json& pod, const std::string& body,
+                  int iterations) {
+  using gpuadmit::bench::StageClock;
+  const gpuadmit::Pipeline pipeline(gpuadmit::default_mutators(), gpuadmit::default_rules());
+  const gpuadmit::EvaluateOptions options{"ml-vision", gpuadmit::Operation::kCreate, true};
+  size_t sink = 0;
+  auto mean = [&](auto&& f) { return time_each(iterations, f).mean; };
+  const double full = mean([&] {
+    auto r =
+        gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline, policy);
+    sink += r.outcome->response.dump().size();
+  });
+  const double parse = mean([&] {
+    Json j;
+    gpuadmit::parse_json(body, j);
+    sink += j.size();
+  });
+  Json parsed;
+  gpuadmit::parse_json(body, parsed);
+  gpuadmit::EvaluateOptions in_place = options;
+  in_place.patch_as_text = true;
+  // Each iteration evaluates a fresh copy of the parsed review (the copy is not timed).
+  double evaluate_in_place = 0, free = 0;
+  for (int i = 0; i < iterations; ++i) {
+    Json review = parsed;
+    Json& object = review["request"]["object"];
+    const auto t0 = std::chrono::steady_clock::now();
+    sink += pipeline.evaluate_in_place(object, in_place, policy).patch_text.size();
+    const auto t1 = std::chrono::steady_clock::now();
+    gpuadmit::free_json(review);
+    const auto t2 = std::chrono::steady_clock::now();
+    evaluate_in_place += std::chrono::duration<double, std::micro>(t1 - t0).count();
+    free += std::chrono::duration<double, std::micro>(t2 - t1).count();
+  }
+  evaluate_in_place /= iterations;
+  free /= iterations;
+  std::printf("review stages (mean us, %d iterations, %zu bytes):\n", iterations, body.size());
+  std::printf("  %-40s %7.3f us\n", "parse (parse_json)", parse);
+  std::printf("  %-40s %7.3f us\n", "evaluate in place (patch as text)", evaluate_in_place);
+  std::printf("  %-40s %7.3f us\n", "free the review", free);
+  std::printf("  %-40s %7.3f us\n", "rest: request, response, encode",
+              full - parse - evaluate_in_place - free);
+  std::printf("  %-40s %7.3f us\n", "whole review text->text", full);
+
+  const double evaluate =
+      mean([&] { sink += pipeline.evaluate(pod, options, policy).patch.size(); });
+  const double copy = mean([&] {
+    Json c = pod;
+    sink += c.size();
+  });
+  gpuadmit::EvaluateOptions no_patch = options;
+  no_patch.patch = false;
+  const Json mutated = pipeline.evaluate(pod, no_patch, policy).mutated;
+  const double diff = mean(
+      [&] { sink += gpuadmit::json_diff(pod, mutated, gpuadmit::PatchForm::kJson).patch.size(); });
+  StageClock clock;
+  const gpuadmit::Pipeline timed(gpuadmit::bench::timed_mutators(clock),
+                                 gpuadmit::bench::timed_rules(clock));
+  const double timed_evaluate =
+      mean([&] { sink += timed.evaluate(pod, options, policy).patch.size(); });
+  clock.add("copy of the object",
+            std::chrono::nanoseconds(static_cast<long long>(copy * 1e3 * iterations)));
+  clock.add("diff (JSON Patch, json_diff)",
+            std::chrono::nanoseconds(static_cast<long long>(diff * 1e3 * iterations)));
+  std::printf("evaluate: %.3f us mean (timed pipeline %.3f us)\n", evaluate, timed_evaluate);
+  clock.print("evaluate by stage, mutator and rule", iterations);
+  std::printf("  %-40s %7.3f us\n", "rest: pod specs, views, context, policy",
+              timed_evaluate - clock.total_us(iterations));
+  std::printf("(sink %zu)\n", sink);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string policy_path;
   int iterations = 20000;
   int runs = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--policy") policy_path = argv[i + 1];
-    if (flag == "--iterations") iterations = std::atoi(argv[i + 1]);
-    if (flag == "--runs") runs = std::max(1, std::atoi(argv[i + 1]));
+  bool stages = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--stages") {
+      stages = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    if (flag == "--policy") policy_path = argv[++i];
+    if (flag == "--iterations") iterations = std::atoi(argv[++i]);
+    if (flag == "--runs") runs = std::max(1, std::atoi(argv[++i]));
   }
   auto loaded = gpuadmit::load_compiled_policy(policy_path);
   if (!loaded.policy) {
@@ -182,6 +267,10 @@ int main(int argc, char** argv) {
   const Json pod = typical_gpu_pod();
   const std::string body = review_text(pod);
   using Clock = std::chrono::steady_clock;
+  if (stages) {
+    print_stages(*loaded.policy, pod, body, iterations);
+    return 0;
+  }
 
   auto first = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
                                                       *loaded.policy);

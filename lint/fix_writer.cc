@@ -75,13 +75,12 @@ FixWriter::~FixWriter() {
   }
 }
 
-void FixWriter::write(const std::string& text) {
+void FixWriter::write_text(const std::string& text) {
   std::FILE* to = dir_.empty() ? out_ : file_;
   if (to != nullptr) std::fwrite(text.data(), 1, text.size(), to);
 }
 
-void FixWriter::begin_file(const std::string& file, bool json_file) {
-  json_file_ = json_file;
+void FixWriter::begin_file(const std::string& file, bool /*json_file*/) {
   if (dir_.empty()) return;
   first_ = true;
   target_ = (fs::path(dir_) / mirror_path(file)).string();
@@ -92,28 +91,33 @@ void FixWriter::begin_file(const std::string& file, bool json_file) {
   if (file_ == nullptr) errors_.push_back(target_ + ": " + std::strerror(errno));
 }
 
-void FixWriter::document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
-                         const Json* replacement) {
-  std::string text;
-  bool carries_marker = false;
+FixChunk FixWriter::render(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
+                           const Json* replacement, bool json_file) const {
+  FixChunk chunk;
   if (replacement != nullptr) {
-    text = leading_comments(source.text);
-    if (json_file_ && !dir_.empty() && parsed.format == yaml::DocumentFormat::kJson) {
-      text += replacement->dump(2, ' ', false, Json::error_handler_t::replace);
-      text += '\n';
+    chunk.text = leading_comments(source.text);
+    if (json_file && !dir_.empty() && parsed.format == yaml::DocumentFormat::kJson) {
+      chunk.text += replacement->dump(2, ' ', false, Json::error_handler_t::replace);
+      chunk.text += '\n';
     } else {
-      yaml::emit_yaml(*replacement, text);
+      yaml::emit_yaml(*replacement, chunk.text);
     }
   } else if (source.too_large) {
-    text = "# gpuadmit: a document larger than 64 MiB was left out here\n";
+    chunk.text = "# gpuadmit: a document larger than 64 MiB was left out here\n";
+  } else if (only_whitespace(source.text)) {
+    chunk.skip = true;
   } else {
-    if (only_whitespace(source.text)) return;
-    text = verbatim(source.text);
-    carries_marker = source.starts_with_marker;
+    chunk.text = verbatim(source.text);
+    chunk.carries_marker = source.starts_with_marker;
   }
-  if (!first_ && !carries_marker) write("---\n");
+  return chunk;
+}
+
+void FixWriter::write(const FixChunk& chunk) {
+  if (chunk.skip) return;
+  if (!first_ && !chunk.carries_marker) write_text("---\n");
   first_ = false;
-  write(text);
+  write_text(chunk.text);
 }
 
 void FixWriter::end_file() {

@@ -30,8 +30,9 @@ class FixWriter final : public FixSink {
   ~FixWriter() override;
 
   void begin_file(const std::string& file, bool json_file) override;
-  void document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
-                const Json* replacement) override;
+  FixChunk render(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
+                  const Json* replacement, bool json_file) const override;
+  void write(const FixChunk& chunk) override;
   void end_file() override;
   void discard_file() override;  // --write: the target is left as it was
 
@@ -39,13 +40,12 @@ class FixWriter final : public FixSink {
   const std::vector<std::string>& errors() const { return errors_; }
 
  private:
-  void write(const std::string& text);
+  void write_text(const std::string& text);
 
   std::FILE* out_ = nullptr;  // stream mode
   std::string dir_;           // --write mode
   std::FILE* file_ = nullptr;
   std::string target_, temporary_;
-  bool json_file_ = false;
   bool first_ = true;  // no document written yet (to this stream or file)
   std::vector<std::string> errors_;
 };

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <variant>
 
@@ -120,6 +123,122 @@ void Linter::lint_text(std::string_view text, const std::string& display, bool j
   lint_documents(stream, display, json_file);
 }
 
+// --jobs: what a worker's lint of one file sent to its reporter, its fix sink and GPU013.
+struct Linter::FileRecord {
+  bool done = false;  // guarded by lint_files' mutex
+  std::vector<ObjectResult> objects;
+  bool fix_began = false, fix_discarded = false, fix_ended = false;
+  std::vector<FixChunk> chunks;
+  std::vector<QuotaCall> quotas;
+  LintSummary summary;
+};
+
+// A worker's reporter and fix sink: keeps what it is given; --fix documents are rendered here,
+// on the worker, by the real sink's render().
+class Linter::Recorder final : public Reporter, public FixSink {
+ public:
+  Recorder(FileRecord& record, const FixSink* renderer) : record_(record), renderer_(renderer) {}
+  void object(const ObjectResult& result) override { record_.objects.push_back(result); }
+  void end(const LintSummary& /*summary*/) override {}
+  void begin_file(const std::string& /*file*/, bool /*json_file*/) override {
+    record_.fix_began = true;
+  }
+  FixChunk render(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
+                  const Json* replacement, bool json_file) const override {
+    return renderer_->render(source, parsed, replacement, json_file);
+  }
+  void write(const FixChunk& chunk) override { record_.chunks.push_back(chunk); }
+  void end_file() override { record_.fix_ended = true; }
+  void discard_file() override { record_.fix_discarded = true; }
+
+ private:
+  FileRecord& record_;
+  const FixSink* renderer_;
+};
+
+void Linter::record_file(const FileInput& input, FileRecord& record) const {
+  Recorder recorder(record, fix_);
+  Linter worker(policy_, pipeline_, document_rules_, options_, recorder,
+                fix_ != nullptr ? &recorder : nullptr);
+  worker.quota_log_ = &record.quotas;
+  worker.lint_file(input.path, input.display);
+  record.summary = std::move(worker.summary_);
+}
+
+void Linter::replay(FileRecord& record) {
+  // The order lint_file calls them in; the reporter and the fix sink write to different places.
+  for (const ObjectResult& r : record.objects) reporter_.object(r);
+  if (fix_ != nullptr) {
+    for (const FixChunk& chunk : record.chunks) fix_->write(chunk);
+    if (record.fix_discarded) {
+      fix_->discard_file();
+    } else if (record.fix_ended) {
+      fix_->end_file();
+    }
+  }
+  for (const QuotaCall& q : record.quotas) count_quota(q.gpus, q.description, q.ns, q.where);
+  const LintSummary& s = record.summary;
+  summary_.files += s.files;
+  summary_.documents += s.documents;
+  summary_.workloads += s.workloads;
+  summary_.deny += s.deny;
+  summary_.warn += s.warn;
+  summary_.errors += s.errors;
+  summary_.fixable += s.fixable;
+  summary_.input_error = summary_.input_error || s.input_error;
+  summary_.empty_files.insert(summary_.empty_files.end(), s.empty_files.begin(),
+                              s.empty_files.end());
+}
+
+void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
+  if (jobs <= 1 || files.size() <= 1) {
+    for (const FileInput& f : files) lint_file(f.path, f.display);
+    return;
+  }
+  jobs = static_cast<unsigned>(std::min<size_t>(jobs, files.size()));
+  // Workers run at most `window` files ahead of the one being reported: memory stays bounded.
+  // File i's record is slot i % window, free again once file i - window is reported.
+  const size_t window = size_t{jobs} * 4;
+  std::vector<FileRecord> records(window);
+  std::mutex mutex;
+  std::condition_variable changed;
+  size_t next = 0, reported = 0;
+  auto work = [&] {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return next >= files.size() || next < reported + window; });
+      if (next >= files.size()) return;
+      const size_t i = next++;
+      lock.unlock();
+      record_file(files[i], records[i % window]);
+      lock.lock();
+      records[i % window].done = true;
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
+  for (size_t i = 0; i < files.size(); ++i) {
+    FileRecord& record = records[i % window];
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return record.done; });
+    }
+    // Begin and end as lint_file: the reporter's file events around the recorded objects.
+    reporter_.begin_file(files[i].display);
+    if (fix_ != nullptr && record.fix_began) {
+      fix_->begin_file(files[i].display, is_json_name(files[i].path));
+    }
+    replay(record);
+    reporter_.end_file(files[i].display);
+    record = FileRecord{};
+    std::lock_guard lock(mutex);
+    reported = i + 1;
+    changed.notify_all();
+  }
+  for (std::thread& t : workers) t.join();
+}
+
 void Linter::lint_documents(yaml::DocumentStream& stream, const std::string& display,
                             bool json_file) {
   ++summary_.files;
@@ -145,7 +264,7 @@ void Linter::lint_document(const yaml::SourceDocument& source, const std::string
                            bool json_file) {
   yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
   if (doc.empty) {
-    if (fix_ != nullptr) fix_->document(source, doc, nullptr);
+    if (fix_ != nullptr) fix_->document(source, doc, nullptr, json_file);
     return;
   }
   ++summary_.documents;
@@ -158,7 +277,12 @@ void Linter::lint_document(const yaml::SourceDocument& source, const std::string
   place_lines(source, doc, lint);
   count_document_quotas(lint.results);
   for (const ObjectResult& r : lint.results) reporter_.object(r);
-  if (fix_ != nullptr) fix_->document(source, doc, lint.replacement ? &*lint.replacement : nullptr);
+  if (fix_ != nullptr) {
+    const Json* replacement = lint.replacement         ? &*lint.replacement
+                              : lint.replaced_in_place ? &doc.value
+                                                       : nullptr;
+    fix_->document(source, doc, replacement, json_file);
+  }
   // Children first is cheaper than the destructors (engine/json.h).
   if (lint.replacement) free_json(*lint.replacement);
   free_json(doc.value);
@@ -186,11 +310,11 @@ void Linter::report_unreadable_document(const yaml::SourceDocument& source,
   tally(f);
   r.findings.push_back(std::move(f));
   reporter_.object(r);
-  if (fix_ != nullptr) fix_->document(source, doc, nullptr);
+  // json_file only matters for a replacement.
+  if (fix_ != nullptr) fix_->document(source, doc, nullptr, /*json_file=*/false);
 }
 
-Linter::DocumentLint Linter::lint_objects(const yaml::ParsedDocument& doc,
-                                          const std::string& display) {
+Linter::DocumentLint Linter::lint_objects(yaml::ParsedDocument& doc, const std::string& display) {
   DocumentLint lint;
   pending_quota_.clear();
   const Json& value = doc.value;
@@ -205,7 +329,9 @@ Linter::DocumentLint Linter::lint_objects(const yaml::ParsedDocument& doc,
       }
     }
   } else if (value.is_object()) {
-    lint.replacement = add_object(lint_object(value, display, doc.line, ""), lint);
+    ObjectLint o = lint_object(value, display, doc.line, "", &doc.value);
+    lint.replaced_in_place = o.replaced_in_place;
+    lint.replacement = add_object(std::move(o), lint);
   }
   return lint;
 }
@@ -290,7 +416,7 @@ void Linter::count_document_quotas(const std::vector<ObjectResult>& results) {
 }
 
 Linter::ObjectLint Linter::lint_object(const Json& object, const std::string& display, int line,
-                                       const std::string& locate_prefix) {
+                                       const std::string& locate_prefix, Json* writable) {
   ObjectLint out;
   if (!object.is_object()) return out;
   ObjectResult& r = out.result.emplace();
@@ -307,14 +433,15 @@ Linter::ObjectLint Linter::lint_object(const Json& object, const std::string& di
   if (is_claim_object(r.api_version, r.kind)) {
     lint_claim(object, locate_prefix, out);
   } else if (is_workload_kind(r.api_version, r.kind, *policy_)) {
-    lint_workload(object, locate_prefix, out);
+    lint_workload(object, locate_prefix, out, writable);
   } else {
     lint_document_rules(object, locate_prefix, out);
   }
   return out;
 }
 
-void Linter::lint_workload(const Json& object, const std::string& locate_prefix, ObjectLint& out) {
+void Linter::lint_workload(const Json& object, const std::string& locate_prefix, ObjectLint& out,
+                           Json* writable) {
   ObjectResult& r = *out.result;
   EvaluateOptions options;
   options.claims = options_.claims;
@@ -329,8 +456,14 @@ void Linter::lint_workload(const Json& object, const std::string& locate_prefix,
   options.copy_unchanged = false;  // ... and only when the mutators edited a copy
   // A mutator that fails is an error finding, even where the webhook would admit (Ignore).
   options.apply_mutation_failure_policy = false;
-  Evaluation e = pipeline_.evaluate(object, options, *policy_);
-  const Json& evaluated = e.mutated.is_null() ? object : e.mutated;
+  // In place when the object is lint's own and its edits are kept: the mutators write into it,
+  // and the pipeline copies only what they may write (engine/mutation_skeleton.h), not the
+  // whole object. A judged-only object is evaluated on a copy: its edits must not stay.
+  const bool in_place = writable != nullptr && !options.judge_only;
+  Evaluation e = in_place ? pipeline_.evaluate_in_place(*writable, options, *policy_)
+                          : pipeline_.evaluate(object, options, *policy_);
+  // The object as the mutators left it (in place: `object` itself; a failed mutation is undone).
+  const Json& evaluated = in_place || e.mutated.is_null() ? object : e.mutated;
   // An exempt namespace returns before the pod specs are looked for.
   r.is_workload = e.is_workload || (e.exempt && !find_pod_specs(object, *policy_).empty());
   if (!r.is_workload) {
@@ -344,7 +477,11 @@ void Linter::lint_workload(const Json& object, const std::string& locate_prefix,
   if (e.changed()) {
     r.would_change = true;
     ++summary_.fixable;
-    out.replacement = std::move(e.mutated);
+    if (in_place) {
+      out.replaced_in_place = true;
+    } else {
+      out.replacement = std::move(e.mutated);
+    }
   }
 }
 
@@ -403,7 +540,7 @@ void Linter::lint_document_rules(const Json& object, const std::string& locate_p
 }
 
 void Linter::lint_claim(const Json& object, const std::string& locate_prefix, ObjectLint& out) {
-  if (options_.claims != nullptr) options_.claims->add(object);
+  if (options_.claims != nullptr && quota_log_ == nullptr) options_.claims->add(object);
   EvaluateOptions options;
   options.ns = out.result->ns;
   options.mutate = false;
@@ -439,6 +576,10 @@ void Linter::add_finding(LintFinding lf, const std::string& locate_prefix, Objec
 
 void Linter::count_quota(int64_t gpus, const std::string& description, const std::string& ns,
                          const LintFinding& where) {
+  if (quota_log_ != nullptr) {
+    quota_log_->push_back(QuotaCall{gpus, description, ns, where});
+    return;
+  }
   NamespaceUsage& usage = namespaces_[ns];
   usage.tenant = policy_->tenant_for(ns);
   if (usage.tenant == nullptr || !usage.tenant->quota_gpus) return;

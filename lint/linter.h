@@ -7,6 +7,8 @@
 //   Linter linter(policy, pipeline, document_rules, options, reporter, &fix_writer);
 //   linter.lint_file("deploy/train.yaml", "deploy/train.yaml");
 //   LintSummary summary = linter.finish();   // exit code: summary.exit_code()
+//
+// lint_files() spreads files over worker threads (`--jobs`) with the same output, in input order.
 
 #include <cstdint>
 #include <cstdio>
@@ -91,14 +93,28 @@ class Reporter {
   virtual void end(const LintSummary& summary) = 0;
 };
 
+// A document as --fix writes it, rendered apart from the writing (so that lint's worker threads
+// render and the thread that keeps input order writes). `skip`: nothing to write.
+struct FixChunk {
+  std::string text;
+  bool carries_marker = false;  // the text starts with its own `---` line
+  bool skip = false;
+};
+
 // Receives every document of every input in order, with its replacement when the webhook would
-// mutate it.
+// mutate it. document() is render() then write(); render() must be safe to call from several
+// threads at once (it reads only what begin_file's caller passes).
 class FixSink {
  public:
   virtual ~FixSink() = default;
   virtual void begin_file(const std::string& /*file*/, bool /*json_file*/) {}
-  virtual void document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
-                        const Json* replacement) = 0;
+  virtual FixChunk render(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
+                          const Json* replacement, bool json_file) const = 0;
+  virtual void write(const FixChunk& chunk) = 0;
+  void document(const yaml::SourceDocument& source, const yaml::ParsedDocument& parsed,
+                const Json* replacement, bool json_file) {
+    write(render(source, parsed, replacement, json_file));
+  }
   virtual void end_file() {}
   // Instead of end_file when reading the input failed part-way: its output would be truncated.
   virtual void discard_file() { end_file(); }
@@ -125,6 +141,15 @@ class Linter {
   void lint_stream(std::FILE* file, const std::string& display, bool json_file);
   // Lints text held in memory (tests, benchmarks).
   void lint_text(std::string_view text, const std::string& display, bool json_file);
+  // Lints files on `jobs` threads: each file read and evaluated by a worker, its results
+  // reported, its --fix output written and its GPUs counted in input order, so the output is
+  // byte for byte lint_file's on each in turn (docs/lint.md "--jobs"). At most a few files per
+  // worker wait in memory. jobs <= 1: lint_file on each, on this thread. Claims are only
+  // resolved (LintOptions::claims, filled by the pre-pass), never added.
+  struct FileInput {
+    std::string path, display;
+  };
+  void lint_files(const std::vector<FileInput>& files, unsigned jobs);
   // A path that names nothing lint can read.
   void input_error(const std::string& display, const std::string& message);
 
@@ -139,6 +164,18 @@ class Linter {
     std::vector<std::pair<int64_t, std::string>> contributors;
     std::optional<LintFinding> crossing;  // the object that took the total over the quota
   };
+
+  struct QuotaCall {
+    int64_t gpus;
+    std::string description, ns;
+    LintFinding where;
+  };
+  struct FileRecord;
+  class Recorder;
+  // A worker's lint of one file, into `record` (lint_files).
+  void record_file(const FileInput& input, FileRecord& record) const;
+  // Reports, writes and counts a recorded file as lint_file would have.
+  void replay(FileRecord& record);
 
   void lint_documents(yaml::DocumentStream& stream, const std::string& display, bool json_file);
   // A PARSE error for an input that cannot be read, inside the current file's report.
@@ -158,6 +195,7 @@ class Linter {
     // in `result`, or none for the object itself (a List item).
     std::vector<std::pair<std::string, std::optional<size_t>>> locate;
     std::optional<Json> replacement;    // the mutated object, when the webhook would patch it
+    bool replaced_in_place = false;     // ... or the object itself, mutated in place
     std::optional<PendingQuota> quota;  // GPU013's sum; `result` is set by the caller
   };
   // One document's objects, linted: their results, the field paths whose lines are still to be
@@ -167,13 +205,16 @@ class Linter {
     std::vector<std::string> paths;
     std::vector<std::pair<size_t, size_t>> refs;  // per path: (result, finding or kNoFinding)
     std::optional<Json> replacement;
+    bool replaced_in_place = false;  // the document's object, mutated in place, is the replacement
   };
   // lint_document's steps: a document that cannot be read is one PARSE error; otherwise its
   // objects (a List's items) are linted, its duplicate keys reported, every result and finding
   // given its line, and its workloads counted against their namespaces' quotas.
   void report_unreadable_document(const yaml::SourceDocument& source,
                                   const yaml::ParsedDocument& doc, const std::string& display);
-  DocumentLint lint_objects(const yaml::ParsedDocument& doc, const std::string& display);
+  // A document's own object is evaluated in place (doc.value is lint's to change: no copy of
+  // it), a List's items on copies.
+  DocumentLint lint_objects(yaml::ParsedDocument& doc, const std::string& display);
   // An object's result joins the document's; returns its mutated object, if any.
   std::optional<Json> add_object(ObjectLint o, DocumentLint& lint);
   void add_duplicate_key_warnings(const yaml::ParsedDocument& doc, const std::string& display,
@@ -182,10 +223,12 @@ class Linter {
                    DocumentLint& lint);
   void count_document_quotas(const std::vector<ObjectResult>& results);
   // Lints one object; `locate_prefix`: its path in the document ("" for the document itself).
+  // `writable`: `object` itself, which the mutators may then edit in place; null: they edit a copy.
   ObjectLint lint_object(const Json& object, const std::string& display, int line,
-                         const std::string& locate_prefix);
+                         const std::string& locate_prefix, Json* writable = nullptr);
   // A workload: the pipeline, as the webhook runs it, and the GPUs it counts against its quota.
-  void lint_workload(const Json& object, const std::string& locate_prefix, ObjectLint& out);
+  void lint_workload(const Json& object, const std::string& locate_prefix, ObjectLint& out,
+                     Json* writable);
   std::optional<PendingQuota> workload_quota(const Json& evaluated, const ObjectResult& r);
   // A ResourceClaim / ResourceClaimTemplate: the pipeline's claim rules; kept for resolution.
   void lint_claim(const Json& object, const std::string& locate_prefix, ObjectLint& out);
@@ -210,6 +253,9 @@ class Linter {
   std::map<std::string, NamespaceUsage> namespaces_;
   std::vector<Violation> violations_;        // reused
   std::vector<PendingQuota> pending_quota_;  // of the current document
+  // A worker's Linter (record_file): GPU013's counts are logged for replay, not summed, and
+  // claims are not added (the main Linter's pre-pass holds them; workers only read).
+  std::vector<QuotaCall>* quota_log_ = nullptr;
 };
 
 // Every rule id lint can report with its one-line help text and default severity, for SARIF's

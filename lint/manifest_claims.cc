@@ -1,5 +1,9 @@
 #include "lint/manifest_claims.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "engine/dra.h"
 #include "yaml/reader.h"
 
@@ -70,6 +74,24 @@ bool ManifestClaims::add_file(const std::string& path) {
   add_stream(file, json_file);
   std::fclose(file);
   return true;
+}
+
+void ManifestClaims::add_files(const std::vector<std::string>& paths, unsigned jobs) {
+  if (jobs <= 1 || paths.size() <= 1) {
+    for (const std::string& path : paths) add_file(path);
+    return;
+  }
+  std::vector<ManifestClaims> parts(paths.size(), ManifestClaims(default_namespace_));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) parts[i].add_file(paths[i]);
+  };
+  std::vector<std::thread> workers;
+  for (unsigned j = 0; j < std::min<size_t>(jobs, paths.size()); ++j) workers.emplace_back(work);
+  for (std::thread& t : workers) t.join();
+  for (ManifestClaims& part : parts) {
+    for (auto& [key, entry] : part.entries_) entries_.emplace(key, std::move(entry));
+  }
 }
 
 ResolvedClaim ManifestClaims::resolve(ClaimKind kind, std::string_view ns,

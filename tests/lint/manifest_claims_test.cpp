@@ -1,8 +1,12 @@
 // lint/manifest_claims.h: claim objects among manifests, resolved by kind, namespace and name.
 
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "lint/manifest_claims.h"
 
@@ -81,6 +85,40 @@ TEST_CASE("manifest claims: a missing file is reported, not thrown", "[lint][dra
   ManifestClaims claims("default");
   CHECK_FALSE(claims.add_file("/nonexistent/claims.yaml"));
   CHECK(claims.size() == 0);
+}
+
+TEST_CASE("manifest claims: files read on 4 threads keep what one thread keeps", "[lint][dra]") {
+  // Ten files, each a template "gpu" in team-a with a request named after the file, and a claim
+  // of its own: the first file's template wins, as it would read one after the other.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpuadmit-claims-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> paths;
+  for (int i = 0; i < 10; ++i) {
+    const std::string n = std::to_string(i);
+    paths.push_back((dir / ("m" + n + ".yaml")).string());
+    std::ofstream(paths.back())
+        << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+           "metadata: {name: gpu, namespace: team-a}\nspec:\n  spec: {devices: {requests: "
+           "[{name: r"
+        << n
+        << ", exactly: {deviceClassName: gpu.nvidia.com}}]}}\n---\napiVersion: "
+           "resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c"
+        << n << "}\nspec: {devices: {requests: []}}\n";
+  }
+  paths.push_back((dir / "missing.yaml").string());  // cannot be opened: skipped
+  ManifestClaims one("lint-ns"), four("lint-ns");
+  one.add_files(paths, 1);
+  four.add_files(paths, 4);
+  CHECK(one.size() == 11);
+  CHECK(four.size() == 11);
+  for (ManifestClaims* claims : {&one, &four}) {
+    const ResolvedClaim t = claims->resolve(ClaimKind::kTemplate, "team-a", "gpu");
+    REQUIRE(t.status == ClaimLookup::kFound);
+    CHECK(t.spec["devices"]["requests"][0]["name"] == "r0");
+    CHECK(claims->resolve(ClaimKind::kClaim, "lint-ns", "c9").status == ClaimLookup::kFound);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
