@@ -12,8 +12,9 @@
 #                binary with external tools or measure it, and were run in build/)
 #   fuzz         every fuzz target of build-asan/ (scripts/fuzz.sh), two at a time, for the
 #                seconds fuzz/NAME.seconds gives it (where the bugs were found, longer)
-#   build-tsan   build-tsan/  g++ -O1 with ThreadSanitizer: the binary and the webhook and certs
-#   test-tsan    tests (the threaded code: the connection pool, reloads, the logger)
+#   build-tsan   build-tsan/  g++ -O1 with ThreadSanitizer: the binary and the webhook, certs and
+#   test-tsan    lint --jobs tests (the threaded code: the connection pool, reloads, the logger,
+#                lint's workers)
 #   native       scripts/native-test.sh, when present (the native-policy harness)
 # Environment: GPUADMIT_SKIP_ASAN=1, GPUADMIT_SKIP_FUZZ=1, GPUADMIT_SKIP_TSAN=1 skip phases;
 # GPUADMIT_FUZZ_SECONDS=N runs every target N seconds instead.
@@ -140,12 +141,14 @@ if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
 fi
 
 if [ "${GPUADMIT_SKIP_TSAN:-0}" != 1 ]; then
-  phase build-tsan build build-tsan gpuadmit test_webhook test_certs -- \
+  # No test PCH here: the test targets reuse the first test folder's, and that dependency would
+  # build test_engine too.
+  phase build-tsan build build-tsan gpuadmit test_webhook test_certs test_lint_jobs -- \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-    -DGPUADMIT_TSAN=ON -DGPUADMIT_WERROR=ON -DGPUADMIT_BENCH=OFF
+    -DGPUADMIT_TSAN=ON -DGPUADMIT_WERROR=ON -DGPUADMIT_BENCH=OFF -DGPUADMIT_TEST_PCH=OFF
   phase test-tsan bash -c "cd build-tsan && TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1 \
     suppressions=$PWD/tests/tsan.supp' ctest --output-on-failure -j$jobs --no-tests=error \
-    -R '^(webhook|certs):' -LE long"
+    -R '^(webhook|certs|lint_jobs):' -LE long"
 fi
 
 # The native-policy harness (tests/native), when this checkout has it; its downloads are done.
