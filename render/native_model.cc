@@ -92,13 +92,24 @@ Path navigate(std::string base, const std::vector<std::string>& tokens) {
 }
 
 // One tpls entry: {ps: pointer of the spec, pm: pointer of its metadata, tm, t: the spec's
-// parent, s: the spec}. `pointer` is a CEL string expression (the parent's pointer).
+// parent, s: the spec, u: unchanged}. `pointer` is a CEL string expression (the parent's
+// pointer); `unchanged` a CEL boolean: the parent (the PodTemplateSpec) is equal in oldObject
+// (engine/controllers.h template_unchanged).
 std::string entry(const std::string& parent, const std::string& pointer, bool tm,
-                  const std::string& spec_key, bool pointers) {
+                  const std::string& spec_key, bool pointers, const std::string& unchanged) {
   const std::string ps = pointers ? pointer + " + " + quote("/" + pointer_token(spec_key)) : "''";
   const std::string pm = pointers ? pointer + " + '/metadata'" : "''";
   return "{'ps': dyn(" + ps + "), 'pm': dyn(" + pm + "), 'tm': dyn(" + (tm ? "true" : "false") +
-         "), 't': dyn(" + parent + "), 's': dyn(" + parent + "[" + quote(spec_key) + "])}";
+         "), 't': dyn(" + parent + "), 's': dyn(" + parent + "[" + quote(spec_key) +
+         "]), 'u': dyn(" + unchanged + ")}";
+}
+
+// `old` (a navigation from oldObject) exists and equals `current`. oldObject is null on CREATE
+// ("oldObject - The existing object. The value is null for CREATE requests.", k8s.io/api
+// admissionregistration/v1 types.go, Validation.Expression), so type(oldObject) == map fails
+// there. CEL's == on maps and lists is deep equality, as the engine's Json ==.
+std::string same_as_old(const Path& old, const std::string& current) {
+  return "(" + old.guard + " && " + old.expr + " == " + current + ")";
 }
 
 // The tpls entries of one pattern (at most one wildcard) as a CEL list expression.
@@ -112,15 +123,15 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
   if (wild == tokens.end()) {
     const Path parent = navigate("object", tokens);
     const Path spec = navigate(parent.expr, {spec_key});
+    const std::string unchanged = same_as_old(navigate("oldObject", tokens), parent.expr);
     return "((" + parent.guard + spec.guard.substr(spec.guard.find(" && ")) + ") ? [" +
-           entry(parent.expr, quote(parent.pointer), tm, spec_key, pointers) + "] : [])";
+           entry(parent.expr, quote(parent.pointer), tm, spec_key, pointers, unchanged) + "] : [])";
   }
   const std::vector<std::string> prefix(tokens.begin(), wild);
   const std::string wildcard = *wild;
   std::vector<std::string> suffix(wild + 1, tokens.end());
   const Path head = navigate("object", prefix);
-  std::vector<std::string> below = suffix;
-  below.push_back(spec_key);
+  const Path old_head = navigate("oldObject", prefix);
   if (wildcard == "*") {  // every member of a map
     const std::string item = head.expr + "[k]";
     const Path inner = navigate(item, suffix);
@@ -129,8 +140,11 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
     const std::string pointer = quote(head.pointer + "/") +
                                 " + k.replace('~', '~0').replace('/', '~1')" +
                                 (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
+    const std::string unchanged = "(" + old_head.guard + " && k in " + old_head.expr + " && " +
+                                  same_as_old(navigate(old_head.expr + "[k]", suffix), inner.expr) +
+                                  ")";
     return "((" + head.guard + ") ? " + head.expr + ".filter(k, " + guard + ").map(k, " +
-           entry(inner.expr, pointer, tm, spec_key, pointers) + ") : [])";
+           entry(inner.expr, pointer, tm, spec_key, pointers, unchanged) + ") : [])";
   }
   // name[*]: every element of a list member.
   const std::string name = wildcard.substr(0, wildcard.size() - 3);
@@ -140,15 +154,24 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
   const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
   const std::string head_guard =
       head.guard + " && " + quote(name) + " in " + head.expr + " && type(" + list + ") == list";
+  const std::string old_list = old_head.expr + "[" + quote(name) + "]";
+  const std::string old_guard = old_head.guard + " && " + quote(name) + " in " + old_head.expr +
+                                " && type(" + old_list + ") == list";
   if (!pointers) {
+    // Without the index (two-variable comprehensions are CEL 1.32+): unchanged when an equal
+    // template is anywhere in the old list (docs/native.md, "Differences").
+    const std::string unchanged = "(" + old_guard + " && " + old_list + ".exists(oe, " +
+                                  same_as_old(navigate("oe", suffix), inner.expr) + "))";
     return "((" + head_guard + ") ? " + list + ".filter(e, " + guard + ").map(e, " +
-           entry(inner.expr, "''", tm, spec_key, false) + ") : [])";
+           entry(inner.expr, "''", tm, spec_key, false, unchanged) + ") : [])";
   }
   const std::string pointer = quote(head.pointer + "/" + pointer_token(name) + "/") +
                               " + string(i)" +
                               (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
+  const std::string unchanged = "(" + old_guard + " && size(" + old_list + ") > i && " +
+                                same_as_old(navigate(old_list + "[i]", suffix), inner.expr) + ")";
   return "((" + head_guard + ") ? " + list + ".transformList(i, e, " + guard + ", " +
-         entry(inner.expr, pointer, tm, spec_key, true) + ") : [])";
+         entry(inner.expr, pointer, tm, spec_key, true, unchanged) + ") : [])";
 }
 
 // The kind test of a NativeKind: exact apiVersion and kind for a policy workload, group and
@@ -374,6 +397,23 @@ std::string context(const CompiledPolicy& policy, const Tenant* tenant) {
          ")";
 }
 
+// engine/controllers.h template_treatment == kJudge, without TemplateMode::kValidate: the
+// object is not a Pod and has a controller (a copy: the MutatingAdmissionPolicy's
+// matchConditions leave it unmutated), or it is an UPDATE of a kind whose templates the API
+// server does not let an UPDATE change (the table's TemplateUpdates::kImmutable: the mutating
+// policies admit those kinds on CREATE only).
+std::string judged_only() {
+  std::vector<std::string> immutable;
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (k.template_updates == TemplateUpdates::kImmutable &&
+        !(k.group.empty() && k.kind == "Pod")) {
+      immutable.push_back(std::string(k.group) + "/" + std::string(k.kind));
+    }
+  }
+  return "variables.gk != '/Pod' && (" + cel::has_controller("variables.top") +
+         " || (request.operation == 'UPDATE' && variables.gk in " + string_list(immutable) + "))";
+}
+
 Json variable(std::string_view name, std::string expression) {
   return {{"name", name}, {"expression", std::move(expression)}};
 }
@@ -453,7 +493,12 @@ Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLeve
                "(variables.av.contains('/') ? variables.av.substring(0, variables.av.indexOf('/')) "
                ": '') + '/' + variables.kd"));
   vars.push_back(variable("top", map_field("object", "metadata")));
-  vars.push_back(variable("tpls", templates(kinds, level)));
+  vars.push_back(variable("jo", judged_only()));
+  // On UPDATE only the templates that changed from oldObject are read (engine/controllers.h
+  // template_unchanged; PodSecurity admission's isSignificantPodUpdate likewise): an UPDATE
+  // that changes no template (a scale, a label, the Deployment controller's own ReplicaSet
+  // UPDATE) is neither mutated nor denied.
+  vars.push_back(variable("tpls", "(" + templates(kinds, level) + ").filter(x, !x.u)"));
   vars.push_back(variable("ctx", context(policy, tenant)));
   return vars;
 }
@@ -598,23 +643,44 @@ std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
              "(" + app_total + " + " + correction + " + " + overhead + ")");
 }
 
-std::string kueue_queue_place() {
-  std::vector<std::string> managed;
-  for (const KueueManagedKind& k : kueue_managed_kinds()) {
-    managed.push_back(std::string(k.group) + "/" + std::string(k.kind));
+std::string kueue_queue_place(const CompiledPolicy& policy) {
+  // engine/kueue.cc kueue_queue_site, from the table's KueueQueue column: no site when the
+  // controller is a kind gpuadmit knows (the table's, with or without templates, or a policy
+  // `workloads` kind): Kueue finds the queue on that ancestor. Else a policy workload and a
+  // kPodTemplateLabels kind name it per pod template ('tpl'), a kOwnLabels kind on its own
+  // metadata ('top'), a CronJob on spec.jobTemplate.metadata ('cron').
+  std::vector<std::string> known, own, per_template, workloads;
+  for (const WorkloadKind& k : workload_kinds()) {
+    const std::string gk = std::string(k.group) + "/" + std::string(k.kind);
+    known.push_back(gk);
+    if (k.pod_specs.empty()) continue;
+    if (k.kueue == KueueQueue::kOwnLabels) own.push_back(gk);
+    if (k.kueue == KueueQueue::kPodTemplateLabels) per_template.push_back(gk);
+  }
+  for (const WorkloadDecl& w : policy.policy().workloads) {
+    workloads.push_back(w.api_version + " " + w.kind);
   }
   const std::string owners =
       list_field("variables.top", "ownerReferences") +
       ".filter(o, type(o) == map && 'controller' in o && o.controller == true)";
   const std::string owner_av = string_field("ow[0]", "apiVersion");
+  const std::string owner_kind = string_field("ow[0]", "kind");
   const std::string owner_gk = "((" + owner_av + ".contains('/') ? " + owner_av + ".substring(0, " +
-                               owner_av + ".indexOf('/')) : '') + '/' + " +
-                               string_field("ow[0]", "kind") + ")";
-  const std::string owned = let("ow", owners,
-                                "size(ow) > 0 && (variables.kd == 'Pod' || " + owner_gk + " in " +
-                                    string_list(managed) + ")");
-  return "(variables.gk == 'batch/CronJob' ? 'cron' : (variables.gk in " + string_list(managed) +
-         " && !" + owned + ") ? 'top' : '')";
+                               owner_av + ".indexOf('/')) : '') + '/' + " + owner_kind + ")";
+  const std::string known_owner = let(
+      "ow", owners,
+      "size(ow) > 0 && (" + owner_gk + " in " + string_list(known) +
+          (workloads.empty()
+               ? ""
+               : " || " + owner_av + " + ' ' + " + owner_kind + " in " + string_list(workloads)) +
+          ")");
+  const std::string policy_kind =
+      workloads.empty() ? "false"
+                        : "variables.av + ' ' + variables.kd in " + string_list(workloads);
+  return "(" + known_owner + " ? '' : " + policy_kind +
+         " ? 'tpl' : variables.gk == " + "'batch/CronJob' ? 'cron' : variables.gk in " +
+         string_list(own) + " ? 'top' : variables.gk in " + string_list(per_template) +
+         " ? 'tpl' : '')";
 }
 
 std::string kueue_queue_metadata(std::string_view place) {
@@ -624,10 +690,20 @@ std::string kueue_queue_metadata(std::string_view place) {
 }
 
 std::string kueue_queue_name(std::string_view place) {
+  return queue_named_in(kueue_queue_metadata(place));
+}
+
+std::string queue_named_in(std::string_view metadata) {
   return let(
-      "qm", kueue_queue_metadata(place),
+      "qm", metadata,
       let("ql", string_field(map_field("qm", "labels"), kQueueNameLabel),
           "ql != '' ? ql : " + string_field(map_field("qm", "annotations"), kQueueNameAnnotation)));
+}
+
+std::string has_controller(std::string_view metadata) {
+  // metav1.GetControllerOf: the ownerReferences entry with controller: true.
+  return list_field(metadata, "ownerReferences") +
+         ".exists(o, type(o) == map && 'controller' in o && o.controller == true)";
 }
 
 std::string runs_on_every_node() {

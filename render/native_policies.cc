@@ -1,7 +1,5 @@
 #include "render/native_policies.h"
 
-#include "engine/workload_kinds.h"
-
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -227,6 +225,18 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                    {"matchResources", match_resources(scope)}}}});
 }
 
+// A MutatingAdmissionPolicy leaves a controller's copy alone (docs/decisions.md, "Controllers
+// converge"): a non-Pod object with a controller is only judged, so that the Deployment
+// controller's EqualIgnoreHash still finds its ReplicaSet. matchConditions see `object` and
+// `request` but not the policy's variables (k8s.io/api admissionregistration/v1 types.go,
+// MatchCondition.Expression); an object they exclude is not mutated, and not reinvoked
+// (k8s.io/apiserver pkg/admission/plugin/policy/mutating dispatcher.go).
+Json not_a_copy() {
+  return condition("gpuadmit-not-a-copy",
+                   "(request.kind.group == '' && request.kind.kind == 'Pod') || !" +
+                       cel::has_controller(map_field("object", "metadata")));
+}
+
 void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
                   const NativeOptions& options, std::vector<Json>& out) {
   if (scope.tenant != nullptr && !scope.tenant->enforcement.mutate) return;
@@ -242,7 +252,9 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   Json spec = {{"failurePolicy", "Fail"},
                {"matchConstraints",
                 {{"resourceRules", resource_rules(policy, true)}, {"matchPolicy", "Equivalent"}}}};
-  if (!scope.match_conditions.empty()) spec["matchConditions"] = scope.match_conditions;
+  Json conditions = scope.match_conditions;
+  conditions.push_back(not_a_copy());
+  spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, scope.tenant, CelLevel::kMutating);
   spec["mutations"] = std::move(list);
   spec["reinvocationPolicy"] = "IfNeeded";
@@ -266,7 +278,16 @@ std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOpti
     std::vector<std::string> deny_ids, warn_ids;
     bool audited = false;
     for (NativeValidation& v : rule_validations(policy, scope.tenant)) {
-      if (options.mode == NativeMode::kFallback && !in_fallback(policy, v.id)) continue;
+      const bool holds_unmutated = in_fallback(policy, v.id);
+      if (options.mode == NativeMode::kFallback && !holds_unmutated) continue;
+      // An object the webhook judges "as mutated" but the native policies never mutate
+      // (variables.jo: a copy, an immutable template's UPDATE) is judged only by the rules
+      // that hold on unmutated objects, the fallback set; the rest would deny what a mutation
+      // fixes (docs/native.md, "Differences").
+      if (!holds_unmutated) {
+        v.validation["expression"] =
+            "variables.jo || (" + v.validation["expression"].get<std::string>() + ")";
+      }
       const bool denies = v.action == Action::kDeny && !v.audit;
       audited = audited || v.audit;
       (denies ? deny_ids : warn_ids).push_back(v.id);
