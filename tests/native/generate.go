@@ -22,7 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -186,7 +186,7 @@ func (g *Generator) Next() Request {
 		} else {
 			// Only something else changed (a scale, a label): the template is not evaluated
 			// (docs/decisions.md, "Controllers converge").
-			m, _ := meta.Accessor(old)
+			m, _ := apimeta.Accessor(old)
 			m.SetLabels(map[string]string{"app": m.GetName(), "revision": "1"})
 		}
 		return Request{Object: obj, OldObject: old, Operation: admission.Update}
@@ -197,7 +197,7 @@ func (g *Generator) Next() Request {
 // setController gives the object a controller, as its controller would: a Pod's ReplicaSet,
 // a ReplicaSet's Deployment, a Job's CronJob, or an operator gpuadmit does not know.
 func (g *Generator) setController(obj runtime.Object, isPod bool) {
-	m, err := meta.Accessor(obj)
+	m, err := apimeta.Accessor(obj)
 	if err != nil {
 		return
 	}

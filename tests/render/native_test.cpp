@@ -467,7 +467,14 @@ TEST_CASE("native: the table as JSON, for the harness") {
   CHECK(table["mutations"][3] == Json::parse(R"j({"name": "tolerations", "native": "yes",
           "why": "JSON Patch, as spec.tolerations is atomic for apply; the list is rebuilt",
           "writes": ["spec.tolerations"]})j"));
-  CHECK(table["kinds"][0] == Json::parse(R"j({"group": "", "kind": "Pod"})j"));
+  // A Pod's spec and a Job's template cannot change on UPDATE (ValidatePodUpdate;
+  // pkg/apis/batch/validation validatePodTemplateUpdate); a Deployment's can.
+  CHECK(table["kinds"][0] ==
+        Json::parse(R"j({"group": "", "kind": "Pod", "immutableTemplates": true})j"));
+  for (const Json& k : table["kinds"]) {
+    if (k["kind"] == "Deployment") CHECK(k["immutableTemplates"] == false);
+    if (k["group"] == "batch" && k["kind"] == "Job") CHECK(k["immutableTemplates"] == true);
+  }
   CHECK(table["not_native_kinds"] == Json::array());
 }
 
