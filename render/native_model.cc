@@ -92,28 +92,23 @@ Path navigate(std::string base, const std::vector<std::string>& tokens) {
 }
 
 // One tpls entry: {ps: pointer of the spec, pm: pointer of its metadata, tm, t: the spec's
-// parent, s: the spec, u: unchanged}. `pointer` is a CEL string expression (the parent's
-// pointer); `unchanged` a CEL boolean: the parent (the PodTemplateSpec) is equal in oldObject
-// (engine/controllers.h template_unchanged).
+// parent, s: the spec, id: where the parent is}; an old-side entry (over oldObject) has only id
+// and t. `pointer` is a CEL string expression (the parent's pointer); `id` one that names the
+// parent's place the same way in object and oldObject.
 std::string entry(const std::string& parent, const std::string& pointer, bool tm,
-                  const std::string& spec_key, bool pointers, const std::string& unchanged) {
+                  const std::string& spec_key, bool pointers, const std::string& id, bool old) {
+  if (old) return "{'id': dyn(" + id + "), 't': dyn(" + parent + ")}";
   const std::string ps = pointers ? pointer + " + " + quote("/" + pointer_token(spec_key)) : "''";
   const std::string pm = pointers ? pointer + " + '/metadata'" : "''";
   return "{'ps': dyn(" + ps + "), 'pm': dyn(" + pm + "), 'tm': dyn(" + (tm ? "true" : "false") +
          "), 't': dyn(" + parent + "), 's': dyn(" + parent + "[" + quote(spec_key) +
-         "]), 'u': dyn(" + unchanged + ")}";
+         "]), 'id': dyn(" + id + ")}";
 }
 
-// `old` (a navigation from oldObject) exists and equals `current`. oldObject is null on CREATE
-// ("oldObject - The existing object. The value is null for CREATE requests.", k8s.io/api
-// admissionregistration/v1 types.go, Validation.Expression), so type(oldObject) == map fails
-// there. CEL's == on maps and lists is deep equality, as the engine's Json ==.
-std::string same_as_old(const Path& old, const std::string& current) {
-  return "(" + old.guard + " && " + old.expr + " == " + current + ")";
-}
-
-// The tpls entries of one pattern (at most one wildcard) as a CEL list expression.
-std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level) {
+// The tpls entries of one pattern (at most one wildcard) under `base` (object, or oldObject for
+// the old side) as a CEL list expression.
+std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level,
+                              const std::string& base, bool old) {
   const bool pointers = level == CelLevel::kMutating;
   std::vector<std::string> tokens = split(pattern);
   const std::string spec_key = tokens.back();
@@ -121,17 +116,16 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
   auto wild = std::find_if(tokens.begin(), tokens.end(),
                            [](const std::string& t) { return is_wildcard(t); });
   if (wild == tokens.end()) {
-    const Path parent = navigate("object", tokens);
+    const Path parent = navigate(base, tokens);
     const Path spec = navigate(parent.expr, {spec_key});
-    const std::string unchanged = same_as_old(navigate("oldObject", tokens), parent.expr);
+    const std::string pointer = quote(parent.pointer);
     return "((" + parent.guard + spec.guard.substr(spec.guard.find(" && ")) + ") ? [" +
-           entry(parent.expr, quote(parent.pointer), tm, spec_key, pointers, unchanged) + "] : [])";
+           entry(parent.expr, pointer, tm, spec_key, pointers, pointer, old) + "] : [])";
   }
   const std::vector<std::string> prefix(tokens.begin(), wild);
   const std::string wildcard = *wild;
   std::vector<std::string> suffix(wild + 1, tokens.end());
-  const Path head = navigate("object", prefix);
-  const Path old_head = navigate("oldObject", prefix);
+  const Path head = navigate(base, prefix);
   if (wildcard == "*") {  // every member of a map
     const std::string item = head.expr + "[k]";
     const Path inner = navigate(item, suffix);
@@ -140,11 +134,8 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
     const std::string pointer = quote(head.pointer + "/") +
                                 " + k.replace('~', '~0').replace('/', '~1')" +
                                 (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
-    const std::string unchanged = "(" + old_head.guard + " && k in " + old_head.expr + " && " +
-                                  same_as_old(navigate(old_head.expr + "[k]", suffix), inner.expr) +
-                                  ")";
     return "((" + head.guard + ") ? " + head.expr + ".filter(k, " + guard + ").map(k, " +
-           entry(inner.expr, pointer, tm, spec_key, pointers, unchanged) + ") : [])";
+           entry(inner.expr, pointer, tm, spec_key, pointers, pointer, old) + ") : [])";
   }
   // name[*]: every element of a list member.
   const std::string name = wildcard.substr(0, wildcard.size() - 3);
@@ -154,24 +145,19 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
   const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
   const std::string head_guard =
       head.guard + " && " + quote(name) + " in " + head.expr + " && type(" + list + ") == list";
-  const std::string old_list = old_head.expr + "[" + quote(name) + "]";
-  const std::string old_guard = old_head.guard + " && " + quote(name) + " in " + old_head.expr +
-                                " && type(" + old_list + ") == list";
   if (!pointers) {
-    // Without the index (two-variable comprehensions are CEL 1.32+): unchanged when an equal
-    // template is anywhere in the old list (docs/native.md, "Differences").
-    const std::string unchanged = "(" + old_guard + " && " + old_list + ".exists(oe, " +
-                                  same_as_old(navigate("oe", suffix), inner.expr) + "))";
+    // Without the index (two-variable comprehensions are CEL 1.32+) the id names the list:
+    // unchanged when an equal template is anywhere in the old list (docs/native.md,
+    // "Differences").
+    const std::string id = quote(head.pointer + "/" + pointer_token(name));
     return "((" + head_guard + ") ? " + list + ".filter(e, " + guard + ").map(e, " +
-           entry(inner.expr, "''", tm, spec_key, false, unchanged) + ") : [])";
+           entry(inner.expr, "''", tm, spec_key, false, id, old) + ") : [])";
   }
   const std::string pointer = quote(head.pointer + "/" + pointer_token(name) + "/") +
                               " + string(i)" +
                               (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
-  const std::string unchanged = "(" + old_guard + " && size(" + old_list + ") > i && " +
-                                same_as_old(navigate(old_list + "[i]", suffix), inner.expr) + ")";
   return "((" + head_guard + ") ? " + list + ".transformList(i, e, " + guard + ", " +
-         entry(inner.expr, pointer, tm, spec_key, true, unchanged) + ") : [])";
+         entry(inner.expr, pointer, tm, spec_key, true, pointer, old) + ") : [])";
 }
 
 // The kind test of a NativeKind: exact apiVersion and kind for a policy workload, group and
@@ -184,7 +170,7 @@ std::string kind_test(const NativeKind& k) {
   return "variables.gk == " + quote(k.group + "/" + k.kind);
 }
 
-std::string templates(const NativeKinds& kinds, CelLevel level) {
+std::string templates(const NativeKinds& kinds, CelLevel level, const std::string& base, bool old) {
   // Kinds with the same patterns share one branch (Deployment, StatefulSet, Job... all read
   // spec.template.spec; the Kubeflow kinds share theirs). Policy workloads come first, as the
   // engine prefers them over a built-in kind of the same group and kind.
@@ -197,7 +183,7 @@ std::string templates(const NativeKinds& kinds, CelLevel level) {
     std::string list;
     for (const std::string& p : k.patterns) {
       const bool tm = !(k.group.empty() && k.kind == "Pod" && p == "spec");
-      list += (list.empty() ? "" : " + ") + pattern_templates(p, tm, level);
+      list += (list.empty() ? "" : " + ") + pattern_templates(p, tm, level, base, old);
     }
     auto same = std::find_if(branches.begin(), branches.end(), [&](const Branch& b) {
       return b.list == list && k.api_version.empty();
@@ -498,7 +484,15 @@ Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLeve
   // template_unchanged; PodSecurity admission's isSignificantPodUpdate likewise): an UPDATE
   // that changes no template (a scale, a label, the Deployment controller's own ReplicaSet
   // UPDATE) is neither mutated nor denied.
-  vars.push_back(variable("tpls", "(" + templates(kinds, level) + ").filter(x, !x.u)"));
+  // otpls: the old side (id and template), read once, so that the comparison is one filter and
+  // not repeated per pattern (CEL's == on maps and lists is deep equality, as the engine's Json
+  // ==). oldObject is null on CREATE ("The value is null for CREATE requests.", k8s.io/api
+  // admissionregistration/v1 types.go, Validation.Expression): no old side there.
+  vars.push_back(variable("otpls", "request.operation == 'UPDATE' ? (" +
+                                       templates(kinds, level, "oldObject", true) + ") : []"));
+  vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
+                                      ").filter(x, !variables.otpls.exists(o, o.id == x.id && "
+                                      "o.t == x.t))"));
   vars.push_back(variable("ctx", context(policy, tenant)));
   return vars;
 }

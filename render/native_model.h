@@ -56,7 +56,7 @@ struct NativeKinds {
 NativeKinds native_kinds(const CompiledPolicy& policy);
 
 // The `variables` ({name, expression}) of a policy for namespaces of `tenant` (null: no
-// tenant), in dependency order: av, kd, gk, top, jo, tpls, ctx. jo: the object is judged,
+// tenant), in dependency order: av, kd, gk, top, jo, otpls, tpls, ctx. jo: the object is judged,
 // never mutated (a non-Pod object with a controller, or an UPDATE of a kind whose templates are
 // immutable); tpls holds, on UPDATE, only the templates that changed from oldObject.
 Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLevel level);

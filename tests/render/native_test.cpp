@@ -169,10 +169,14 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(spec["matchConstraints"]["resourceRules"] == render::webhook_rules(whole));
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
-  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "jo", "tpls", "ctx"});
+  CHECK(variables ==
+        std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "tpls", "ctx"});
   // On UPDATE only the templates that changed are read; an object the native policies never
   // mutate (a controller's copy) is judged by the rules that hold unmutated only.
-  CHECK(spec["variables"][5]["expression"].get<std::string>().ends_with(".filter(x, !x.u)"));
+  CHECK(spec["variables"][5]["expression"].get<std::string>().starts_with(
+      "request.operation == 'UPDATE' ? ("));
+  CHECK(spec["variables"][6]["expression"].get<std::string>().ends_with(
+      ".filter(x, !variables.otpls.exists(o, o.id == x.id && o.t == x.t))"));
   // One validation per rule, its message led by the rule id, reason Forbidden.
   const std::vector<std::string> ids = annotation_list(deny, "gpuadmit.io/rules");
   REQUIRE(spec["validations"].size() == ids.size());
