@@ -143,7 +143,7 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 		var work []namedRequest
 		for _, c := range groups[policy] {
 			if c.Undecodable == "" && !c.NeedsClaimLookup() {
-				work = append(work, namedRequest{c.Name, Request{Object: c.Input, Operation: "CREATE"}})
+				work = append(work, namedRequest{c.Name, Request{Object: c.Input, Operation: "CREATE", User: c.User}})
 			}
 		}
 		var namespaces []k8sruntime.Object = namespacesOf(groups[policy])
