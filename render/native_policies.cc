@@ -193,12 +193,16 @@ Json metadata(std::string_view name, const NativeScope& scope, const NativeOptio
             {std::string(list_key), joined}}}};
 }
 
-Json match_resources(const NativeScope& scope) {
-  return {
-      {"namespaceSelector", scope.namespace_selector},
-      {"objectSelector",
-       {{"matchExpressions",
-         Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}}}};
+// render/webhook_configuration.cc's selectors: the namespaces, and the opt-out label only
+// when the operator chose it (NativeOptions::opt_out_label).
+Json match_resources(const NativeScope& scope, const NativeOptions& options) {
+  Json m = {{"namespaceSelector", scope.namespace_selector}};
+  if (options.opt_out_label) {
+    m["objectSelector"] = {
+        {"matchExpressions",
+         Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}};
+  }
+  return m;
 }
 
 void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
@@ -222,7 +226,7 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                  {"spec",
                   {{"policyName", name},
                    {"validationActions", std::move(actions)},
-                   {"matchResources", match_resources(scope)}}}});
+                   {"matchResources", match_resources(scope, options)}}}});
 }
 
 // A MutatingAdmissionPolicy leaves a controller's copy alone (docs/decisions.md, "Controllers
@@ -263,10 +267,11 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
                  {"kind", "MutatingAdmissionPolicy"},
                  {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
                  {"spec", std::move(spec)}});
-  out.push_back({{"apiVersion", api},
-                 {"kind", "MutatingAdmissionPolicyBinding"},
-                 {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
-                 {"spec", {{"policyName", name}, {"matchResources", match_resources(scope)}}}});
+  out.push_back(
+      {{"apiVersion", api},
+       {"kind", "MutatingAdmissionPolicyBinding"},
+       {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
+       {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
 }
 
 }  // namespace

@@ -195,8 +195,7 @@ TEST_CASE("native: the default policy's objects, full") {
               {"matchResources",
                {{"namespaceSelector",
                  name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
-                                         "kube-public", "kube-system"})},
-                {"objectSelector", kIgnore}}}}));
+                                         "kube-public", "kube-system"})}}}}));
 
   const Json& warn = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-everyone-warn");
   CHECK(annotation_list(warn, "gpuadmit.io/rules") == std::vector<std::string>{"GPU014"});
@@ -230,8 +229,32 @@ TEST_CASE("native: the default policy's objects, full") {
               {"matchResources",
                {{"namespaceSelector",
                  name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
-                                         "kube-public", "kube-system"})},
-                {"objectSelector", kIgnore}}}}));
+                                         "kube-public", "kube-system"})}}}}));
+}
+
+// The opt-out label is a bypass any tenant can set (docs/install.md): the bindings carry it only
+// with `render --opt-out-label`, as the webhook configurations do.
+TEST_CASE("native: the opt-out label only with opt_out_label, on every binding") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  NativeOptions options;
+  for (const bool opt_out : {false, true}) {
+    INFO(opt_out);
+    options.opt_out_label = opt_out;
+    int bindings = 0;
+    for (const Json& o : render::native::native_policies(*policy, options)) {
+      if (!o["kind"].get<std::string>().ends_with("Binding")) continue;
+      ++bindings;
+      const Json& match = o["spec"]["matchResources"];
+      CHECK(match.contains("namespaceSelector"));
+      if (opt_out) {
+        CHECK(match["objectSelector"] == kIgnore);
+      } else {
+        CHECK_FALSE(match.contains("objectSelector"));
+      }
+    }
+    CHECK(bindings == 3);  // deny, warn, mutate of the one tenant
+  }
 }
 
 TEST_CASE("native: the mutating policies' kinds: no DRA claims, Jobs and JobSets on CREATE") {
