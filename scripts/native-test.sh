@@ -91,7 +91,8 @@ native() {
   need_gpuadmit || return 1
   local work
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' RETURN
+  # Once: a RETURN trap stays set and would fire again at step's return, where work is unset.
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
   if "$gpuadmit" render --help 2>&1 | grep -q -- '--native'; then
     for mode in full fallback; do
       "$gpuadmit" render --policy tests/cases/policy.yaml --native "$mode" >"$work/$mode.yaml" || return 1
