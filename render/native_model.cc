@@ -119,7 +119,8 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level,
     const Path parent = navigate(base, tokens);
     const Path spec = navigate(parent.expr, {spec_key});
     const std::string pointer = quote(parent.pointer);
-    return "((" + parent.guard + spec.guard.substr(spec.guard.find(" && ")) + ") ? [" +
+    // The old side needs no test of the spec: an old template without one equals no entry.
+    return "((" + parent.guard + (old ? "" : spec.guard.substr(spec.guard.find(" && "))) + ") ? [" +
            entry(parent.expr, pointer, tm, spec_key, pointers, pointer, old) + "] : [])";
   }
   const std::vector<std::string> prefix(tokens.begin(), wild);
@@ -130,7 +131,7 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level,
     const std::string item = head.expr + "[k]";
     const Path inner = navigate(item, suffix);
     const Path spec = navigate(inner.expr, {spec_key});
-    const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
+    const std::string guard = inner.guard + (old ? "" : spec.guard.substr(spec.guard.find(" && ")));
     const std::string pointer = quote(head.pointer + "/") +
                                 " + k.replace('~', '~0').replace('/', '~1')" +
                                 (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
@@ -142,7 +143,7 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level,
   const std::string list = head.expr + "[" + quote(name) + "]";
   const Path inner = navigate("e", suffix);
   const Path spec = navigate(inner.expr, {spec_key});
-  const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
+  const std::string guard = inner.guard + (old ? "" : spec.guard.substr(spec.guard.find(" && ")));
   const std::string head_guard =
       head.guard + " && " + quote(name) + " in " + head.expr + " && type(" + list + ") == list";
   if (!pointers) {
