@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "                       [--failure-policy Fail|Ignore] [--templates mutate|validate]\n"
     "                       [--opt-out-label]\n"
     "       gpuadmit render --native full|fallback [--native-api v1|v1beta1] [--policy P]\n"
-    "                       [--namespace NS]\n"
+    "                       [--namespace NS] [--opt-out-label]\n"
     "       gpuadmit render --native-table [--policy P]\n";
 
 int usage_error(const std::string& message) {
@@ -57,6 +57,7 @@ std::optional<std::string> native_options(const Args& args, const std::string& n
   options.mode =
       *mode == "full" ? render::native::NativeMode::kFull : render::native::NativeMode::kFallback;
   options.mutating_api = api.value_or("v1");
+  options.opt_out_label = args.has("opt-out-label");
   if (options.mutating_api != "v1" && options.mutating_api != "v1beta1") {
     return "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"" +
            options.mutating_api + "\"";

@@ -92,17 +92,23 @@ Path navigate(std::string base, const std::vector<std::string>& tokens) {
 }
 
 // One tpls entry: {ps: pointer of the spec, pm: pointer of its metadata, tm, t: the spec's
-// parent, s: the spec}. `pointer` is a CEL string expression (the parent's pointer).
+// parent, s: the spec, id: where the parent is}; an old-side entry (over oldObject) has only id
+// and t. `pointer` is a CEL string expression (the parent's pointer); `id` one that names the
+// parent's place the same way in object and oldObject.
 std::string entry(const std::string& parent, const std::string& pointer, bool tm,
-                  const std::string& spec_key, bool pointers) {
+                  const std::string& spec_key, bool pointers, const std::string& id, bool old) {
+  if (old) return "{'id': dyn(" + id + "), 't': dyn(" + parent + ")}";
   const std::string ps = pointers ? pointer + " + " + quote("/" + pointer_token(spec_key)) : "''";
   const std::string pm = pointers ? pointer + " + '/metadata'" : "''";
   return "{'ps': dyn(" + ps + "), 'pm': dyn(" + pm + "), 'tm': dyn(" + (tm ? "true" : "false") +
-         "), 't': dyn(" + parent + "), 's': dyn(" + parent + "[" + quote(spec_key) + "])}";
+         "), 't': dyn(" + parent + "), 's': dyn(" + parent + "[" + quote(spec_key) +
+         "]), 'id': dyn(" + id + ")}";
 }
 
-// The tpls entries of one pattern (at most one wildcard) as a CEL list expression.
-std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level) {
+// The tpls entries of one pattern (at most one wildcard) under `base` (object, or oldObject for
+// the old side) as a CEL list expression.
+std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level,
+                              const std::string& base, bool old) {
   const bool pointers = level == CelLevel::kMutating;
   std::vector<std::string> tokens = split(pattern);
   const std::string spec_key = tokens.back();
@@ -110,45 +116,49 @@ std::string pattern_templates(std::string_view pattern, bool tm, CelLevel level)
   auto wild = std::find_if(tokens.begin(), tokens.end(),
                            [](const std::string& t) { return is_wildcard(t); });
   if (wild == tokens.end()) {
-    const Path parent = navigate("object", tokens);
+    const Path parent = navigate(base, tokens);
     const Path spec = navigate(parent.expr, {spec_key});
-    return "((" + parent.guard + spec.guard.substr(spec.guard.find(" && ")) + ") ? [" +
-           entry(parent.expr, quote(parent.pointer), tm, spec_key, pointers) + "] : [])";
+    const std::string pointer = quote(parent.pointer);
+    // The old side needs no test of the spec: an old template without one equals no entry.
+    return "((" + parent.guard + (old ? "" : spec.guard.substr(spec.guard.find(" && "))) + ") ? [" +
+           entry(parent.expr, pointer, tm, spec_key, pointers, pointer, old) + "] : [])";
   }
   const std::vector<std::string> prefix(tokens.begin(), wild);
   const std::string wildcard = *wild;
   std::vector<std::string> suffix(wild + 1, tokens.end());
-  const Path head = navigate("object", prefix);
-  std::vector<std::string> below = suffix;
-  below.push_back(spec_key);
+  const Path head = navigate(base, prefix);
   if (wildcard == "*") {  // every member of a map
     const std::string item = head.expr + "[k]";
     const Path inner = navigate(item, suffix);
     const Path spec = navigate(inner.expr, {spec_key});
-    const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
+    const std::string guard = inner.guard + (old ? "" : spec.guard.substr(spec.guard.find(" && ")));
     const std::string pointer = quote(head.pointer + "/") +
                                 " + k.replace('~', '~0').replace('/', '~1')" +
                                 (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
     return "((" + head.guard + ") ? " + head.expr + ".filter(k, " + guard + ").map(k, " +
-           entry(inner.expr, pointer, tm, spec_key, pointers) + ") : [])";
+           entry(inner.expr, pointer, tm, spec_key, pointers, pointer, old) + ") : [])";
   }
   // name[*]: every element of a list member.
   const std::string name = wildcard.substr(0, wildcard.size() - 3);
   const std::string list = head.expr + "[" + quote(name) + "]";
   const Path inner = navigate("e", suffix);
   const Path spec = navigate(inner.expr, {spec_key});
-  const std::string guard = inner.guard + spec.guard.substr(spec.guard.find(" && "));
+  const std::string guard = inner.guard + (old ? "" : spec.guard.substr(spec.guard.find(" && ")));
   const std::string head_guard =
       head.guard + " && " + quote(name) + " in " + head.expr + " && type(" + list + ") == list";
   if (!pointers) {
+    // Without the index (two-variable comprehensions are CEL 1.32+) the id names the list:
+    // unchanged when an equal template is anywhere in the old list (docs/native.md,
+    // "Differences").
+    const std::string id = quote(head.pointer + "/" + pointer_token(name));
     return "((" + head_guard + ") ? " + list + ".filter(e, " + guard + ").map(e, " +
-           entry(inner.expr, "''", tm, spec_key, false) + ") : [])";
+           entry(inner.expr, "''", tm, spec_key, false, id, old) + ") : [])";
   }
   const std::string pointer = quote(head.pointer + "/" + pointer_token(name) + "/") +
                               " + string(i)" +
                               (inner.pointer.empty() ? "" : " + " + quote(inner.pointer));
   return "((" + head_guard + ") ? " + list + ".transformList(i, e, " + guard + ", " +
-         entry(inner.expr, pointer, tm, spec_key, true) + ") : [])";
+         entry(inner.expr, pointer, tm, spec_key, true, pointer, old) + ") : [])";
 }
 
 // The kind test of a NativeKind: exact apiVersion and kind for a policy workload, group and
@@ -161,7 +171,7 @@ std::string kind_test(const NativeKind& k) {
   return "variables.gk == " + quote(k.group + "/" + k.kind);
 }
 
-std::string templates(const NativeKinds& kinds, CelLevel level) {
+std::string templates(const NativeKinds& kinds, CelLevel level, const std::string& base, bool old) {
   // Kinds with the same patterns share one branch (Deployment, StatefulSet, Job... all read
   // spec.template.spec; the Kubeflow kinds share theirs). Policy workloads come first, as the
   // engine prefers them over a built-in kind of the same group and kind.
@@ -174,7 +184,7 @@ std::string templates(const NativeKinds& kinds, CelLevel level) {
     std::string list;
     for (const std::string& p : k.patterns) {
       const bool tm = !(k.group.empty() && k.kind == "Pod" && p == "spec");
-      list += (list.empty() ? "" : " + ") + pattern_templates(p, tm, level);
+      list += (list.empty() ? "" : " + ") + pattern_templates(p, tm, level, base, old);
     }
     auto same = std::find_if(branches.begin(), branches.end(), [&](const Branch& b) {
       return b.list == list && k.api_version.empty();
@@ -374,6 +384,23 @@ std::string context(const CompiledPolicy& policy, const Tenant* tenant) {
          ")";
 }
 
+// engine/controllers.h template_treatment == kJudge, without TemplateMode::kValidate: the
+// object is not a Pod and has a controller (a copy: the MutatingAdmissionPolicy's
+// matchConditions leave it unmutated), or it is an UPDATE of a kind whose templates the API
+// server does not let an UPDATE change (the table's TemplateUpdates::kImmutable: the mutating
+// policies admit those kinds on CREATE only).
+std::string judged_only() {
+  std::vector<std::string> immutable;
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (k.template_updates == TemplateUpdates::kImmutable &&
+        !(k.group.empty() && k.kind == "Pod")) {
+      immutable.push_back(std::string(k.group) + "/" + std::string(k.kind));
+    }
+  }
+  return "variables.gk != '/Pod' && (" + cel::has_controller("variables.top") +
+         " || (request.operation == 'UPDATE' && variables.gk in " + string_list(immutable) + "))";
+}
+
 Json variable(std::string_view name, std::string expression) {
   return {{"name", name}, {"expression", std::move(expression)}};
 }
@@ -453,7 +480,20 @@ Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLeve
                "(variables.av.contains('/') ? variables.av.substring(0, variables.av.indexOf('/')) "
                ": '') + '/' + variables.kd"));
   vars.push_back(variable("top", map_field("object", "metadata")));
-  vars.push_back(variable("tpls", templates(kinds, level)));
+  vars.push_back(variable("jo", judged_only()));
+  // On UPDATE only the templates that changed from oldObject are read (engine/controllers.h
+  // template_unchanged; PodSecurity admission's isSignificantPodUpdate likewise): an UPDATE
+  // that changes no template (a scale, a label, the Deployment controller's own ReplicaSet
+  // UPDATE) is neither mutated nor denied.
+  // otpls: the old side (id and template), read once, so that the comparison is one filter and
+  // not repeated per pattern (CEL's == on maps and lists is deep equality, as the engine's Json
+  // ==). oldObject is null on CREATE ("The value is null for CREATE requests.", k8s.io/api
+  // admissionregistration/v1 types.go, Validation.Expression): no old side there.
+  vars.push_back(variable("otpls", "request.operation == 'UPDATE' ? (" +
+                                       templates(kinds, level, "oldObject", true) + ") : []"));
+  vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
+                                      ").filter(x, !variables.otpls.exists(o, o.id == x.id && "
+                                      "o.t == x.t))"));
   vars.push_back(variable("ctx", context(policy, tenant)));
   return vars;
 }
@@ -598,23 +638,44 @@ std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
              "(" + app_total + " + " + correction + " + " + overhead + ")");
 }
 
-std::string kueue_queue_place() {
-  std::vector<std::string> managed;
-  for (const KueueManagedKind& k : kueue_managed_kinds()) {
-    managed.push_back(std::string(k.group) + "/" + std::string(k.kind));
+std::string kueue_queue_place(const CompiledPolicy& policy) {
+  // engine/kueue.cc kueue_queue_site, from the table's KueueQueue column: no site when the
+  // controller is a kind gpuadmit knows (the table's, with or without templates, or a policy
+  // `workloads` kind): Kueue finds the queue on that ancestor. Else a policy workload and a
+  // kPodTemplateLabels kind name it per pod template ('tpl'), a kOwnLabels kind on its own
+  // metadata ('top'), a CronJob on spec.jobTemplate.metadata ('cron').
+  std::vector<std::string> known, own, per_template, workloads;
+  for (const WorkloadKind& k : workload_kinds()) {
+    const std::string gk = std::string(k.group) + "/" + std::string(k.kind);
+    known.push_back(gk);
+    if (k.pod_specs.empty()) continue;
+    if (k.kueue == KueueQueue::kOwnLabels) own.push_back(gk);
+    if (k.kueue == KueueQueue::kPodTemplateLabels) per_template.push_back(gk);
+  }
+  for (const WorkloadDecl& w : policy.policy().workloads) {
+    workloads.push_back(w.api_version + " " + w.kind);
   }
   const std::string owners =
       list_field("variables.top", "ownerReferences") +
       ".filter(o, type(o) == map && 'controller' in o && o.controller == true)";
   const std::string owner_av = string_field("ow[0]", "apiVersion");
+  const std::string owner_kind = string_field("ow[0]", "kind");
   const std::string owner_gk = "((" + owner_av + ".contains('/') ? " + owner_av + ".substring(0, " +
-                               owner_av + ".indexOf('/')) : '') + '/' + " +
-                               string_field("ow[0]", "kind") + ")";
-  const std::string owned = let("ow", owners,
-                                "size(ow) > 0 && (variables.kd == 'Pod' || " + owner_gk + " in " +
-                                    string_list(managed) + ")");
-  return "(variables.gk == 'batch/CronJob' ? 'cron' : (variables.gk in " + string_list(managed) +
-         " && !" + owned + ") ? 'top' : '')";
+                               owner_av + ".indexOf('/')) : '') + '/' + " + owner_kind + ")";
+  const std::string known_owner = let(
+      "ow", owners,
+      "size(ow) > 0 && (" + owner_gk + " in " + string_list(known) +
+          (workloads.empty()
+               ? ""
+               : " || " + owner_av + " + ' ' + " + owner_kind + " in " + string_list(workloads)) +
+          ")");
+  const std::string policy_kind =
+      workloads.empty() ? "false"
+                        : "variables.av + ' ' + variables.kd in " + string_list(workloads);
+  return "(" + known_owner + " ? '' : " + policy_kind +
+         " ? 'tpl' : variables.gk == " + "'batch/CronJob' ? 'cron' : variables.gk in " +
+         string_list(own) + " ? 'top' : variables.gk in " + string_list(per_template) +
+         " ? 'tpl' : '')";
 }
 
 std::string kueue_queue_metadata(std::string_view place) {
@@ -624,10 +685,20 @@ std::string kueue_queue_metadata(std::string_view place) {
 }
 
 std::string kueue_queue_name(std::string_view place) {
+  return queue_named_in(kueue_queue_metadata(place));
+}
+
+std::string queue_named_in(std::string_view metadata) {
   return let(
-      "qm", kueue_queue_metadata(place),
+      "qm", metadata,
       let("ql", string_field(map_field("qm", "labels"), kQueueNameLabel),
           "ql != '' ? ql : " + string_field(map_field("qm", "annotations"), kQueueNameAnnotation)));
+}
+
+std::string has_controller(std::string_view metadata) {
+  // metav1.GetControllerOf: the ownerReferences entry with controller: true.
+  return list_field(metadata, "ownerReferences") +
+         ".exists(o, type(o) == map && 'controller' in o && o.controller == true)";
 }
 
 std::string runs_on_every_node() {

@@ -56,7 +56,9 @@ struct NativeKinds {
 NativeKinds native_kinds(const CompiledPolicy& policy);
 
 // The `variables` ({name, expression}) of a policy for namespaces of `tenant` (null: no
-// tenant), in dependency order: av, kd, gk, top, tpls, ctx.
+// tenant), in dependency order: av, kd, gk, top, jo, otpls, tpls, ctx. jo: the object is judged,
+// never mutated (a non-Pod object with a controller, or an UPDATE of a kind whose templates are
+// immutable); tpls holds, on UPDATE, only the templates that changed from oldObject.
 Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLevel level);
 
 // Expressions over the model, for the rules and mutations.
@@ -88,12 +90,17 @@ std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
                           const NamePredicate& counts = nullptr);
 // Units a container asks for (GPU005's per-container count).
 std::string container_units(std::string_view container);
-// Where Kueue reads the object's queue (engine/kueue.h kueue_queue_metadata): 'cron' (a
-// CronJob's jobTemplate metadata), 'top' (the object's metadata) or '' (not managed by Kueue);
-// that metadata; and the queue it names there ('' for none: kueue_queue_name).
-std::string kueue_queue_place();
+// Where Kueue reads the object's queue (engine/kueue.h kueue_queue_site): 'cron' (a CronJob's
+// jobTemplate metadata), 'top' (the object's metadata), 'tpl' (each pod template's metadata:
+// variables.ctx[*].meta) or '' (none: the object's controller is a kind gpuadmit knows, or the
+// kind is not one); the metadata of 'cron' and 'top'; the queue it names there ('' for none:
+// kueue_queue_name); the queue a metadata map names.
+std::string kueue_queue_place(const CompiledPolicy& policy);
 std::string kueue_queue_metadata(std::string_view place);
 std::string kueue_queue_name(std::string_view place);
+std::string queue_named_in(std::string_view metadata);
+// The metadata (a CEL map) names a controller (an ownerReferences entry with controller: true).
+std::string has_controller(std::string_view metadata);
 // The object is a DaemonSet, or a Pod whose controller is one (GPU009, GPU024, strip).
 std::string runs_on_every_node();
 // Kubernetes' strconv.ParseInt(s, 10, 64) succeeds on the CEL string `s`.

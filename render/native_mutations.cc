@@ -509,7 +509,9 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
 
 std::string gpu_visibility() {
   MapBuilder mb;
-  const std::string applies = "request.operation == 'CREATE' && !" + cel::runs_on_every_node();
+  // CREATE and UPDATE alike (docs/decisions.md, "Controllers converge"): on UPDATE the model
+  // holds only the templates that changed, and immutable templates are never admitted.
+  const std::string applies = "!" + cel::runs_on_every_node();
   const std::string may_get_gpus = "(k.g.exists(e, e.pa) || size(" +
                                    list_field(map_field("k.c", "resources"), "claims") + ") > 0)";
   const std::string entry =
@@ -526,15 +528,24 @@ std::string gpu_visibility() {
 
 // --- 10. Kueue queue ----------------------------------------------------------------------------
 
-std::string queue_label(const Tenant& tenant) {
+// mutators/queue_label.cc: on CREATE, the tenant's queue where Kueue reads it and none is
+// named — the object's metadata ('top'), the CronJob's jobTemplate ('cron'), or each GPU pod
+// template's metadata ('tpl'). A copy is never here (the policy's matchConditions).
+std::string queue_label(const CompiledPolicy& policy, const Tenant& tenant) {
   if (!tenant.queue || tenant.queue->name.empty()) return "[]";
   MapBuilder mb;
   const std::string label = quote(kQueueNameLabel);
   const std::string name = quote(tenant.queue->name);
   const std::string job_template = map_field(map_field("object", "spec"), "jobTemplate");
+  const std::string per_template =
+      "variables.ctx.filter(c, c.gpu && " + cel::queue_named_in("c.meta") +
+      " == '').map(c, c.hm ? JSONPatch{op: 'add', path: c.pm + '/labels', value: " +
+      let("lb", map_field("c.meta", "labels"), mb.with("lb", label, name)) +
+      "} : JSONPatch{op: 'add', path: c.pm, value: {'labels': {" + label + ": " + name + "}}})";
   const std::string ops =
-      let("qp", cel::kueue_queue_place(),
-          "(qp == '' || " + cel::kueue_queue_name("qp") +
+      let("qp", cel::kueue_queue_place(policy),
+          "qp == 'tpl' ? " + per_template + " : (qp == '' || !variables.ctx.exists(c, c.gpu) || " +
+              cel::kueue_queue_name("qp") +
               " != '') ? [] : qp == 'top' ? ('metadata' in "
               "object ? [JSONPatch{op: 'add', path: '/metadata/labels', value: " +
               let("lb", map_field("variables.top", "labels"), mb.with("lb", label, name)) +
@@ -547,7 +558,7 @@ std::string queue_label(const Tenant& tenant) {
                       "}] : [JSONPatch{op: 'add', path: '/spec/jobTemplate/metadata', value: "
                       "{'labels': {" +
                       label + ": " + name + "}}}]) : []"));
-  return "(request.operation == 'CREATE' && variables.ctx.exists(c, c.gpu)) ? " + ops + " : []";
+  return "request.operation == 'CREATE' ? " + ops + " : []";
 }
 
 }  // namespace
@@ -569,7 +580,7 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant
   if (e.non_gpu_on_gpu_pool == Action::kStrip)
     all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
   if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility());
-  if (tenant != nullptr) all.emplace_back("queue", queue_label(*tenant));
+  if (tenant != nullptr) all.emplace_back("queue", queue_label(policy, *tenant));
   std::vector<NativeMutation> out;
   for (auto& [name, expression] : all) {
     if (expression == "[]") continue;

@@ -1,7 +1,5 @@
 #include "render/native_policies.h"
 
-#include "engine/workload_kinds.h"
-
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -197,12 +195,16 @@ Json metadata(std::string_view name, const NativeScope& scope, const NativeOptio
             {std::string(list_key), joined}}}};
 }
 
-Json match_resources(const NativeScope& scope) {
-  return {
-      {"namespaceSelector", scope.namespace_selector},
-      {"objectSelector",
-       {{"matchExpressions",
-         Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}}}};
+// render/webhook_configuration.cc's selectors: the namespaces, and the opt-out label only
+// when the operator chose it (NativeOptions::opt_out_label).
+Json match_resources(const NativeScope& scope, const NativeOptions& options) {
+  Json m = {{"namespaceSelector", scope.namespace_selector}};
+  if (options.opt_out_label) {
+    m["objectSelector"] = {
+        {"matchExpressions",
+         Json::array({{{"key", kIgnoreLabel}, {"operator", "NotIn"}, {"values", {"true"}}}})}};
+  }
+  return m;
 }
 
 void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
@@ -226,7 +228,19 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                  {"spec",
                   {{"policyName", name},
                    {"validationActions", std::move(actions)},
-                   {"matchResources", match_resources(scope)}}}});
+                   {"matchResources", match_resources(scope, options)}}}});
+}
+
+// A MutatingAdmissionPolicy leaves a controller's copy alone (docs/decisions.md, "Controllers
+// converge"): a non-Pod object with a controller is only judged, so that the Deployment
+// controller's EqualIgnoreHash still finds its ReplicaSet. matchConditions see `object` and
+// `request` but not the policy's variables (k8s.io/api admissionregistration/v1 types.go,
+// MatchCondition.Expression); an object they exclude is not mutated, and not reinvoked
+// (k8s.io/apiserver pkg/admission/plugin/policy/mutating dispatcher.go).
+Json not_a_copy() {
+  return condition("gpuadmit-not-a-copy",
+                   "(request.kind.group == '' && request.kind.kind == 'Pod') || !" +
+                       cel::has_controller(map_field("object", "metadata")));
 }
 
 void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
@@ -244,7 +258,9 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   Json spec = {{"failurePolicy", "Fail"},
                {"matchConstraints",
                 {{"resourceRules", resource_rules(policy, true)}, {"matchPolicy", "Equivalent"}}}};
-  if (!scope.match_conditions.empty()) spec["matchConditions"] = scope.match_conditions;
+  Json conditions = scope.match_conditions;
+  conditions.push_back(not_a_copy());
+  spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, scope.tenant, CelLevel::kMutating);
   spec["mutations"] = std::move(list);
   spec["reinvocationPolicy"] = "IfNeeded";
@@ -253,10 +269,11 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
                  {"kind", "MutatingAdmissionPolicy"},
                  {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
                  {"spec", std::move(spec)}});
-  out.push_back({{"apiVersion", api},
-                 {"kind", "MutatingAdmissionPolicyBinding"},
-                 {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
-                 {"spec", {{"policyName", name}, {"matchResources", match_resources(scope)}}}});
+  out.push_back(
+      {{"apiVersion", api},
+       {"kind", "MutatingAdmissionPolicyBinding"},
+       {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
+       {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
 }
 
 }  // namespace
@@ -268,7 +285,16 @@ std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOpti
     std::vector<std::string> deny_ids, warn_ids;
     bool audited = false;
     for (NativeValidation& v : rule_validations(policy, scope.tenant)) {
-      if (options.mode == NativeMode::kFallback && !in_fallback(policy, v.id)) continue;
+      const bool holds_unmutated = in_fallback(policy, v.id);
+      if (options.mode == NativeMode::kFallback && !holds_unmutated) continue;
+      // An object the webhook judges "as mutated" but the native policies never mutate
+      // (variables.jo: a copy, an immutable template's UPDATE) is judged only by the rules
+      // that hold on unmutated objects, the fallback set; the rest would deny what a mutation
+      // fixes (docs/native.md, "Differences").
+      if (!holds_unmutated) {
+        v.validation["expression"] =
+            "variables.jo || (" + v.validation["expression"].get<std::string>() + ")";
+      }
       const bool denies = v.action == Action::kDeny && !v.audit;
       audited = audited || v.audit;
       (denies ? deny_ids : warn_ids).push_back(v.id);

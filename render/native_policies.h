@@ -24,6 +24,10 @@ struct NativeOptions {
   std::string mutating_api = "v1";
   // gpuadmit's own namespace, left out as the webhook configurations leave it out.
   std::string release_namespace = "gpuadmit";
+  // The bindings skip objects labelled gpuadmit.io/ignore=true (objectSelector), as the
+  // webhooks do with the same `render --opt-out-label` (docs/install.md: off by default, since
+  // any tenant can set the label).
+  bool opt_out_label = false;
 };
 
 // Where one set of policies applies: a tenant's namespaces (first matching tenant, exempt

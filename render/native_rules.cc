@@ -367,11 +367,15 @@ std::string privileged_container(const CompiledPolicy& policy) {
 
 // --- GPU025: the workload names a Kueue queue (workload level) -------------------------------
 
-std::optional<std::string> queue_required(const Tenant& t) {
+// rules/queue_required.cc: on CREATE, a GPU pod spec whose queue site names no queue — the
+// workload's ('top', 'cron'), or each GPU pod template's own ('tpl').
+std::optional<std::string> queue_required(const CompiledPolicy& policy, const Tenant& t) {
   if (!t.queue || !t.queue->require) return std::nullopt;
-  return "!(request.operation == 'CREATE' && variables.ctx.exists(c, c.gpu) && " +
-         let("qp", cel::kueue_queue_place(),
-             "qp != '' && " + cel::kueue_queue_name("qp") + " == ''") +
+  return "!(request.operation == 'CREATE' && " +
+         let("qp", cel::kueue_queue_place(policy),
+             "qp == 'tpl' ? variables.ctx.exists(c, c.gpu && " + cel::queue_named_in("c.meta") +
+                 " == '') : (qp != '' && variables.ctx.exists(c, c.gpu) && " +
+                 cel::kueue_queue_name("qp") + " == '')") +
          ")";
 }
 
@@ -556,9 +560,6 @@ std::vector<NativeValidation> claim_validations(const CompiledPolicy& policy,
 // long: a table in code: one entry per pod rule (GPU001-GPU026), its id, CEL and message.
 std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tenant) {
   std::vector<RuleText> out;
-  auto tenant_rule = [&](std::optional<std::string> (*make)(const Tenant&)) {
-    return tenant != nullptr ? make(*tenant) : std::nullopt;
-  };
   const std::string who = tenant != nullptr ? "tenant " + tenant->name : "this namespace";
   out.push_back({"GPU001", per_pod(requests_equal_limits()),
                  "GPU requests must equal limits: set requests and limits of every GPU resource "
@@ -637,7 +638,7 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
                  "a privileged container sees every GPU of its node, whatever it requests: drop "
                  "privileged and grant only the capabilities it needs, or run a node agent as a "
                  "DaemonSet"});
-  if (auto x = tenant_rule(queue_required)) {
+  if (auto x = tenant != nullptr ? queue_required(policy, *tenant) : std::nullopt) {
     out.push_back({"GPU025", *x,
                    who + " runs GPU workloads through Kueue, but this one names no LocalQueue; "
                          "set the label kueue.x-k8s.io/queue-name"});

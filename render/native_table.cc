@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "engine/workload_kinds.h"
 #include "render/native_model.h"
 
 namespace gpuadmit::render::native {
@@ -49,7 +50,9 @@ const std::array<RuleRow, 26> kRules = {{
      "needs another object (the claim the pod names): a policy sees only the request"},
     {"GPU024", C::kYes, K::kSecurity,
      "env, volume mounts (paths normalized), runtime class and CDI annotations"},
-    {"GPU025", C::kYes, K::kCorrectness, "Kueue's managed kinds and owners are literals"},
+    {"GPU025", C::kYes, K::kCorrectness,
+     "the table's queue site (own labels, jobTemplate, each pod template) and the known "
+     "controller kinds are literals"},
     {"GPU026", C::kYes, K::kSecurity,
      "securityContext.privileged, and whether the pod tolerates every taint of some pool"},
 }};
@@ -89,13 +92,15 @@ std::vector<MutationRow> make_mutation_rows() {
        {"spec.tolerations", "spec.nodeSelector", "spec.affinity"}},
       {"gpu-visibility",
        C::kYes,
-       "NVIDIA_VISIBLE_DEVICES=void appended on CREATE",
+       "NVIDIA_VISIBLE_DEVICES=void appended, on CREATE and on an UPDATE that changed the "
+       "template",
        {"spec.initContainers[*].env", "spec.containers[*].env", "spec.ephemeralContainers[*].env"}},
       {"queue",
        C::kYes,
-       "the tenant's LocalQueue where Kueue reads it, on CREATE",
+       "the tenant's LocalQueue where Kueue reads it (the table's queue site), on CREATE",
        {"object:metadata.labels[kueue.x-k8s.io/queue-name]",
-        "object:spec.jobTemplate.metadata.labels[kueue.x-k8s.io/queue-name]"}},
+        "object:spec.jobTemplate.metadata.labels[kueue.x-k8s.io/queue-name]",
+        "metadata.labels[kueue.x-k8s.io/queue-name]"}},
   };
 }
 
@@ -226,6 +231,12 @@ Json table_json(const CompiledPolicy& policy) {
   for (const NativeKind& k : kinds.covered) {
     Json entry = {{"group", k.group}, {"kind", k.kind}};
     if (!k.api_version.empty()) entry["apiVersion"] = k.api_version;
+    // The harness's JudgedOnly: an UPDATE of such a kind is judged, never mutated.
+    const WorkloadKind* table =
+        k.api_version.empty() ? find_workload_kind(k.group.empty() ? "v1" : k.group + "/v1", k.kind)
+                              : nullptr;
+    entry["immutableTemplates"] =
+        table != nullptr && table->template_updates == TemplateUpdates::kImmutable;
     covered.push_back(std::move(entry));
   }
   Json not_covered = Json::array();

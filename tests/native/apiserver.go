@@ -67,6 +67,7 @@ type Request struct {
 	Object    runtime.Object
 	OldObject runtime.Object // UPDATE only
 	Operation admission.Operation
+	User      user.Info // who sends it; nil: the harness's own user (system:authenticated)
 }
 
 // Result is what the API server would answer and store.
@@ -187,9 +188,12 @@ func (e *Environment) Admit(ctx context.Context, r Request) Result {
 	if r.Operation == admission.Update {
 		options = &metav1.UpdateOptions{}
 	}
+	var who user.Info = &user.DefaultInfo{Name: "gpuadmit-native-harness", Groups: []string{user.AllAuthenticated}}
+	if r.User != nil {
+		who = r.User
+	}
 	attrs := &recordingAttributes{Attributes: admission.NewAttributesRecord(obj, old, gvk,
-		m.GetNamespace(), m.GetName(), ResourceFor(gvk).Resource, "", r.Operation, options, false,
-		&user.DefaultInfo{Name: "gpuadmit-native-harness", Groups: []string{user.AllAuthenticated}}),
+		m.GetNamespace(), m.GetName(), ResourceFor(gvk).Resource, "", r.Operation, options, false, who),
 		annotations: map[string]string{}}
 	warnings := &warningRecorder{}
 	ctx = warning.WithWarningRecorder(ctx, warnings)

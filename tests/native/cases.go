@@ -2,7 +2,8 @@ package main
 
 // The golden cases (tests/cases/<NNN-name>/, docs/golden-cases.md): input.yaml, optional
 // expected.yaml (absent: unchanged or denied), optional findings.json, optional policy.yaml
-// (else tests/cases/policy.yaml), optional claims.yaml.
+// (else tests/cases/policy.yaml), optional claims.yaml, optional request.yaml (the
+// AdmissionRequest's userInfo around the input, as tests/cases/cases_test.cpp feeds it).
 
 import (
 	"bytes"
@@ -15,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/yaml"
 )
 
@@ -36,6 +38,9 @@ type Case struct {
 	Policy    string // the policy file
 	Namespace string
 	HasClaims bool // claims.yaml: the webhook finds these claims only through --dra-lookup
+	// User: request.yaml's userInfo (nil without one: the harness's own user, a tenant's as in
+	// lint), e.g. system:kube-scheduler creating its extended-resource claim (case 101).
+	User user.Info
 	// Undecodable: why the API server would refuse the input before admission (an object its
 	// type cannot hold, e.g. containers as a string: 400 Bad Request from the decoder).
 	Undecodable string
@@ -102,6 +107,11 @@ func loadCase(root, name string) (*Case, error) {
 		c.Policy = filepath.Join(c.Dir, "policy.yaml")
 	}
 	c.HasClaims = exists(filepath.Join(c.Dir, "claims.yaml"))
+	if exists(filepath.Join(c.Dir, "request.yaml")) {
+		if c.User, err = readUserInfo(filepath.Join(c.Dir, "request.yaml")); err != nil {
+			return nil, err
+		}
+	}
 	if _, custom := c.Input.(*unstructured.Unstructured); custom {
 		RegisterCustomKind(c.Input.GetObjectKind().GroupVersionKind())
 	}
@@ -117,6 +127,28 @@ func loadCase(root, name string) (*Case, error) {
 		c.Namespace = "default"
 	}
 	return c, nil
+}
+
+// readUserInfo reads request.yaml's userInfo (k8s.io/api/authentication/v1 UserInfo: username,
+// groups), the fields tests/cases/cases_test.cpp reads.
+func readUserInfo(path string) (user.Info, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var request struct {
+		UserInfo *struct {
+			Username string   `json:"username"`
+			Groups   []string `json:"groups"`
+		} `json:"userInfo"`
+	}
+	if err := yaml.UnmarshalStrict(data, &request); err != nil {
+		return nil, fmt.Errorf("request.yaml: %w", err)
+	}
+	if request.UserInfo == nil || request.UserInfo.Username == "" {
+		return nil, fmt.Errorf("request.yaml: no userInfo.username")
+	}
+	return &user.DefaultInfo{Name: request.UserInfo.Username, Groups: request.UserInfo.Groups}, nil
 }
 
 func readOne(path string) (runtime.Object, error) {
@@ -252,8 +284,15 @@ func (c *Case) WebhookDenial() string {
 	}
 	m, _ := metaOf(c.Input)
 	kind := c.Input.GetObjectKind().GroupVersionKind().Kind
+	// The mutating webhooks see no name yet for generateName (the registry generates it after
+	// mutating admission: k8s.io/apiserver/pkg/registry/rest/create.go BeforeCreate); gpuadmit
+	// names the object by its generateName then (engine/json.cc object_name).
+	name := m.GetName()
+	if name == "" {
+		name = m.GetGenerateName()
+	}
 	return fmt.Sprintf("admission webhook %q denied the request: gpuadmit denied %s %s/%s: %s",
-		"mutate.gpuadmit.io", kind, c.Namespace, m.GetName(), strings.Join(parts, "; "))
+		"mutate.gpuadmit.io", kind, c.Namespace, name, strings.Join(parts, "; "))
 }
 
 // WebhookWarnings are the warnings gpuadmit returns (engine/pipeline.cc Evaluation::warnings:

@@ -143,7 +143,7 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 		var work []namedRequest
 		for _, c := range groups[policy] {
 			if c.Undecodable == "" && !c.NeedsClaimLookup() {
-				work = append(work, namedRequest{c.Name, Request{Object: c.Input, Operation: "CREATE"}})
+				work = append(work, namedRequest{c.Name, Request{Object: c.Input, Operation: "CREATE", User: c.User}})
 			}
 		}
 		var namespaces []k8sruntime.Object = namespacesOf(groups[policy])
@@ -160,9 +160,30 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 			}
 			namespaces = mergeNamespaces(namespaces, facts.Namespaces)
 		}
+		var checks []controllerCase
+		if samePath(policy, genPolicy) && o.generate > 0 {
+			facts, _ := ReadPolicyFacts(policy)
+			if len(facts.Namespaces) > 0 {
+				checks = controllerCases(facts.Namespaces[0])
+			}
+			for _, c := range checks {
+				work = append(work, namedRequest{"controller case: " + c.name, c.req})
+			}
+		}
 		d, err := diffPolicy(g, o, policy, set, table, namespaces, work)
 		if err != nil {
 			return nil, err
+		}
+		for _, c := range checks {
+			for _, a := range d.Admissions {
+				if a.Name != "controller case: "+c.name {
+					continue
+				}
+				d.Problems = append(d.Problems, checkControllerCase(c, "webhook", a.Webhook)...)
+				if table.Mode == "full" || !c.denied { // fallback: validations only, a subset of the rules
+					d.Problems = append(d.Problems, checkControllerCase(c, "native", a.Native)...)
+				}
+			}
 		}
 		if total == nil {
 			total = d
@@ -225,6 +246,9 @@ func diffPolicy(g *Gpuadmit, o *diffOptions, policy string, set *NativeSet, tabl
 	wg.Wait()
 	for _, a := range results {
 		d.Record(a)
+		if len(a.Name) > 17 && a.Name[:17] == "controller case: " {
+			d.Admissions = append(d.Admissions, a)
+		}
 	}
 	d.Elapsed += time.Since(start)
 	return d, nil

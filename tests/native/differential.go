@@ -32,8 +32,11 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 	"sigs.k8s.io/yaml"
 )
 
@@ -47,12 +50,18 @@ type Feature struct {
 	Why    string
 	Kinds  []string // schema.GroupKind strings ("Pod", "Deployment.apps"); empty: every kind
 	Writes []string // a mutation's members (the renderer's notation), for the report
+	// Fallback: a rule that holds on unmutated objects (the render's fallback set); the only
+	// rules the native policies apply to an object they never mutate (JudgedOnly).
+	Fallback bool
 }
 
 // FeatureTable is the renderer's table read for one mode.
 type FeatureTable struct {
 	Mode     string // "full" | "fallback"
 	Features []Feature
+	// Immutable: the kinds whose pod templates an UPDATE cannot change (schema.GroupKind
+	// strings; engine/workload_kinds.h TemplateUpdates::kImmutable).
+	Immutable map[string]bool
 }
 
 // renderTable is `gpuadmit render --native-table [--policy P]` as printed (render/native_table.cc
@@ -73,9 +82,10 @@ type renderTable struct {
 		Writes []string `json:"writes"`
 	} `json:"mutations"`
 	Kinds []struct {
-		Group      string `json:"group"`
-		Kind       string `json:"kind"`
-		APIVersion string `json:"apiVersion,omitempty"`
+		Group              string `json:"group"`
+		Kind               string `json:"kind"`
+		APIVersion         string `json:"apiVersion,omitempty"`
+		ImmutableTemplates bool   `json:"immutableTemplates"`
 	} `json:"kinds"`
 	NotNativeKinds []struct {
 		APIVersion string `json:"apiVersion"`
@@ -98,10 +108,14 @@ func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
 		return nil, fmt.Errorf("feature table: %w", err)
 	}
 	var kinds []string
+	t := &FeatureTable{Mode: mode, Immutable: map[string]bool{}}
 	for _, k := range raw.Kinds {
-		kinds = append(kinds, schema.GroupKind{Group: k.Group, Kind: k.Kind}.String())
+		gk := schema.GroupKind{Group: k.Group, Kind: k.Kind}.String()
+		kinds = append(kinds, gk)
+		if k.ImmutableTemplates {
+			t.Immutable[gk] = true
+		}
 	}
-	t := &FeatureTable{Mode: mode}
 	seen := map[string]bool{}
 	add := func(f Feature) error {
 		switch {
@@ -119,7 +133,7 @@ func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
 		if mode == "fallback" && native != "no" {
 			native = map[bool]string{true: "yes", false: "no"}[r.Fallback]
 		}
-		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: kinds}); err != nil {
+		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: kinds, Fallback: r.Fallback}); err != nil {
 			return nil, err
 		}
 	}
@@ -311,6 +325,8 @@ type Differential struct {
 	Skipped  map[string]int
 	Elapsed  time.Duration
 	DumpDir  string // when set: each object with a disagreement, both sides' answers, as files
+	// Admissions kept for checks beyond agreement (controller cases).
+	Admissions []Admissions
 }
 
 // NewDifferential starts a run against a table.
@@ -388,7 +404,8 @@ func (d *Differential) Record(a Admissions) {
 			}
 		}
 	}()
-	d.compareRules(a.Name, kind, a.Webhook, a.Native)
+	judged := d.Table.JudgedOnly(a.Request)
+	d.compareRules(a.Name, kind, judged, a.Webhook, a.Native)
 	if d.Table.Mode == "full" {
 		d.compareObjects(a.Name, kind, a.Request, a.Webhook, a.Native)
 		d.checkIdempotent(a.Name, "native", a.Native, a.NativeAgain)
@@ -396,9 +413,31 @@ func (d *Differential) Record(a Admissions) {
 	d.checkIdempotent(a.Name, "webhook", a.Webhook, a.WebhookAgain)
 }
 
-func (d *Differential) compareRules(name, kind string, w, n Side) {
+// JudgedOnly: an object the webhook judges as mutated but never patches, which the native
+// policies therefore never mutate (docs/decisions.md "Controllers converge", docs/native.md
+// "Differences"): a non-Pod object with a controller, or an UPDATE of a kind whose templates
+// are immutable. The native policies judge it by the fallback rules only.
+func (t *FeatureTable) JudgedOnly(r Request) bool {
+	kind := r.Object.GetObjectKind().GroupVersionKind().GroupKind()
+	if kind.Group == "" && kind.Kind == "Pod" {
+		return false
+	}
+	if r.Operation == admission.Update && t.Immutable[kind.String()] {
+		return true
+	}
+	m, err := meta.Accessor(r.Object)
+	return err == nil && metav1.GetControllerOf(m) != nil
+}
+
+func (d *Differential) compareRules(name, kind string, judged bool, w, n Side) {
 	for _, f := range d.Table.Features {
 		if f.Kind != "rule" || !f.covers(kind) {
+			continue
+		}
+		if judged && !f.Fallback {
+			if contains(w.DenyRules, f.ID) || contains(w.WarnRules, f.ID) {
+				d.Skipped["rules the native policies do not apply to objects they never mutate"]++
+			}
 			continue
 		}
 		wd, nd := contains(w.DenyRules, f.ID), contains(n.DenyRules, f.ID)
@@ -424,10 +463,20 @@ func (d *Differential) compareRules(name, kind string, w, n Side) {
 		}
 	}
 	// The decision: required when every rule the webhook denied with is native "yes".
-	if d.Table.Mode == "full" && w.Denied != n.Denied && d.allNative(w.DenyRules, kind) {
+	if d.Table.Mode == "full" && w.Denied != n.Denied && d.allNative(w.DenyRules, kind) &&
+		(!judged || d.allFallback(w.DenyRules)) {
 		d.Problems = append(d.Problems, fmt.Sprintf("%s: decision: webhook denied=%v (%s), native denied=%v (%s)",
 			name, w.Denied, w.Error, n.Denied, n.Error))
 	}
+}
+
+func (d *Differential) allFallback(ids []string) bool {
+	for _, id := range ids {
+		if f := d.Table.feature(id); f == nil || !f.Fallback {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *Differential) allNative(ids []string, kind string) bool {

@@ -22,6 +22,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -173,12 +174,46 @@ func (g *Generator) Next() Request {
 	default:
 		obj = g.workload(k, meta, spec)
 	}
-	if _, isPod := obj.(*corev1.Pod); !isPod && g.chance(0.2) {
+	_, isPod := obj.(*corev1.Pod)
+	if g.chance(0.15) {
+		g.setController(obj, isPod)
+	}
+	if !isPod && g.chance(0.25) {
 		old := obj.DeepCopyObject()
-		setTemplateImage(old, "registry.example.com/old:0.9")
+		if g.chance(0.5) {
+			// The template changed (a rollout): evaluated as on CREATE.
+			setTemplateImage(old, "registry.example.com/old:0.9")
+		} else {
+			// Only something else changed (a scale, a label): the template is not evaluated
+			// (docs/decisions.md, "Controllers converge").
+			m, _ := apimeta.Accessor(old)
+			m.SetLabels(map[string]string{"app": m.GetName(), "revision": "1"})
+		}
 		return Request{Object: obj, OldObject: old, Operation: admission.Update}
 	}
 	return Request{Object: obj, Operation: admission.Create}
+}
+
+// setController gives the object a controller, as its controller would: a Pod's ReplicaSet,
+// a ReplicaSet's Deployment, a Job's CronJob, or an operator gpuadmit does not know.
+func (g *Generator) setController(obj runtime.Object, isPod bool) {
+	m, err := apimeta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	owner := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Operator", Name: "op", UID: "uid-op", Controller: ptrTo(true)}
+	switch {
+	case isPod:
+		owner.APIVersion, owner.Kind = "apps/v1", "ReplicaSet"
+	case obj.GetObjectKind().GroupVersionKind().Kind == "ReplicaSet" && g.chance(0.8):
+		owner.APIVersion, owner.Kind = "apps/v1", "Deployment"
+	case obj.GetObjectKind().GroupVersionKind().Kind == "Job" && g.chance(0.8):
+		owner.APIVersion, owner.Kind = "batch/v1", "CronJob"
+	}
+	if g.chance(0.1) {
+		owner.APIVersion, owner.Kind = "example.com/v1", "Operator"
+	}
+	m.SetOwnerReferences([]metav1.OwnerReference{owner})
 }
 
 func (g *Generator) objectMeta(name, ns string) metav1.ObjectMeta {
@@ -213,9 +248,12 @@ func (g *Generator) workload(k int, meta metav1.ObjectMeta, spec corev1.PodSpec)
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": meta.Name}}
 	replicas := int32(1 + g.r.Intn(4))
 	switch {
-	case k < 6:
+	case k < 5:
 		return &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}, ObjectMeta: meta,
 			Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: selector, Template: template}}
+	case k < 6:
+		return &appsv1.ReplicaSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"}, ObjectMeta: meta,
+			Spec: appsv1.ReplicaSetSpec{Replicas: &replicas, Selector: selector, Template: template}}
 	case k < 7:
 		return &appsv1.StatefulSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}, ObjectMeta: meta,
 			Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Selector: selector, Template: template, ServiceName: meta.Name}}
@@ -237,6 +275,8 @@ func setTemplateImage(obj runtime.Object, image string) {
 	var spec *corev1.PodSpec
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
+		spec = &o.Spec.Template.Spec
+	case *appsv1.ReplicaSet:
 		spec = &o.Spec.Template.Spec
 	case *appsv1.StatefulSet:
 		spec = &o.Spec.Template.Spec

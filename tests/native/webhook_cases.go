@@ -99,13 +99,13 @@ func runWebhookGroup(g *Gpuadmit, policy string, group []*Case) ([]CaseOutcome, 
 
 func checkWebhookCase(env *Environment, c *Case) []string {
 	ctx := context.Background()
-	r := env.Admit(ctx, Request{Object: c.Input, Operation: admission.Create})
+	r := env.Admit(ctx, Request{Object: c.Input, Operation: admission.Create, User: c.User})
 	problems := checkOutcome(c, r, "")
 	if r.Err != nil || len(problems) > 0 {
 		return problems
 	}
 	// Idempotence: the stored object admitted again is stored unchanged, with the same warnings.
-	again := env.Admit(ctx, Request{Object: r.Object, Operation: admission.Create})
+	again := env.Admit(ctx, Request{Object: r.Object, Operation: admission.Create, User: c.User})
 	return append(problems, checkOutcome(c, again, "second pass: ")...)
 }
 

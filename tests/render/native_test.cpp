@@ -158,17 +158,33 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(spec["failurePolicy"] == "Fail");
   CHECK_FALSE(spec.contains("matchConditions"));  // ".*" and literal exempt names only
   CHECK(spec["matchConstraints"]["matchPolicy"] == "Equivalent");
-  CHECK(spec["matchConstraints"]["resourceRules"] ==
-        render::webhook_rules(render::admitted_kinds(*policy)));
+  // The webhook's kinds and operations, but no subresource: `kubectl debug`'s
+  // pods/ephemeralcontainers UPDATE carries the whole Pod, whose other containers the native
+  // model would judge again (the webhook judges only the added ones).
+  std::vector<render::AdmittedKind> whole;
+  for (const render::AdmittedKind& k : render::admitted_kinds(*policy)) {
+    if (k.resource.find('/') == std::string::npos) whole.push_back(k);
+  }
+  CHECK(whole.size() + 1 == render::admitted_kinds(*policy).size());
+  CHECK(spec["matchConstraints"]["resourceRules"] == render::webhook_rules(whole));
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
-  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "tpls", "ctx"});
+  CHECK(variables ==
+        std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "tpls", "ctx"});
+  // On UPDATE only the templates that changed are read; an object the native policies never
+  // mutate (a controller's copy) is judged by the rules that hold unmutated only.
+  CHECK(spec["variables"][5]["expression"].get<std::string>().starts_with(
+      "request.operation == 'UPDATE' ? ("));
+  CHECK(spec["variables"][6]["expression"].get<std::string>().ends_with(
+      ".filter(x, !variables.otpls.exists(o, o.id == x.id && o.t == x.t))"));
   // One validation per rule, its message led by the rule id, reason Forbidden.
   const std::vector<std::string> ids = annotation_list(deny, "gpuadmit.io/rules");
   REQUIRE(spec["validations"].size() == ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     const Json& v = spec["validations"][i];
     INFO(ids[i]);
+    CHECK(v["expression"].get<std::string>().starts_with("variables.jo || (") !=
+          render::native::in_fallback(*policy, ids[i]));
     CHECK(v["message"].get<std::string>().starts_with(ids[i] + ": "));
     CHECK(v["reason"] == "Forbidden");
     CHECK_FALSE(v["expression"].get<std::string>().empty());
@@ -179,8 +195,7 @@ TEST_CASE("native: the default policy's objects, full") {
               {"matchResources",
                {{"namespaceSelector",
                  name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
-                                         "kube-public", "kube-system"})},
-                {"objectSelector", kIgnore}}}}));
+                                         "kube-public", "kube-system"})}}}}));
 
   const Json& warn = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-everyone-warn");
   CHECK(annotation_list(warn, "gpuadmit.io/rules") == std::vector<std::string>{"GPU014"});
@@ -193,6 +208,15 @@ TEST_CASE("native: the default policy's objects, full") {
         std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
                                  "defaults", "priority", "gpu-visibility"});
   CHECK(mutate["spec"]["reinvocationPolicy"] == "IfNeeded");
+  // A non-Pod object with a controller is never mutated (docs/decisions.md, "Controllers
+  // converge"); a Pod always is.
+  REQUIRE(mutate["spec"]["matchConditions"].size() == 1);
+  const Json& copy = mutate["spec"]["matchConditions"][0];
+  CHECK(copy["name"] == "gpuadmit-not-a-copy");
+  CHECK(copy["expression"].get<std::string>().starts_with(
+      "(request.kind.group == '' && request.kind.kind == 'Pod') || !"));
+  CHECK(copy["expression"].get<std::string>().ends_with(
+      ".exists(o, type(o) == map && 'controller' in o && o.controller == true)"));
   CHECK(mutate["spec"]["failurePolicy"] == "Fail");
   for (const Json& m : mutate["spec"]["mutations"]) {
     CHECK(m["patchType"] == "JSONPatch");
@@ -205,8 +229,32 @@ TEST_CASE("native: the default policy's objects, full") {
               {"matchResources",
                {{"namespaceSelector",
                  name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
-                                         "kube-public", "kube-system"})},
-                {"objectSelector", kIgnore}}}}));
+                                         "kube-public", "kube-system"})}}}}));
+}
+
+// The opt-out label is a bypass any tenant can set (docs/install.md): the bindings carry it only
+// with `render --opt-out-label`, as the webhook configurations do.
+TEST_CASE("native: the opt-out label only with opt_out_label, on every binding") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  NativeOptions options;
+  for (const bool opt_out : {false, true}) {
+    INFO(opt_out);
+    options.opt_out_label = opt_out;
+    int bindings = 0;
+    for (const Json& o : render::native::native_policies(*policy, options)) {
+      if (!o["kind"].get<std::string>().ends_with("Binding")) continue;
+      ++bindings;
+      const Json& match = o["spec"]["matchResources"];
+      CHECK(match.contains("namespaceSelector"));
+      if (opt_out) {
+        CHECK(match["objectSelector"] == kIgnore);
+      } else {
+        CHECK_FALSE(match.contains("objectSelector"));
+      }
+    }
+    CHECK(bindings == 3);  // deny, warn, mutate of the one tenant
+  }
 }
 
 TEST_CASE("native: the mutating policies' kinds: no DRA claims, Jobs and JobSets on CREATE") {
@@ -286,7 +334,10 @@ TEST_CASE("native: tenant scopes: names, namespaceSelectors and matchConditions"
   // ML Team has patterns: every namespace but the excluded literals, then conditions.
   CHECK(scopes[0].name == "ml-team");
   CHECK(scopes[0].tenant == &policy->policy().tenants[0]);
-  CHECK(scopes[0].namespace_selector == name_selector("NotIn", {"gpuadmit", "kube-system"}));
+  // gpuadmit's own namespace, kube-system and kube-node-lease are always excluded, as the
+  // webhooks exclude them (render/webhook_configuration.cc excluded_namespaces).
+  CHECK(scopes[0].namespace_selector ==
+        name_selector("NotIn", {"gpuadmit", "kube-node-lease", "kube-system"}));
   CHECK(scopes[0].match_conditions == Json::parse(R"j([
           {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"
 },
@@ -309,7 +360,8 @@ TEST_CASE("native: tenant scopes: names, namespaceSelectors and matchConditions"
   // Namespaces of no tenant: none of the tenants' patterns.
   CHECK(scopes[3].name == "no-tenant");
   CHECK(scopes[3].tenant == nullptr);
-  CHECK(scopes[3].namespace_selector == name_selector("NotIn", {"gpuadmit", "kube-system"}));
+  CHECK(scopes[3].namespace_selector ==
+        name_selector("NotIn", {"gpuadmit", "kube-node-lease", "kube-system"}));
   CHECK(scopes[3].match_conditions == Json::parse(R"j([
           {"name": "gpuadmit-no-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system', 'teaching', 'ml-extra', 'lab', 'gpu-lab'] || request.namespace.matches('^(?:ml-.*)$') || request.namespace.matches('^(?:course-[0-9]+)$'))"
   },
@@ -442,7 +494,14 @@ TEST_CASE("native: the table as JSON, for the harness") {
   CHECK(table["mutations"][3] == Json::parse(R"j({"name": "tolerations", "native": "yes",
           "why": "JSON Patch, as spec.tolerations is atomic for apply; the list is rebuilt",
           "writes": ["spec.tolerations"]})j"));
-  CHECK(table["kinds"][0] == Json::parse(R"j({"group": "", "kind": "Pod"})j"));
+  // A Pod's spec and a Job's template cannot change on UPDATE (ValidatePodUpdate;
+  // pkg/apis/batch/validation validatePodTemplateUpdate); a Deployment's can.
+  CHECK(table["kinds"][0] ==
+        Json::parse(R"j({"group": "", "kind": "Pod", "immutableTemplates": true})j"));
+  for (const Json& k : table["kinds"]) {
+    if (k["kind"] == "Deployment") CHECK(k["immutableTemplates"] == false);
+    if (k["group"] == "batch" && k["kind"] == "Job") CHECK(k["immutableTemplates"] == true);
+  }
   CHECK(table["not_native_kinds"] == Json::array());
 }
 
