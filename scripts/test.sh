@@ -3,20 +3,22 @@
 # check, each phase timed (wall and CPU seconds; docs/performance.md, "Test suite"):
 #   install      Debian packages (scripts/setup.sh test-packages); the npm packages
 #                (scripts/setup-npm.sh) download beside the first build
-#   build        build/       g++ -O2 -g1 with -Werror: the binary, the tests, the benchmarks
-#   test         its tests under CTest, the chart's and SARIF's included; the attack tests one at
-#                a time at CI scale (the soak and the scaled runs: scripts/attack.sh)
+#   build        build/       g++ -O2 -g1 with -Werror: the binary, the benchmarks and the attack
+#                tests (the shipped build; its libraries are what the tests link in build-asan/)
+#   test         the tests that need the unsanitized binary (CTest label "unsanitized"): the
+#                chart's, SARIF's, and the attack tests one at a time at CI scale (the soak and
+#                the scaled runs: scripts/attack.sh); the native harness's Go build runs beside
 #   build-asan   build-asan/  clang++ -O1 with AddressSanitizer + UndefinedBehaviorSanitizer and
-#                libFuzzer's coverage: the tests and the fuzz targets, one build for both
-#   test-asan    the tests under ASan + UBSan (not the chart, SARIF or attack tests: they run the
-#                binary with external tools or measure it, and were run in build/)
+#                libFuzzer's coverage: every test and the fuzz targets, one build for both
+#   test-asan    every other test (unit, golden, parity, controllers, CLI, ...) under ASan + UBSan
 #   fuzz         every fuzz target of build-asan/ (scripts/fuzz.sh), two at a time, for the
 #                seconds fuzz/NAME.seconds gives it (where the bugs were found, longer)
 #   build-tsan   build-tsan/  g++ -O1 with ThreadSanitizer: the binary and the webhook, certs and
 #   test-tsan    lint --jobs tests (the threaded code: the connection pool, reloads, the logger,
 #                lint's workers)
 #   native       scripts/native-test.sh, when present (the native-policy harness)
-# Environment: GPUADMIT_SKIP_ASAN=1, GPUADMIT_SKIP_FUZZ=1, GPUADMIT_SKIP_TSAN=1 skip phases;
+# Environment: GPUADMIT_SKIP_ASAN=1, GPUADMIT_SKIP_FUZZ=1, GPUADMIT_SKIP_TSAN=1 skip phases (with
+# the ASan phases skipped, build/ builds and runs every test instead);
 # GPUADMIT_FUZZ_SECONDS=N runs every target N seconds instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -118,12 +120,28 @@ fi
 # -g1: line tables only (backtraces keep file:line); full debug information cost a third of the
 # compile time and CI never debugs.
 ci_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
-phase build build build -- "${ci_flags[@]}" -DGPUADMIT_WERROR=ON
+# Every test executable is built once, in build-asan/, and run there under the sanitizers; this
+# build makes what runs outside them. Without the ASan phases it builds and runs everything.
+plain_targets=(gpuadmit test_attack benchmarks)
+plain_tests=(-L unsanitized -LE long)
+if [ "${GPUADMIT_SKIP_ASAN:-0}" = 1 ]; then
+  plain_targets=()
+  plain_tests=(-LE long)
+fi
+phase build build build "${plain_targets[@]}" -- "${ci_flags[@]}" -DGPUADMIT_WERROR=ON
 
 wait_background "npm packages" "$npm_log" "$npm_pid"
+# The harness's Go build uses the core the one-at-a-time attack tests leave idle.
+if [ -f scripts/native-test.sh ]; then
+  wait_background "native harness downloads" "$native_log" "$native_pid"
+  native_build_log=$(mktemp)
+  background "native harness build" "$native_build_log" bash scripts/native-test.sh build
+  native_build_pid=$!
+fi
 rm -f build/attack-results.txt
-# Label "long": the soak and the scaled attack runs, too long or big for CI (scripts/attack.sh runs them).
-phase test bash -c "cd build && ctest --output-on-failure -j$jobs -LE long"
+# Label "long": the soak and the scaled attack runs, too long or big for CI (scripts/attack.sh
+# runs them).
+phase test bash -c "cd build && ctest --output-on-failure -j$jobs ${plain_tests[*]}"
 # The attack tests' numbers (tests/attack; scripts/attack.sh runs them longer).
 if [ -f build/attack-results.txt ]; then cat build/attack-results.txt; fi
 
@@ -151,8 +169,9 @@ if [ "${GPUADMIT_SKIP_TSAN:-0}" != 1 ]; then
     -R '^(webhook|certs|lint_jobs):' -LE long"
 fi
 
-# The native-policy harness (tests/native), when this checkout has it; its downloads are done.
+# The native-policy harness (tests/native), when this checkout has it; its downloads and build
+# are done (beside the build and the test phase).
 if [ -f scripts/native-test.sh ]; then
-  wait_background "native harness downloads" "$native_log" "$native_pid"
+  wait_background "native harness build" "$native_build_log" "$native_build_pid"
   phase native bash scripts/native-test.sh
 fi
