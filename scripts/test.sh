@@ -5,8 +5,8 @@
 #                (scripts/setup-npm.sh) download beside the first build
 #   build        build/       g++ -O2 -g1 with -Werror: the binary, the benchmarks and the attack
 #                tests (the shipped build; its libraries are what the tests link in build-asan/)
-#   test         the tests that need the unsanitized binary (CTest label "unsanitized"): the
-#                chart's, SARIF's, and the attack tests one at a time at CI scale (the soak and
+#   test         the tests that need the unsanitized build (CTest label "unsanitized"): the
+#                chart's, SARIF's, the parser's memory measurement, and the attack tests one at a time at CI scale (the soak and
 #                the scaled runs: scripts/attack.sh); the native harness's Go build runs beside
 #   build-asan   build-asan/  clang++ -O1 with AddressSanitizer + UndefinedBehaviorSanitizer and
 #                libFuzzer's coverage: every test and the fuzz targets, one build for both
@@ -122,7 +122,7 @@ fi
 ci_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
 # Every test executable is built once, in build-asan/, and run there under the sanitizers; this
 # build makes what runs outside them. Without the ASan phases it builds and runs everything.
-plain_targets=(gpuadmit test_attack benchmarks)
+plain_targets=(gpuadmit test_attack test_memory benchmarks)
 plain_tests=(-L unsanitized -LE long)
 if [ "${GPUADMIT_SKIP_ASAN:-0}" = 1 ]; then
   plain_targets=()
