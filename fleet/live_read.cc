@@ -23,9 +23,10 @@ class LineSource {
 
   bool next(std::string_view& line) {
     for (;;) {
-      const char* start = data_.data() + pos_;
       const size_t left = data_.size() - pos_;
-      if (const void* nl = std::memchr(start, '\n', left)) {
+      // An empty view may have no data at all: no arithmetic on its null pointer.
+      const char* start = left == 0 ? nullptr : data_.data() + pos_;
+      if (const void* nl = left == 0 ? nullptr : std::memchr(start, '\n', left)) {
         const size_t n = static_cast<size_t>(static_cast<const char*>(nl) - start) + 1;
         line = std::string_view(start, n);
         pos_ += n;

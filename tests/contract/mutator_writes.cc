@@ -13,8 +13,9 @@ class ContractProbe final : public Mutator {
     for (const ContainerRef& ref : pod.containers()) {
       if (Json* env = pod.container(ref, ContainerMember::kEnv).array()) env->push_back(1);
     }
-    return MutationOutcome::changed_if(pod.spec(SpecMember::kNodeSelector).set(Json::object()) |
-                                       pod.set_annotation("a", "b"));
+    const bool selector = pod.spec(SpecMember::kNodeSelector).set(Json::object());
+    const bool annotation = pod.set_annotation("a", "b");
+    return MutationOutcome::changed_if(selector || annotation);
 #elif WRITE == 1
     pod.view().spec()["runtimeClassName"] = "nvidia";  // a spec member outside the contract
 #elif WRITE == 2

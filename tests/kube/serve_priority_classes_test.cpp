@@ -25,10 +25,11 @@ Json patch_of(const HttpResponse& res) {
   static const std::string kAlphabet =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
-  int bits = 0, value = 0;
+  int bits = 0;
+  unsigned value = 0;  // only its low bits matter: unsigned wraps where int would overflow
   for (const char c : b64) {
     if (c == '=') break;
-    value = value * 64 + static_cast<int>(kAlphabet.find(c));
+    value = value * 64 + static_cast<unsigned>(kAlphabet.find(c));
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
