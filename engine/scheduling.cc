@@ -17,16 +17,6 @@ std::string_view field(const Json& object, std::string_view key) {
   return string_member(object, key);
 }
 
-std::vector<std::string_view> string_values(const Json& requirement) {
-  std::vector<std::string_view> values;
-  const Json* list = find_member(requirement, "values");
-  if (list == nullptr || !list->is_array()) return values;
-  for (const Json& v : *list) {
-    if (v.is_string()) values.emplace_back(v.get_ref<const std::string&>());
-  }
-  return values;
-}
-
 bool contains(const std::vector<std::string_view>& list, std::string_view value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -59,7 +49,7 @@ std::string requirements_text(const Json& term, std::string_view key) {
     if (!requirement.is_object() || field(requirement, "key") != key) continue;
     if (!out.empty()) out += ", ";
     out += std::string(key) + " " + std::string(field(requirement, "operator"));
-    const std::vector<std::string_view> values = string_values(requirement);
+    const std::vector<std::string_view> values = requirement_values(requirement);
     if (!values.empty() || find_member(requirement, "values") != nullptr) {
       out += " [";
       for (size_t i = 0; i < values.size(); ++i) {
@@ -172,8 +162,8 @@ std::optional<std::string> unsatisfiable_key(const Json* term, const Json* selec
     if (const Json* expressions = list_member(*term, "matchExpressions")) {
       for (const Json& requirement : *expressions) {
         if (!requirement.is_object()) continue;
-        keys[std::string(field(requirement, "key"))].add_requirement(field(requirement, "operator"),
-                                                                     string_values(requirement));
+        keys[std::string(field(requirement, "key"))].add_requirement(
+            field(requirement, "operator"), requirement_values(requirement));
       }
     }
   }
@@ -282,7 +272,7 @@ bool any_tolerates(const Json* tolerations, const Taint& taint) {
 bool requirement_allows(const Json& requirement, std::string_view key, std::string_view value) {
   if (field(requirement, "key") != key) return true;
   const std::string_view op = field(requirement, "operator");
-  const std::vector<std::string_view> values = string_values(requirement);
+  const std::vector<std::string_view> values = requirement_values(requirement);
   if (op == "In") return !values.empty() && contains(values, value);
   if (op == "NotIn") return !values.empty() && !contains(values, value);
   if (op == "Exists") return values.empty();
@@ -389,6 +379,29 @@ std::optional<std::string> class_conflict(const PodView& pod,
     reasons += term_conflict(term, i, selector, label_values);
   }
   return "required node affinity " + reasons;
+}
+
+Json toleration_for(const Taint& taint) {
+  Json t = Json::object();
+  t["key"] = taint.key;
+  if (taint.value.empty()) {
+    t["operator"] = "Exists";
+  } else {
+    t["operator"] = "Equal";
+    t["value"] = taint.value;
+  }
+  if (!taint.effect.empty()) t["effect"] = taint.effect;
+  return t;
+}
+
+std::vector<std::string_view> requirement_values(const Json& requirement) {
+  std::vector<std::string_view> values;
+  const Json* list = find_member(requirement, "values");
+  if (list == nullptr || !list->is_array()) return values;
+  for (const Json& v : *list) {
+    if (v.is_string()) values.emplace_back(v.get_ref<const std::string&>());
+  }
+  return values;
 }
 
 }  // namespace gpuadmit

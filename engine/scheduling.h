@@ -33,6 +33,15 @@ std::optional<int64_t> parse_go_int64(std::string_view s);
 // Absent and null fields count as "".
 bool tolerates(const Json& toleration, const Taint& taint);
 
+// The toleration that tolerates exactly `taint`: Equal with the value, or Exists when the taint
+// has no value (Equal with "" would too, but Exists is what kubectl users and the in-tree
+// ExtendedResourceToleration plugin write). An empty effect is left out: it tolerates every
+// effect (ToleratesTaint rule 1). The tolerations mutation and the native policies write it.
+Json toleration_for(const Taint& taint);
+
+// The string values of a NodeSelectorRequirement's `values` (others skipped), views into it.
+std::vector<std::string_view> requirement_values(const Json& requirement);
+
 // True when any toleration in `tolerations` (a JSON list, may be null) tolerates `taint`.
 bool any_tolerates(const Json* tolerations, const Taint& taint);
 

@@ -7,16 +7,6 @@
 namespace gpuadmit::fleet {
 namespace {
 
-std::vector<std::string_view> values_of(const Json& requirement) {
-  std::vector<std::string_view> values;
-  const Json* list = find_member(requirement, "values");
-  if (list == nullptr || !list->is_array()) return values;
-  for (const Json& v : *list) {
-    if (v.is_string()) values.emplace_back(v.get_ref<const std::string&>());
-  }
-  return values;
-}
-
 // k8s.io/apimachinery labels Requirement.Matches: a node with the label is judged by the
 // engine's requirement_allows; one without it matches only NotIn and DoesNotExist (each valid:
 // NotIn with values, DoesNotExist without).
@@ -26,7 +16,7 @@ bool expression_matches(const Json& requirement, const LiveNode& node) {
     return requirement_allows(requirement, key, *value);
   }
   const std::string_view op = string_member(requirement, "operator");
-  const size_t values = values_of(requirement).size();
+  const size_t values = requirement_values(requirement).size();
   return (op == "NotIn" && values > 0) || (op == "DoesNotExist" && values == 0);
 }
 
@@ -35,7 +25,7 @@ bool expression_matches(const Json& requirement, const LiveNode& node) {
 bool field_matches(const Json& requirement, const LiveNode& node) {
   const std::string_view key = string_member(requirement, "key");
   const std::string_view op = string_member(requirement, "operator");
-  const std::vector<std::string_view> values = values_of(requirement);
+  const std::vector<std::string_view> values = requirement_values(requirement);
   if (values.size() != 1 || (op != "In" && op != "NotIn")) return false;  // invalid: no match
   const std::string_view field = key == "metadata.name" ? std::string_view(node.name) : "";
   return op == "In" ? field == values[0] : field != values[0];

@@ -9,23 +9,6 @@ namespace {
 
 using namespace mutator_support;
 
-// The toleration that tolerates exactly `taint`: Equal with the value, or Exists when the taint
-// has no value (Equal with "" would too, but Exists is what kubectl users and the in-tree
-// ExtendedResourceToleration plugin write). An empty effect is left out: it tolerates every
-// effect (ToleratesTaint rule 1).
-Json toleration_for(const Taint& taint) {
-  Json t = Json::object();
-  t["key"] = taint.key;
-  if (taint.value.empty()) {
-    t["operator"] = "Exists";
-  } else {
-    t["operator"] = "Equal";
-    t["value"] = taint.value;
-  }
-  if (!taint.effect.empty()) t["effect"] = taint.effect;
-  return t;
-}
-
 // Like plugin/pkg/admission/extendedresourcetoleration, which adds {key: <resource>, operator:
 // Exists, effect: NoSchedule} for each extended resource a pod requests — but for the class's
 // actual taints, and only when no existing toleration already tolerates the taint, decided by

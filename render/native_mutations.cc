@@ -177,21 +177,6 @@ std::string resource_names(const CompiledPolicy& policy) {
 
 // --- 4. tolerations -----------------------------------------------------------------------------
 
-// The toleration the webhook adds for a taint (mutators/tolerations.cc toleration_for): Exists
-// for a taint without value, Equal with it; no effect when the taint has none.
-Json toleration_for(const Taint& taint) {
-  Json t = Json::object();
-  t["key"] = taint.key;
-  if (taint.value.empty()) {
-    t["operator"] = "Exists";
-  } else {
-    t["operator"] = "Equal";
-    t["value"] = taint.value;
-  }
-  if (!taint.effect.empty()) t["effect"] = taint.effect;
-  return t;
-}
-
 std::string cel_string_map(const Json& object) {
   std::string out = "{";
   for (auto it = object.begin(); it != object.end(); ++it) {
