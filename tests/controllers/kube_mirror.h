@@ -336,12 +336,15 @@ class ApiServer {
     if (kind == nullptr) return false;
     std::string resource(kind->resource);
     if (!subresource.empty()) resource += "/" + subresource;
-    if (!selector_matches(webhook["namespaceSelector"],
+    // An absent selector selects everything (admissionregistration/v1 defaults it to {}): read
+    // with value(), as const operator[] on a missing key is undefined (an assertion under ASan).
+    if (!selector_matches(webhook.value("namespaceSelector", Json::object()),
                           Json{{"kubernetes.io/metadata.name", std::string(kNamespace)}})) {
       return false;
     }
-    if (!selector_matches(webhook["objectSelector"],
-                          object["metadata"].value("labels", Json::object()))) {
+    const Json metadata = object.value("metadata", Json::object());
+    if (!selector_matches(webhook.value("objectSelector", Json::object()),
+                          metadata.value("labels", Json::object()))) {
       return false;
     }
     for (const Json& rule : webhook["rules"]) {
