@@ -386,6 +386,17 @@ Scan read_key(Cursor& c, std::string_view& key, std::string& scratch) {
   return Scan::kOk;
 }
 
+// A member key and its ':', with the whitespace around it: the cursor then at the value.
+Scan read_member_name(Cursor& c, std::string_view& key, std::string& scratch) {
+  if (Scan s = read_key(c, key, scratch); s != Scan::kOk) return s;
+  skip_ws(c);
+  if (c.p >= c.end) return Scan::kIncomplete;
+  if (*c.p != ':') return c.invalid("expected ':'");
+  ++c.p;
+  skip_ws(c);
+  return Scan::kOk;
+}
+
 Scan select_object(Cursor& c, const Filter& filter, Json& out, Selection& sel) {
   out = Json::object();
   ++c.p;  // '{'
@@ -403,12 +414,7 @@ Scan select_object(Cursor& c, const Filter& filter, Json& out, Selection& sel) {
       skip_ws(c);
     }
     std::string_view key;
-    if (Scan s = read_key(c, key, scratch); s != Scan::kOk) return s;
-    skip_ws(c);
-    if (c.p >= c.end) return Scan::kIncomplete;
-    if (*c.p != ':') return c.invalid("expected ':'");
-    ++c.p;
-    skip_ws(c);
+    if (Scan s = read_member_name(c, key, scratch); s != Scan::kOk) return s;
     const Filter* member = filter.find(key, filter.keep_rest ? nullptr : &kDrop);
     if (member == &kDrop) {
       if (Scan s = skip_value(c); s != Scan::kOk) return s;
@@ -580,12 +586,7 @@ json_scan::Scan JsonObjectStream::read_item(json_scan::Cursor& c, Json& out) {
 json_scan::Scan JsonObjectStream::read_head_member(json_scan::Cursor& c, bool& items) {
   std::string scratch;
   std::string_view key;
-  if (Scan s = read_key(c, key, scratch); s != Scan::kOk) return s;
-  skip_ws(c);
-  if (c.p >= c.end) return Scan::kIncomplete;
-  if (*c.p != ':') return c.invalid("expected ':'");
-  ++c.p;
-  skip_ws(c);
+  if (Scan s = read_member_name(c, key, scratch); s != Scan::kOk) return s;
   if (c.p >= c.end) return Scan::kIncomplete;
   if (key == "items" && *c.p == '[') {
     ++c.p;

@@ -9,10 +9,10 @@
 #include "fleet/live_collect.h"
 #include "fleet/live_read.h"
 #include "fleet/live_report.h"
-#include "yaml/reader.h"
 #include "policies/compiled_policy.h"
 #include "policies/loader.h"
 #include "tests/support/process.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::fleet::testing {
 
