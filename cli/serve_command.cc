@@ -2,8 +2,8 @@
 // (parse_flags: parse_settings, parse_numbers, parse_registration), what the server reads from the
 // cluster (start_cluster_reads: DRA claims, PriorityClasses), the pipeline built from the default
 // mutators and rules (as `review` and `lint` build theirs), its own webhook configurations once
-// it is ready (cli/webhook_registrar.h), signals handled on a thread of their own, and the
-// shutdown deadline kept even if a drain would not end (serve_until_stopped).
+// it is ready and the native policies (cli/webhook_registrar.h), signals handled on a thread of
+// their own, and the shutdown deadline kept even if a drain would not end (serve_until_stopped).
 
 #include <malloc.h>
 #include <signal.h>
@@ -140,18 +140,9 @@ std::optional<std::string> parse_settings(const Args& args, ServeFlags& flags) {
   return std::nullopt;
 }
 
-// --register-webhooks and its --webhook-* flags (render's WebhookTarget).
-std::optional<std::string> parse_registration(const Args& args, ServeFlags& flags) {
-  const bool on = args.has("register-webhooks");
-  for (const char* name :
-       {"webhook-service", "webhook-namespace", "webhook-ca-bundle", "webhook-owner",
-        "webhook-failure-policy", "webhook-mutating-timeout", "webhook-validating-timeout",
-        "webhook-exclude-namespace", "webhook-opt-out-label"}) {
-    if (args.has(name) && !on) return "--" + std::string(name) + " needs --register-webhooks";
-  }
-  if (!on) return std::nullopt;
-  RegistrarSettings s;
-  s.policy_path = flags.config.policy_path;
+// --register-webhooks' own --webhook-* flags into `s` (render's WebhookTarget).
+std::optional<std::string> parse_webhook_target(const Args& args, const ServeFlags& flags,
+                                                RegistrarSettings& s) {
   render::WebhookTarget& target = s.target;
   for (const char* name : {"webhook-service", "webhook-namespace", "webhook-ca-bundle"}) {
     if (!args.has(name)) return "--register-webhooks needs --" + std::string(name);
@@ -159,7 +150,6 @@ std::optional<std::string> parse_registration(const Args& args, ServeFlags& flag
   target.service = *args.value("webhook-service");
   target.ns = *args.value("webhook-namespace");
   s.ca_bundle_path = *args.value("webhook-ca-bundle");
-  s.registration.owner_cluster_role = args.value_or("webhook-owner", "");
   target.failure_policy = args.value_or("webhook-failure-policy", "Fail");
   if (target.failure_policy != "Fail" && target.failure_policy != "Ignore") {
     return "--webhook-failure-policy must be Fail or Ignore, not \"" + target.failure_policy + "\"";
@@ -184,6 +174,59 @@ std::optional<std::string> parse_registration(const Args& args, ServeFlags& flag
   }
   target.opt_out_label = args.has("webhook-opt-out-label");
   target.templates = flags.config.templates;  // the webhooks route what the server mutates
+  return std::nullopt;
+}
+
+// --register-native and --native-api into `s`: render --native's options, with the release
+// namespace and opt-out label the webhooks are given (docs/native.md "Installed by the server").
+std::optional<std::string> parse_native(const Args& args, RegistrarSettings& s) {
+  const std::string mode = *args.value("register-native");
+  if (mode != "full" && mode != "fallback") {
+    return "--register-native must be full or fallback, not \"" + mode + "\"";
+  }
+  // The owner names the release's objects (the prune's label) and deletes them on uninstall.
+  for (const char* name : {"webhook-namespace", "webhook-owner"}) {
+    if (!args.has(name)) return "--register-native needs --" + std::string(name);
+  }
+  render::native::NativeOptions native;
+  native.mode =
+      mode == "full" ? render::native::NativeMode::kFull : render::native::NativeMode::kFallback;
+  native.mutating_api = args.value_or("native-api", "v1");
+  if (native.mutating_api != "v1" && native.mutating_api != "v1beta1") {
+    return "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"" +
+           native.mutating_api + "\"";
+  }
+  native.release_namespace = *args.value("webhook-namespace");
+  native.opt_out_label = args.has("webhook-opt-out-label");
+  s.native = std::move(native);
+  return std::nullopt;
+}
+
+// --register-webhooks, --register-native and the flags they take.
+std::optional<std::string> parse_registration(const Args& args, ServeFlags& flags) {
+  const bool webhooks = args.has("register-webhooks"), native = args.has("register-native");
+  for (const char* name :
+       {"webhook-service", "webhook-ca-bundle", "webhook-failure-policy",
+        "webhook-mutating-timeout", "webhook-validating-timeout", "webhook-exclude-namespace"}) {
+    if (args.has(name) && !webhooks) return "--" + std::string(name) + " needs --register-webhooks";
+  }
+  for (const char* name : {"webhook-namespace", "webhook-owner", "webhook-opt-out-label"}) {
+    if (args.has(name) && !webhooks && !native) {
+      return "--" + std::string(name) + " needs --register-webhooks or --register-native";
+    }
+  }
+  if (args.has("native-api") && !native) return std::string("--native-api needs --register-native");
+  if (!webhooks && !native) return std::nullopt;
+  RegistrarSettings s;
+  s.policy_path = flags.config.policy_path;
+  s.webhooks = webhooks;
+  if (webhooks) {
+    if (auto error = parse_webhook_target(args, flags, s)) return error;
+  }
+  if (native) {
+    if (auto error = parse_native(args, s)) return error;
+  }
+  s.registration.owner_cluster_role = args.value_or("webhook-owner", "");
   s.registration.timeout = std::chrono::milliseconds(2000);
   flags.registration = std::move(s);
   return std::nullopt;
@@ -218,7 +261,9 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
            "webhook-failure-policy",
            "webhook-mutating-timeout",
            "webhook-validating-timeout",
-           "webhook-exclude-namespace"},
+           "webhook-exclude-namespace",
+           "register-native",
+           "native-api"},
           {"dra-lookup", "cluster-priority-classes", "register-webhooks", "webhook-opt-out-label"},
           args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
@@ -265,7 +310,8 @@ std::optional<std::string> start_cluster_reads(ServeFlags& flags, const webhook:
   if (auto* error = std::get_if<std::string>(&access)) {
     const char* flag = flags.dra_lookup                 ? "--dra-lookup"
                        : flags.cluster_priority_classes ? "--cluster-priority-classes"
-                                                        : "--register-webhooks";
+                       : flags.registration->webhooks   ? "--register-webhooks"
+                                                        : "--register-native";
     return std::string(flag) + ": " + *error;
   }
   const kube::InClusterAccess& in_cluster = std::get<kube::InClusterAccess>(access);
@@ -380,6 +426,11 @@ int serve_command(const std::vector<std::string>& argv) {
     return 2;
   }
   webhook::Server& server = **created;
+  const bool settings_webhooks = flags.registration && flags.registration->webhooks;
+  const char* native_mode = !flags.registration || !flags.registration->native ? "off"
+                            : flags.registration->native->mode == render::native::NativeMode::kFull
+                                ? "full"
+                                : "fallback";
   std::optional<WebhookRegistrar> registrar;
   if (flags.registration) registrar.emplace(*std::move(flags.registration), server, logger);
   const auto ready_us = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -394,7 +445,8 @@ int serve_command(const std::vector<std::string>& argv) {
                {"client_ca", !config.client_ca_path.empty()},
                {"dra_lookup", reads.claims != nullptr},
                {"cluster_priority_classes", reads.priority_classes != nullptr},
-               {"register_webhooks", registrar.has_value()},
+               {"register_webhooks", settings_webhooks},
+               {"register_native", native_mode},
                {"startup_us", ready_us}});
   return serve_until_stopped(server, config, logger, signals);
 }

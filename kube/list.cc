@@ -62,6 +62,8 @@ ListResult list_all(const ApiClient& api, const std::string& token, const std::s
     std::string query = "?limit=" + std::to_string(options.limit);
     if (!options.field_selector.empty())
       query += "&fieldSelector=" + query_escape(options.field_selector);
+    if (!options.label_selector.empty())
+      query += "&labelSelector=" + query_escape(options.label_selector);
     if (!next.empty()) query += "&continue=" + query_escape(next);
     const ApiResponse r = api.get(path + query, token);
     result.status = r.status;

@@ -20,8 +20,9 @@
 namespace gpuadmit::kube {
 
 struct ListOptions {
-  std::string field_selector;  // as the API takes it ("status.phase!=Succeeded"), unencoded
-  int64_t limit = 500;         // kubectl's default --chunk-size
+  std::string field_selector;       // as the API takes it ("status.phase!=Succeeded"), unencoded
+  std::string label_selector = "";  // as the API takes it ("app=x,tier=y"), unencoded
+  int64_t limit = 500;              // kubectl's default --chunk-size
 };
 
 struct ListResult {

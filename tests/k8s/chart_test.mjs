@@ -11,7 +11,10 @@
 //      caBundle, labels, annotations); gpuadmit (the default): none rendered, and the server's
 //      --register-webhooks flags carry every webhook value (it renders them with render's code);
 //   5. no install window, no bypass: kube-system, kube-node-lease and the release namespace always
-//      excluded, the opt-out label only when asked for.
+//      excluded, the opt-out label only when asked for;
+//   6. native.enabled: --register-native and --native-api carry native.mode and native.api, the
+//      ClusterRole covers the native policies and bindings; webhook.enabled false: no webhook
+//      configuration rendered or registered.
 //
 // usage: node chart_test.mjs REPO_DIR GPUADMIT_BINARY HELM_BINARY
 // Exit 0 when every check passes; each failure is printed with the values file and object.
@@ -169,14 +172,17 @@ function checkWiring(objects, values, where) {
     `${where}: the server's --templates is webhook.templates (${values.webhook.templates}), as the mutating webhook's rules are`);
 
   // Webhooks → Service: rendered by the chart, or registered by the server once ready.
-  const registration = values.webhook.registration;
+  const registers = values.webhook.enabled && values.webhook.registration === "gpuadmit";
+  const renders = values.webhook.enabled && values.webhook.registration === "chart";
   const mode = values.certificates.mode;
   const mounted = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
   const volume = (name) => pod.volumes.find((v) => v.name === name);
-  if (registration === "gpuadmit") {
+  const values_ = (name) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+  check(args.includes("--register-webhooks") === registers && (registers || !flag("webhook-service")),
+    `${where}: --register-webhooks exactly when webhook.enabled and webhook.registration gpuadmit`);
+  if (registers) {
     check(!find(objects, "MutatingWebhookConfiguration") && !find(objects, "ValidatingWebhookConfiguration"),
       `${where}: no webhook configuration rendered: the server registers them once ready`);
-    const values_ = (name) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
     check(args.includes("--register-webhooks") && flag("webhook-service") === service.metadata.name &&
       flag("webhook-namespace") === NAMESPACE && flag("webhook-owner") === find(objects, "ClusterRole")?.metadata.name &&
       flag("webhook-failure-policy") === values.webhook.failurePolicy &&
@@ -195,7 +201,10 @@ function checkWiring(objects, values, where) {
   }
   for (const [kind, path] of [["MutatingWebhookConfiguration", "/mutate"], ["ValidatingWebhookConfiguration", "/validate"]]) {
     const config = find(objects, kind);
-    if (registration === "gpuadmit") continue;
+    if (!renders) {
+      check(!config, `${where}: no ${kind} rendered by the chart (webhook.enabled ${values.webhook.enabled}, registration ${values.webhook.registration})`);
+      continue;
+    }
     check(config, `${where}: a ${kind}`);
     if (!config) continue;
     for (const w of config.webhooks) {
@@ -219,6 +228,19 @@ function checkWiring(objects, values, where) {
     }
   }
 
+  // Native policies: registered by the server with render --native's options.
+  const native = values.native.enabled;
+  check(flag("register-native") === (native ? values.native.mode : undefined) &&
+    flag("native-api") === (native ? values.native.api : undefined),
+    `${where}: --register-native=${values.native.mode} --native-api=${values.native.api} exactly with native.enabled: ${args.join(" ")}`);
+  if (native) {
+    check(flag("webhook-namespace") === NAMESPACE && flag("webhook-owner") === find(objects, "ClusterRole")?.metadata.name &&
+      args.includes("--webhook-opt-out-label") === values.webhook.optOutLabel,
+      `${where}: --register-native has the release namespace, the owner ClusterRole and webhook.optOutLabel`);
+  }
+  check(registers || native || (!flag("webhook-namespace") && !flag("webhook-owner") && !args.includes("--webhook-opt-out-label")),
+    `${where}: no registration flags when the server registers nothing`);
+
   // Secrets and the ConfigMap mounted.
   const tlsSecret = volume("tls")?.secret?.secretName;
   if (mode === "selfSigned") {
@@ -226,7 +248,7 @@ function checkWiring(objects, values, where) {
     check(secret && secret.type === "kubernetes.io/tls" && secret.data["tls.crt"] && secret.data["tls.key"] && secret.data["ca.crt"],
       `${where}: the mounted Secret ${tlsSecret} is rendered with tls.crt, tls.key, ca.crt`);
     const ca = Buffer.from(secret?.data?.["ca.crt"] ?? "", "base64").toString();
-    check(ca.includes("BEGIN CERTIFICATE") && (registration === "gpuadmit" ||
+    check(ca.includes("BEGIN CERTIFICATE") && (!renders ||
       find(objects, "MutatingWebhookConfiguration").webhooks[0].clientConfig.caBundle === secret?.data?.["ca.crt"]),
       `${where}: the caBundle is the Secret's CA`);
   } else if (mode === "certManager") {
@@ -271,17 +293,22 @@ function checkWiring(objects, values, where) {
     `${where}: the security context`);
   // RBAC: exactly what the server's code asks the API for (docs/install.md, "RBAC").
   const dra = values.dra.lookup.enabled, classes = values.priorityClasses.fromCluster;
-  const registers = registration === "gpuadmit";
-  const usesApi = dra || classes || registers;
+  const usesApi = dra || classes || registers || native;
   check(pod.automountServiceAccountToken === usesApi, `${where}: service-account token mounted only when the server talks to the API`);
   check(args.includes("--dra-lookup") === dra, `${where}: --dra-lookup only with dra.lookup`);
   check(args.includes("--cluster-priority-classes") === classes, `${where}: --cluster-priority-classes only with priorityClasses.fromCluster`);
   const role = find(objects, "ClusterRole");
   const webhookKinds = ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"];
+  // kube/webhook_registration.h: GET, POST, PUT by name; prune's labelled list and DELETE.
+  const nativeKinds = ["validatingadmissionpolicies", "validatingadmissionpolicybindings",
+    "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"];
   const expectedRules = [
     ...(registers ? [
       { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, verbs: ["create"] },
-      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, resourceNames: [fullname], verbs: ["get", "update"] },
+      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, resourceNames: [fullname], verbs: ["get", "update"] }] : []),
+    ...(native ? [
+      { apiGroups: ["admissionregistration.k8s.io"], resources: nativeKinds, verbs: ["get", "list", "create", "update", "delete"] }] : []),
+    ...(registers || native ? [
       { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], resourceNames: [fullname], verbs: ["get"] }] : []),
     ...(classes ? [{ apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs: ["list", "watch"] }] : []),
     ...(dra ? [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get"] }] : []),
@@ -337,7 +364,7 @@ for (const file of ciFiles) {
   const fromRender = r.code === 0 ? parseStream(r.out) : [];
   for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
     const expected = find(fromRender, kind);
-    if (!expected || values.webhook.registration !== "chart") continue;
+    if (!expected || values.webhook.registration !== "chart" || !values.webhook.enabled) continue;
     for (const w of expected.webhooks) {
       // What values may change beyond render's flags.
       w.timeoutSeconds = kind.startsWith("Mutating") ? values.webhook.mutating.timeoutSeconds : values.webhook.validating.timeoutSeconds;
@@ -421,8 +448,8 @@ for (const policy of policies) {
 
 // The server accepts the chart's exact arguments (paths mapped into a scratch directory, ports
 // chosen by the kernel) and answers the chart's probes on the metrics port.
-async function checkServeArgs() {
-  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "default-values.yaml")]).out);
+async function checkServeArgs(file) {
+  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, file)]).out);
   const container = find(objects, "Deployment").spec.template.spec.containers[0];
   writeFileSync(join(scratch, "policy.yaml"), find(objects, "ConfigMap", `${RELEASE}-policy`).data["policy.yaml"]);
   const args = container.args.map((a) => a
@@ -453,12 +480,15 @@ async function checkServeArgs() {
   }
   server.kill("SIGKILL");
 }
-await checkServeArgs();
+await checkServeArgs("default-values.yaml");
+await checkServeArgs("native-fallback-without-webhook-values.yaml");
 
 // A wrong value fails helm with a clear message (values.schema.json), not a broken Pod.
 for (const [set, message] of [["replicaCount=two", "replicaCount: Invalid type"],
   ["webhook.failurePolicy=Maybe", "webhook.failurePolicy must be one of the following"],
   ["certificates.mode=existingSecret", "certificates.existingSecret.name"],
+  ["webhook.enabled=false", "webhook.enabled false needs native.enabled true: with neither, nothing enforces the policy"],
+  ["native.mode=partial", "native.mode must be one of the following"],
   ["server.shutdownDelaySeconds=25", "server.shutdownDelaySeconds (25) must be below server.shutdownDeadlineSeconds (20)"],
   ["server.shutdownDeadlineSeconds=30", "server.shutdownDeadlineSeconds (30) must be below terminationGracePeriodSeconds (30)"]]) {
   const r = run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "--set", set]);

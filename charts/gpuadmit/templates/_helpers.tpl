@@ -51,8 +51,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{/* The server talks to the Kubernetes API (a service-account token is mounted): true/false. */}}
+{{- /* The server writes the webhook configurations (serve --register-webhooks). */ -}}
+{{- define "gpuadmit.registersWebhooks" -}}
+{{- and .Values.webhook.enabled (eq .Values.webhook.registration "gpuadmit") -}}
+{{- end -}}
+
+{{- /* The chart renders the webhook configurations. */ -}}
+{{- define "gpuadmit.rendersWebhooks" -}}
+{{- and .Values.webhook.enabled (eq .Values.webhook.registration "chart") -}}
+{{- end -}}
+
 {{- define "gpuadmit.usesApi" -}}
-{{- or (eq .Values.webhook.registration "gpuadmit") .Values.priorityClasses.fromCluster .Values.dra.lookup.enabled -}}
+{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled .Values.priorityClasses.fromCluster .Values.dra.lookup.enabled -}}
 {{- end -}}
 
 {{- define "gpuadmit.tlsSecretName" -}}
