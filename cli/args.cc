@@ -1,6 +1,7 @@
 #include "cli/args.h"
 
 #include <cstdio>
+#include <iostream>
 
 namespace gpuadmit::cli {
 
@@ -48,6 +49,11 @@ std::optional<std::string> Args::parse(const std::vector<std::string>& argv,
 int print_usage(const char* usage) {
   std::fputs(usage, stdout);
   return 0;
+}
+
+int usage_error(const char* command, const char* usage, const std::string& message) {
+  std::cerr << "gpuadmit " << command << ": " << message << "\n" << usage;
+  return 2;
 }
 
 std::optional<std::string> Args::value(const std::string& flag) const {

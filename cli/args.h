@@ -37,4 +37,7 @@ class Args {
 // Prints a command's usage on stdout for -h/--help; returns the exit code, 0.
 int print_usage(const char* usage);
 
+// Prints "gpuadmit COMMAND: MESSAGE" and the command's usage on stderr; returns the exit code, 2.
+int usage_error(const char* command, const char* usage, const std::string& message);
+
 }  // namespace gpuadmit::cli

@@ -13,7 +13,7 @@
 namespace gpuadmit::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kCertsUsage =
     "usage: gpuadmit certs --service S --namespace NS --out DIR [--san NAME]... [--days N]\n";
 
 // The serving certificate's names (the Service's DNS names, then each --san) and --days; nothing,
@@ -48,18 +48,18 @@ std::optional<certs::LeafProfile> leaf_profile(const Args& args, const std::stri
 int certs_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(argv, {"service", "namespace", "out", "san", "days"}, {}, args)) {
-    std::cerr << "gpuadmit certs: " << *error << "\n" << kUsage;
+    std::cerr << "gpuadmit certs: " << *error << "\n" << kCertsUsage;
     return 2;
   }
-  if (args.help()) return print_usage(kUsage);
+  if (args.help()) return print_usage(kCertsUsage);
   if (!args.positional().empty()) {
     std::cerr << "gpuadmit certs: unexpected argument \"" << args.positional().front() << "\"\n"
-              << kUsage;
+              << kCertsUsage;
     return 2;
   }
   for (const char* required : {"service", "namespace", "out"}) {
     if (args.value_or(required, "").empty()) {
-      std::cerr << "gpuadmit certs: --" << required << " is required\n" << kUsage;
+      std::cerr << "gpuadmit certs: --" << required << " is required\n" << kCertsUsage;
       return 2;
     }
   }

@@ -31,7 +31,7 @@
 namespace gpuadmit::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kFleetUsage =
     "usage: gpuadmit fleet [--policy P] [--namespace NS] [--output text|json] [--svg FILE]\n"
     "                      PATH...\n"
     "       gpuadmit fleet --live [--policy P] [--output text|json|prometheus] [--svg FILE]\n"
@@ -48,11 +48,6 @@ constexpr const char* kUsage =
 
 // More cells than this (nodes × gpusPerNode of one class) is not a fleet but a typo.
 constexpr int64_t kMaxCells = 10'000'000;
-
-int usage_error(const std::string& message) {
-  std::cerr << "gpuadmit fleet: " << message << "\n" << kUsage;
-  return 2;
-}
 
 bool check_sizes(const CompiledPolicy& policy) {
   for (const GpuClass& c : policy.policy().classes) {
@@ -120,7 +115,8 @@ int read_from_api(const Args& args, fleet::LiveCollector& collector,
   char* end = nullptr;
   const double seconds = std::strtod(timeout.c_str(), &end);
   if (*end != '\0' || !(seconds > 0) || seconds > 3600) {
-    return usage_error("--timeout must be a number of seconds above 0, not \"" + timeout + "\"");
+    return usage_error("fleet", kFleetUsage,
+                       "--timeout must be a number of seconds above 0, not \"" + timeout + "\"");
   }
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   auto resolved = kube::resolve_cluster_access(options);
@@ -233,28 +229,33 @@ int fleet_command(const std::vector<std::string>& argv) {
   if (auto error = Args::parse(
           argv, {"policy", "namespace", "output", "svg", "kubeconfig", "context", "timeout"},
           {"live"}, args)) {
-    return usage_error(*error);
+    return usage_error("fleet", kFleetUsage, *error);
   }
-  if (args.help()) return print_usage(kUsage);
+  if (args.help()) return print_usage(kFleetUsage);
   const bool live = args.has("live");
   const std::string output = args.value_or("output", "text");
   if (output != "text" && output != "json" && !(live && output == "prometheus")) {
-    return usage_error("--output must be text or json" + std::string(live ? " or prometheus" : "") +
-                       ", not \"" + output + "\"" +
-                       (output == "prometheus" ? " (prometheus needs --live)" : ""));
+    return usage_error("fleet", kFleetUsage,
+                       "--output must be text or json" + std::string(live ? " or prometheus" : "") +
+                           ", not \"" + output + "\"" +
+                           (output == "prometheus" ? " (prometheus needs --live)" : ""));
   }
   for (const char* flag : {"kubeconfig", "context", "timeout"}) {
-    if (!live && args.has(flag)) return usage_error(std::string("--") + flag + " needs --live");
+    if (!live && args.has(flag))
+      return usage_error("fleet", kFleetUsage, std::string("--") + flag + " needs --live");
     if (live && args.has(flag) && !args.positional().empty()) {
-      return usage_error(std::string("--") + flag + " reads from the API; it takes no PATH");
+      return usage_error("fleet", kFleetUsage,
+                         std::string("--") + flag + " reads from the API; it takes no PATH");
     }
   }
-  if (live && args.has("namespace")) return usage_error("--namespace does not apply to --live");
+  if (live && args.has("namespace"))
+    return usage_error("fleet", kFleetUsage, "--namespace does not apply to --live");
   if (!live && args.positional().empty()) {
-    return usage_error("no manifests given; name files, folders or - (stdin)");
+    return usage_error("fleet", kFleetUsage,
+                       "no manifests given; name files, folders or - (stdin)");
   }
   if (stdin_repeated(args.positional())) {
-    return usage_error("- (standard input) may be given only once");
+    return usage_error("fleet", kFleetUsage, "- (standard input) may be given only once");
   }
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
   if (!loaded.policy) {

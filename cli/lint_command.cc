@@ -29,7 +29,7 @@
 namespace gpuadmit::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kLintUsage =
     "usage: gpuadmit lint [--policy P] [--namespace NS] [--output text|json|sarif|junit]\n"
     "                     [--fix [--write DIR]] [--no-color] [--explain] [--jobs N] PATH...\n"
     "PATH: a file, a folder (recursive *.yaml, *.yml, *.json) or - for standard input\n"
@@ -90,7 +90,8 @@ void lint_inputs(const std::vector<InputEntry>& inputs, unsigned jobs, lint::Lin
 // The command line's mistakes, told on standard error with the fix: false when there is one.
 bool arguments_valid(const Args& args) {
   if (args.positional().empty()) {
-    std::cerr << "gpuadmit lint: no manifests given; name files, folders or - (stdin)\n" << kUsage;
+    std::cerr << "gpuadmit lint: no manifests given; name files, folders or - (stdin)\n"
+              << kLintUsage;
     return false;
   }
   const std::string output_name = args.value_or("output", "text");
@@ -160,10 +161,10 @@ int lint_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(argv, {"policy", "namespace", "output", "write", "jobs"},
                                {"fix", "no-color", "explain"}, args)) {
-    std::cerr << "gpuadmit lint: " << *error << "\n" << kUsage;
+    std::cerr << "gpuadmit lint: " << *error << "\n" << kLintUsage;
     return 2;
   }
-  if (args.help()) return print_usage(kUsage);
+  if (args.help()) return print_usage(kLintUsage);
   if (!arguments_valid(args)) return 2;
   const auto format = lint::parse_output_format(args.value_or("output", "text"));
   const bool fix = args.has("fix");

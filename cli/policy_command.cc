@@ -14,26 +14,23 @@ namespace gpuadmit::cli {
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kPolicyUsage =
     "usage: gpuadmit policy check POLICY.yaml...   (\"-\" reads standard input)\n";
-
-int usage_error(const std::string& message) {
-  std::cerr << "gpuadmit policy: " << message << "\n" << kUsage;
-  return 2;
-}
 
 }  // namespace
 
 int policy_command(const std::vector<std::string>& argv) {
-  if (argv.empty()) return usage_error("missing subcommand");
-  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") return print_usage(kUsage);
-  if (argv[0] != "check") return usage_error("unknown subcommand \"" + argv[0] + "\"");
+  if (argv.empty()) return usage_error("policy", kPolicyUsage, "missing subcommand");
+  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") return print_usage(kPolicyUsage);
+  if (argv[0] != "check")
+    return usage_error("policy", kPolicyUsage, "unknown subcommand \"" + argv[0] + "\"");
   Args args;
   if (auto error = Args::parse({argv.begin() + 1, argv.end()}, {}, {}, args)) {
-    return usage_error(*error);
+    return usage_error("policy", kPolicyUsage, *error);
   }
-  if (args.help()) return print_usage(kUsage);
-  if (args.positional().empty()) return usage_error("missing the policy file to check");
+  if (args.help()) return print_usage(kPolicyUsage);
+  if (args.positional().empty())
+    return usage_error("policy", kPolicyUsage, "missing the policy file to check");
   int exit_code = 0;
   for (const std::string& path : args.positional()) {
     PolicyLoadResult result;

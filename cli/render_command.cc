@@ -20,18 +20,13 @@
 namespace gpuadmit::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kRenderUsage =
     "usage: gpuadmit render [--policy P] [--ca-bundle FILE] [--namespace NS] [--service NAME]\n"
     "                       [--failure-policy Fail|Ignore] [--templates mutate|validate]\n"
     "                       [--opt-out-label]\n"
     "       gpuadmit render --native full|fallback [--native-api v1|v1beta1] [--policy P]\n"
     "                       [--namespace NS] [--opt-out-label]\n"
     "       gpuadmit render --native-table [--policy P]\n";
-
-int usage_error(const std::string& message) {
-  std::cerr << "gpuadmit render: " << message << "\n" << kUsage;
-  return 2;
-}
 
 // --native and --native-api into options; an error message for a bad value or combination.
 std::optional<std::string> native_options(const Args& args, const std::string& ns,
@@ -149,19 +144,21 @@ int render_command(const std::vector<std::string>& argv) {
                                {"policy", "ca-bundle", "namespace", "service", "failure-policy",
                                 "templates", "native", "native-api"},
                                {"opt-out-label", "native-table"}, args)) {
-    return usage_error(*error);
+    return usage_error("render", kRenderUsage, *error);
   }
-  if (args.help()) return print_usage(kUsage);
+  if (args.help()) return print_usage(kRenderUsage);
   if (!args.positional().empty()) {
-    return usage_error("unexpected argument \"" + args.positional().front() + "\"");
+    return usage_error("render", kRenderUsage,
+                       "unexpected argument \"" + args.positional().front() + "\"");
   }
   render::WebhookTarget target;
-  if (auto error = webhook_target(args, target)) return usage_error(*error);
+  if (auto error = webhook_target(args, target)) return usage_error("render", kRenderUsage, *error);
   if (auto path = args.value("ca-bundle")) {
     if (!read_ca_bundle(*path, target)) return 2;
   }
   std::optional<render::native::NativeOptions> native;
-  if (auto error = native_options(args, target.ns, native)) return usage_error(*error);
+  if (auto error = native_options(args, target.ns, native))
+    return usage_error("render", kRenderUsage, *error);
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
   if (!loaded.policy) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";

@@ -17,7 +17,7 @@
 namespace gpuadmit::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kReviewUsage =
     "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] [--claims FILE]... "
     "[--templates mutate|validate] [--explain] < review.json\n";
 
@@ -44,10 +44,10 @@ int review_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error =
           Args::parse(argv, {"policy", "endpoint", "claims", "templates"}, {"explain"}, args)) {
-    std::cerr << "gpuadmit review: " << *error << "\n" << kUsage;
+    std::cerr << "gpuadmit review: " << *error << "\n" << kReviewUsage;
     return 2;
   }
-  if (args.help()) return print_usage(kUsage);
+  if (args.help()) return print_usage(kReviewUsage);
   if (!args.positional().empty()) {
     std::cerr << "gpuadmit review: unexpected argument \"" << args.positional().front()
               << "\"; the review is read from standard input\n";

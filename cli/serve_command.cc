@@ -33,7 +33,7 @@
 namespace gpuadmit::cli {
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kServeUsage =
     "usage: gpuadmit serve [--policy P] --tls-cert C --tls-key K [--listen ADDR]\n"
     "                      [--metrics-listen ADDR|off] [--client-ca CA] [--threads N]\n"
     "                      [--max-body BYTES] [--log-level debug|info|warn|error]\n"
@@ -266,13 +266,13 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
            "native-api"},
           {"dra-lookup", "cluster-priority-classes", "register-webhooks", "webhook-opt-out-label"},
           args)) {
-    std::cerr << "gpuadmit serve: " << *error << "\n" << kUsage;
+    std::cerr << "gpuadmit serve: " << *error << "\n" << kServeUsage;
     return 2;
   }
-  if (args.help()) return print_usage(kUsage);
+  if (args.help()) return print_usage(kServeUsage);
   if (!args.positional().empty()) {
     std::cerr << "gpuadmit serve: unexpected argument \"" << args.positional().front() << "\"\n"
-              << kUsage;
+              << kServeUsage;
     return 2;
   }
   ServeFlags flags;

@@ -62,7 +62,7 @@ std::vector<Cell> cells_of(const LiveNodeReport& n, const LiveReport& report,
   return cells;
 }
 
-struct Canvas {
+struct LiveCanvas {
   std::string body;
   int width = 640;
   int y = kMargin;
@@ -70,7 +70,7 @@ struct Canvas {
 };
 
 void draw_node(const LiveNodeReport& n, const std::string& cls, const LiveReport& report,
-               const LiveInput& input, Canvas& canvas) {
+               const LiveInput& input, LiveCanvas& canvas) {
   const LiveNode& node = input.nodes[n.node];
   const bool apart = n.state != NodeState::kSchedulable;
   std::string label = node.name;
@@ -117,7 +117,7 @@ void draw_node(const LiveNodeReport& n, const std::string& cls, const LiveReport
 
 void draw_class(const std::string& title, const std::string& cls, const std::vector<size_t>& rows,
                 const std::vector<const PendingEntry*>& pending, const LiveReport& report,
-                const LiveInput& input, Canvas& canvas) {
+                const LiveInput& input, LiveCanvas& canvas) {
   canvas.y += kLine;
   canvas.body += text(kMargin, canvas.y, title, " class=\"title\"");
   canvas.y += kGap * 2;
@@ -155,7 +155,7 @@ std::string class_title(const LiveClassReport& c) {
                             : "");
 }
 
-void draw_legend(Canvas& canvas) {
+void draw_legend(LiveCanvas& canvas) {
   canvas.y += kLine * 2;
   canvas.body += text(kMargin, canvas.y, "workloads:", " class=\"title\"");
   std::vector<std::pair<std::string, size_t>> order(canvas.legend.begin(), canvas.legend.end());
@@ -186,7 +186,7 @@ void draw_legend(Canvas& canvas) {
 }  // namespace
 
 std::string live_to_svg(const LiveReport& report, const LiveInput& input) {
-  Canvas canvas;
+  LiveCanvas canvas;
   for (size_t cls = 0; cls < report.classes.size(); ++cls) {
     std::vector<size_t> rows;
     for (size_t r = 0; r < report.nodes.size(); ++r) {

@@ -12,7 +12,7 @@
 namespace gpuadmit::kube {
 namespace {
 
-constexpr std::string_view kGroup = "admissionregistration.k8s.io/";
+constexpr std::string_view kAdmissionGroupPrefix = "admissionregistration.k8s.io/";
 constexpr const char* kClusterRoles = "/apis/rbac.authorization.k8s.io/v1/clusterroles/";
 
 // The kinds gpuadmit registers, their resources (k8s.io/api/admissionregistration/v1 and v1beta1,
@@ -43,8 +43,9 @@ std::string answer_of(const ApiResponse& r) { return r.status == 0 ? r.error : d
 
 std::optional<std::string> admission_collection(std::string_view api_version,
                                                 std::string_view kind) {
-  if (api_version.substr(0, kGroup.size()) != kGroup) return std::nullopt;
-  const std::string_view version = api_version.substr(kGroup.size());
+  if (api_version.substr(0, kAdmissionGroupPrefix.size()) != kAdmissionGroupPrefix)
+    return std::nullopt;
+  const std::string_view version = api_version.substr(kAdmissionGroupPrefix.size());
   for (const KindResource& k : kKinds) {
     if (k.kind != kind) continue;
     if (version != "v1" && !(k.beta && version == "v1beta1")) return std::nullopt;

@@ -9,10 +9,6 @@ namespace {
 
 using namespace rule_support;
 
-bool contains(const std::vector<std::string>& list, std::string_view value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
-
 // MIG (SPEC §2, §4.3): a pod asks for a slice with gpuadmit.io/mig-profile (renamed to
 // nvidia.com/mig-<profile> on a mixed-strategy class before rules run) or with an explicit
 // nvidia.com/mig-<profile> resource. The profile must be one the class's nodes are partitioned

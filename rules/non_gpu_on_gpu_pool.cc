@@ -11,10 +11,6 @@ namespace {
 
 using namespace rule_support;
 
-bool contains(const std::vector<std::string>& list, std::string_view value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
-}
-
 // "nvidia.com/gpu:NoSchedule", "pool.example.com/a100=true:NoSchedule" (kubectl taint syntax).
 std::string taint_text(const Taint& t) {
   return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect;

@@ -112,6 +112,10 @@ std::string mig_resource_name(std::string_view profile) {
   return name;
 }
 
+bool contains(const std::vector<std::string>& list, std::string_view value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
 std::optional<int64_t> mig_compute_slices(std::string_view profile) {
   const size_t g = profile.find('g');
   if (g == std::string_view::npos || g == 0) return std::nullopt;

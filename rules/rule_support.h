@@ -92,6 +92,9 @@ std::optional<std::string> mig_profile_of_resource(std::string_view resource);
 // The resource that asks for a MIG profile: "1g.10gb+me" → "nvidia.com/mig-1g.10gb.me".
 std::string mig_resource_name(std::string_view profile);
 
+// Whether `list` holds `value` (a class's MIG profiles, a pool's taint keys).
+bool contains(const std::vector<std::string>& list, std::string_view value);
+
 // The number of compute slices of a MIG profile ("3g.40gb" → 3); nullopt when malformed.
 std::optional<int64_t> mig_compute_slices(std::string_view profile);
 

@@ -1,7 +1,8 @@
 #include "webhook/httplib_bridge.h"
 
-#include <cctype>
 #include <string_view>
+
+#include "webhook/request_framing.h"
 
 namespace gpuadmit::webhook {
 
@@ -13,17 +14,6 @@ static_assert(std::string_view(CPPHTTPLIB_VERSION) == "0.11.4",
               "version in webhook/httplib_bridge.cc");
 
 namespace {
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // Go's http.Transport adds "Accept-Encoding: gzip" to every request, and Debian's cpp-httplib is
 // built with zlib and brotli: it would compress each 1-2 KB answer, +39% CPU per review

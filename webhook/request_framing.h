@@ -16,6 +16,10 @@
 
 namespace gpuadmit::webhook {
 
+// HTTP field names (and tokens such as "100-continue") compare case-insensitively, ASCII only
+// (RFC 9110 §5.1).
+bool equals_ignoring_case(std::string_view a, std::string_view b);
+
 // cpp-httplib 0.11.4's limits (CPPHTTPLIB_HEADER_MAX_LENGTH, CPPHTTPLIB_REQUEST_URI_MAX_LENGTH),
 // enforced here on the buffered bytes; and a bound of our own on a request's headers.
 inline constexpr std::size_t kMaxLineBytes = 8192;

@@ -34,6 +34,8 @@
 #include "engine/json.h"
 #include "tests/webhook/support.h"
 
+namespace attack_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -662,3 +664,4 @@ TEST_CASE("attack: distinct 1 MB kinds and operations as metric labels", "[attac
   CHECK(metrics.find(R"(kind="other")") != std::string::npos);
   report_and_check("1 MB kinds as labels (60 reviews)", o, 100);
 }
+}  // namespace attack_test

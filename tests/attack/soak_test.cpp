@@ -14,6 +14,8 @@
 #include "engine/json.h"
 #include "tests/webhook/support.h"
 
+namespace soak_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -164,3 +166,4 @@ TEST_CASE("attack: soak with certificate rotation and policy replacement", "[att
   CHECK(reloads_checked >= 10 * scale);
   CHECK(rss_end <= rss_warm * 1.05);
 }
+}  // namespace soak_test

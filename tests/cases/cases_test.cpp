@@ -30,6 +30,7 @@
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
+namespace cases_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -200,4 +201,5 @@ TEST_CASE(
 }
 
 }  // namespace
+}  // namespace cases_test
 }  // namespace gpuadmit

@@ -25,6 +25,8 @@
 #include "certs/key_pair.h"
 #include "tests/support/process.h"
 
+namespace certs_test {
+
 namespace {
 
 using gpuadmit::certs::KeyPair;
@@ -251,3 +253,4 @@ TEST_CASE("gpuadmit certs usage errors exit 2 and say what is missing") {
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--days must be") != std::string::npos);
 }
+}  // namespace certs_test

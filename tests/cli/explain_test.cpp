@@ -10,6 +10,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace explain_test {
 namespace {
 
 const std::string kBinary = GPUADMIT_BINARY;
@@ -102,4 +103,5 @@ TEST_CASE("explain: lint --explain adds a because: line, and policyPath to JSON"
 }
 
 }  // namespace
+}  // namespace explain_test
 }  // namespace gpuadmit

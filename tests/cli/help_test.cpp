@@ -8,6 +8,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace help_test {
 namespace {
 
 const std::string kBinary = GPUADMIT_BINARY;
@@ -72,4 +73,5 @@ TEST_CASE("help: --version prints the version and the libraries built with") {
 }
 
 }  // namespace
+}  // namespace help_test
 }  // namespace gpuadmit

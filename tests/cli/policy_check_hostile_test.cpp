@@ -11,6 +11,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace policy_check_hostile_test {
 namespace {
 
 const std::string kBinary = GPUADMIT_BINARY;
@@ -35,4 +36,5 @@ TEST_CASE("policy check: `,a: 1` is one YAML error at 1:1, exit 2", "[cli][issue
 }
 
 }  // namespace
+}  // namespace policy_check_hostile_test
 }  // namespace gpuadmit

@@ -11,6 +11,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace policy_check_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -122,4 +123,5 @@ TEST_CASE("policy check: a missing file and usage errors exit 2") {
 }
 
 }  // namespace
+}  // namespace policy_check_test
 }  // namespace gpuadmit

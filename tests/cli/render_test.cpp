@@ -10,6 +10,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace render_test {
 namespace {
 
 const std::string kBinary = GPUADMIT_BINARY;
@@ -117,4 +118,5 @@ TEST_CASE("render: bad input exits 2 with a message") {
 }
 
 }  // namespace
+}  // namespace render_test
 }  // namespace gpuadmit

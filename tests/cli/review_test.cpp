@@ -12,6 +12,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace review_test {
 namespace {
 
 const std::string kBinary = GPUADMIT_BINARY;
@@ -318,4 +319,5 @@ TEST_CASE("review: --claims resolves a pod's claim template") {
 }
 
 }  // namespace
+}  // namespace review_test
 }  // namespace gpuadmit

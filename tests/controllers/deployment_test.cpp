@@ -14,6 +14,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::testing {
+namespace deployment_test {
 namespace {
 
 std::string default_policy_text() {
@@ -334,4 +335,5 @@ TEST_CASE("deployment: the control — mutating the controller's copies loops") 
 }
 
 }  // namespace
+}  // namespace deployment_test
 }  // namespace gpuadmit::testing

@@ -14,6 +14,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::testing {
+namespace ephemeral_containers_test {
 namespace {
 
 PolicyPtr default_policy() {
@@ -176,4 +177,5 @@ TEST_CASE("ephemeral containers: the review as the API server sends it, through 
 }
 
 }  // namespace
+}  // namespace ephemeral_containers_test
 }  // namespace gpuadmit::testing

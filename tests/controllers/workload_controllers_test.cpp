@@ -17,6 +17,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::testing {
+namespace workload_controllers_test {
 namespace {
 
 PolicyPtr default_policy() {
@@ -386,4 +387,5 @@ TEST_CASE("controllers: JobSet → Job: the Jobs are the JobSet's templates, nev
 }
 
 }  // namespace
+}  // namespace workload_controllers_test
 }  // namespace gpuadmit::testing

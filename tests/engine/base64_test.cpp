@@ -8,6 +8,8 @@
 
 #include "engine/admission.h"
 
+namespace base64_test {
+
 TEST_CASE("base64_encode: RFC 4648 test vectors and all byte values") {
   const std::vector<std::pair<std::string, std::string>> vectors = {
       {"", ""},
@@ -34,3 +36,4 @@ TEST_CASE("base64_encode: RFC 4648 test vectors and all byte values") {
       "iouMjY6PkJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/wMHCw8TFxsfIycrLzM3O"
       "z9DR0tPU1dbX2Nna29zd3t/g4eLj5OXm5+jp6uvs7e7v8PHy8/T19vf4+fr7/P3+/w==");
 }
+}  // namespace base64_test

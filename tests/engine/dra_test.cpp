@@ -15,6 +15,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace dra_test {
 namespace {
 
 using testing::policy_from_yaml;
@@ -347,4 +348,5 @@ TEST_CASE("dra: the scheduler's extended-resource claim, and every forgery of it
 }
 
 }  // namespace
+}  // namespace dra_test
 }  // namespace gpuadmit

@@ -13,6 +13,7 @@
 #include "engine/saturating.h"
 
 namespace gpuadmit {
+namespace helpers_test {
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -56,4 +57,5 @@ TEST_CASE("helpers: join") {
 }
 
 }  // namespace
+}  // namespace helpers_test
 }  // namespace gpuadmit

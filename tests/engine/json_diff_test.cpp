@@ -26,6 +26,7 @@
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
+namespace json_diff_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -577,4 +578,5 @@ TEST_CASE("resources: the shared GPU resources agree with reading each container
 }
 
 }  // namespace
+}  // namespace json_diff_test
 }  // namespace gpuadmit

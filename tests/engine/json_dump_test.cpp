@@ -16,6 +16,8 @@
 #include "engine/json_dump.h"
 #include "tests/support/yaml_to_json.h"
 
+namespace json_dump_test {
+
 namespace fs = std::filesystem;
 using gpuadmit::Json;
 
@@ -119,3 +121,4 @@ TEST_CASE("json_dump: every JSON file and YAML document of the repository and th
     if (!d.empty()) FAIL(d);
   }
 }
+}  // namespace json_dump_test

@@ -24,6 +24,7 @@
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
+namespace json_parse_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -760,4 +761,5 @@ TEST_CASE("parse_json: random token soup agrees with nlohmann") {
 }
 
 }  // namespace
+}  // namespace json_parse_test
 }  // namespace gpuadmit

@@ -21,6 +21,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace mutation_failure_test {
 namespace {
 
 using testing::policy_from_yaml;
@@ -260,4 +261,5 @@ TEST_CASE("mutation failure: restore_from_skeleton undoes every kind of edit", "
 }
 
 }  // namespace
+}  // namespace mutation_failure_test
 }  // namespace gpuadmit

@@ -11,6 +11,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace mutation_skeleton_test {
 namespace {
 
 const CompiledPolicy& no_workloads() {
@@ -148,4 +149,5 @@ TEST_CASE("mutation skeleton: edits of what mutators write come out as Json::dif
 }
 
 }  // namespace
+}  // namespace mutation_skeleton_test
 }  // namespace gpuadmit

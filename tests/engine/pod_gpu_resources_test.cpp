@@ -12,6 +12,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace pod_gpu_resources_test {
 namespace {
 
 // "nvidia.com/gpu req=2 lim=2 eff=2": the written values ("-" when absent) and the effective
@@ -117,4 +118,5 @@ TEST_CASE("resources: PodGpuResources reads each container's GPU resources once"
 }
 
 }  // namespace
+}  // namespace pod_gpu_resources_test
 }  // namespace gpuadmit

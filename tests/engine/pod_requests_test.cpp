@@ -17,6 +17,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace pod_requests_test {
 namespace {
 
 // {"name":N,"resources":{"requests":{"nvidia.com/gpu":"Q"}}}, a sidecar when `sidecar`.
@@ -174,4 +175,5 @@ TEST_CASE("resources: pod_requests limited to some resources", "[resources][PodR
 }
 
 }  // namespace
+}  // namespace pod_requests_test
 }  // namespace gpuadmit

@@ -12,6 +12,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace pod_view_test {
 namespace {
 
 Json pod(const std::string& spec) {
@@ -156,4 +157,5 @@ TEST_CASE("json: depth check runs before parsing and ignores brackets inside str
 }
 
 }  // namespace
+}  // namespace pod_view_test
 }  // namespace gpuadmit

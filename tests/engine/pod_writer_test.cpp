@@ -14,6 +14,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace pod_writer_test {
 namespace {
 
 // Writes through what a mutator is given, whole: none exists.
@@ -109,4 +110,5 @@ TEST_CASE("pod writer: each write, its result and the object after it") {
 }
 
 }  // namespace
+}  // namespace pod_writer_test
 }  // namespace gpuadmit

@@ -10,6 +10,7 @@
 #include "tests/support/priority_classes.h"
 
 namespace gpuadmit::testing {
+namespace priority_classes_test {
 namespace {
 
 TEST_CASE("priority classes: the plugin's default is the lowest-valued globalDefault class") {
@@ -61,4 +62,5 @@ TEST_CASE("priority classes: a policy that disagrees with the cluster, one line 
 }
 
 }  // namespace
+}  // namespace priority_classes_test
 }  // namespace gpuadmit::testing

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace quantity_test {
+
 using gpuadmit::Quantity;
 using Format = Quantity::Format;
 
@@ -688,3 +690,4 @@ TEST_CASE("quantity: huge and hostile inputs never crash") {
   CHECK(q("8Ei").to_string() == "9223372036854775807");
   CHECK(q("7Ei").to_string() == "7Ei");
 }
+}  // namespace quantity_test

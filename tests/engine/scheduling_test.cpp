@@ -8,6 +8,7 @@
 #include "tests/support/fleet_policy.h"
 
 namespace gpuadmit::testing {
+namespace scheduling_test {
 namespace {
 
 struct TolerationCase {
@@ -273,9 +274,11 @@ TEST_CASE("scheduling: class_conflict finds placements that exclude the class", 
 }
 
 }  // namespace
+}  // namespace scheduling_test
 }  // namespace gpuadmit::testing
 
 namespace gpuadmit::testing {
+namespace scheduling_test {
 namespace {
 
 std::string affinity_terms(const std::string& terms) {
@@ -428,4 +431,5 @@ TEST_CASE("scheduling: class_conflict agrees with a reference over every node",
 }
 
 }  // namespace
+}  // namespace scheduling_test
 }  // namespace gpuadmit::testing

@@ -17,6 +17,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace workload_kinds_test {
 namespace {
 
 PolicyPtr no_workloads() { return testing::amd_gpu_policy(); }
@@ -265,4 +266,5 @@ TEST_CASE("workload kinds: docs/workloads.md holds the table as generated") {
 }
 
 }  // namespace
+}  // namespace workload_kinds_test
 }  // namespace gpuadmit

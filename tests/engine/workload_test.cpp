@@ -10,6 +10,7 @@
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
+namespace workload_test {
 namespace {
 
 PolicyPtr empty_policy() {
@@ -194,4 +195,5 @@ TEST_CASE("workload: dotted paths escape keys with dots and slashes") {
 }
 
 }  // namespace
+}  // namespace workload_test
 }  // namespace gpuadmit

@@ -11,6 +11,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -134,4 +135,5 @@ TEST_CASE("fleet cli: standard input") {
 }
 
 }  // namespace
+}  // namespace cli_test
 }  // namespace gpuadmit

@@ -13,6 +13,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace live_cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -128,4 +129,5 @@ TEST_CASE("fleet live cli: --help names the live mode") {
 }
 
 }  // namespace
+}  // namespace live_cli_test
 }  // namespace gpuadmit

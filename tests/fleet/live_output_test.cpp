@@ -17,6 +17,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::fleet {
+namespace live_output_test {
 namespace {
 
 size_t count(const std::string& text, const std::string& needle) {
@@ -196,4 +197,5 @@ TEST_CASE("fleet live svg: a square per GPU of every real node, stranded and una
 }
 
 }  // namespace
+}  // namespace live_output_test
 }  // namespace gpuadmit::fleet

@@ -12,6 +12,7 @@
 #include "tests/fleet/live_test_util.h"
 
 namespace gpuadmit::fleet {
+namespace live_read_test {
 namespace {
 
 std::vector<std::pair<Json, int>> all_objects(JsonObjectStream& stream) {
@@ -237,4 +238,5 @@ TEST_CASE("live read: a node advertising more GPUs than any node can is refused"
 }
 
 }  // namespace
+}  // namespace live_read_test
 }  // namespace gpuadmit::fleet

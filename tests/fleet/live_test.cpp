@@ -33,6 +33,7 @@
 #include "tests/fleet/live_test_util.h"
 
 namespace gpuadmit::fleet {
+namespace live_test {
 namespace {
 
 using testing::live_class;
@@ -267,9 +268,11 @@ TEST_CASE("fleet live: JSON report") {
 }
 
 }  // namespace
+}  // namespace live_test
 }  // namespace gpuadmit::fleet
 
 namespace gpuadmit::fleet {
+namespace live_test {
 namespace {
 
 TEST_CASE("fleet live: DRA GPUs from ResourceSlices, allocated ones from ResourceClaims") {
@@ -351,4 +354,5 @@ status: {phase: Pending}
 }
 
 }  // namespace
+}  // namespace live_test
 }  // namespace gpuadmit::fleet

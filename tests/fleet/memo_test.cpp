@@ -10,6 +10,7 @@
 #include "tests/fleet/fleet_test_util.h"
 
 namespace gpuadmit::fleet {
+namespace memo_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,4 +90,5 @@ TEST_CASE("fleet memo: pods of one template are evaluated once, whatever their p
 }
 
 }  // namespace
+}  // namespace memo_test
 }  // namespace gpuadmit::fleet

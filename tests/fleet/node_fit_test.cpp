@@ -9,6 +9,7 @@
 #include "tests/fleet/live_test_util.h"
 
 namespace gpuadmit::fleet {
+namespace node_fit_test {
 namespace {
 
 LiveNode node_with(NodeLabels labels, std::vector<Taint> taints = {}, bool unschedulable = false) {
@@ -184,4 +185,5 @@ spec:
 }
 
 }  // namespace
+}  // namespace node_fit_test
 }  // namespace gpuadmit::fleet

@@ -9,6 +9,7 @@
 #include "tests/fleet/fleet_test_util.h"
 
 namespace gpuadmit::fleet {
+namespace packing_test {
 namespace {
 
 using testing::class_report;
@@ -347,4 +348,5 @@ spec:
 }
 
 }  // namespace
+}  // namespace packing_test
 }  // namespace gpuadmit::fleet

@@ -14,6 +14,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::fleet {
+namespace svg_test {
 namespace {
 
 size_t count(const std::string& text, const std::string& needle) {
@@ -81,4 +82,5 @@ TEST_CASE("fleet svg: rsvg-convert renders it to a PNG of the SVG's size") {
 }
 
 }  // namespace
+}  // namespace svg_test
 }  // namespace gpuadmit::fleet

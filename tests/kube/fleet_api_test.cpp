@@ -9,6 +9,7 @@
 #include "yaml/reader.h"
 
 namespace gpuadmit::kube {
+namespace fleet_api_test {
 namespace {
 
 using testing::FakeListServer;
@@ -191,4 +192,5 @@ TEST_CASE("fleet api: an API server that is not there, within the timeout") {
 }
 
 }  // namespace
+}  // namespace fleet_api_test
 }  // namespace gpuadmit::kube

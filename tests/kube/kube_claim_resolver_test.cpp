@@ -21,6 +21,8 @@
 #include "kube/kube_claim_resolver.h"
 #include "tests/kube/test_api_server.h"
 
+namespace kube_claim_resolver_test {
+
 using gpuadmit::ClaimKind;
 using gpuadmit::ClaimLookup;
 using gpuadmit::Json;
@@ -661,3 +663,4 @@ TEST_CASE("kube: in-cluster configuration from the service environment") {
   CHECK(std::get<std::string>(KubeClaimResolverConfig::in_cluster()) ==
         "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set: not running in a pod");
 }
+}  // namespace kube_claim_resolver_test

@@ -11,6 +11,7 @@
 #include "tests/kube/fake_list_server.h"
 
 namespace gpuadmit::kube {
+namespace kubeconfig_test {
 namespace {
 
 using testing::TempDir;
@@ -241,4 +242,5 @@ TEST_CASE("kubeconfig: base64 as kubeconfig data fields hold it") {
 }
 
 }  // namespace
+}  // namespace kubeconfig_test
 }  // namespace gpuadmit::kube

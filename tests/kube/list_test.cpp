@@ -11,6 +11,7 @@
 #include "tests/kube/fake_list_server.h"
 
 namespace gpuadmit::kube {
+namespace list_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -200,4 +201,5 @@ TEST_CASE("kube list: query values are percent-encoded") {
 }
 
 }  // namespace
+}  // namespace list_test
 }  // namespace gpuadmit::kube

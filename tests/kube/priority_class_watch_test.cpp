@@ -14,6 +14,8 @@
 
 #include "tests/kube/fake_scheduling.h"
 
+namespace priority_class_watch_test {
+
 using gpuadmit::ClusterPriorityClass;
 using gpuadmit::Json;
 using namespace gpuadmit::kube;
@@ -194,3 +196,4 @@ TEST_CASE("priority class watch: objects as the API defaults them") {
   CHECK_FALSE(parse_priority_class(object).has_value());
   CHECK_FALSE(parse_priority_class(Json{{"value", 1}}).has_value());
 }
+}  // namespace priority_class_watch_test

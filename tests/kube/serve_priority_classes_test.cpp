@@ -13,6 +13,8 @@
 #include "engine/json.h"
 #include "tests/kube/fake_scheduling.h"
 
+namespace serve_priority_classes_test {
+
 using namespace gpuadmit::testing;
 using gpuadmit::Json;
 
@@ -138,3 +140,4 @@ TEST_CASE("serve --cluster-priority-classes: needs the in-cluster service enviro
                    "KUBERNETES_SERVICE_PORT are not set: not running in a pod") !=
         std::string::npos);
 }
+}  // namespace serve_priority_classes_test

@@ -19,6 +19,8 @@
 #include "engine/json.h"
 #include "tests/kube/test_api_server.h"
 
+namespace webhook_registration_test {
+
 using namespace gpuadmit::testing;
 using gpuadmit::Json;
 using gpuadmit::kube::RegistrationResult;
@@ -648,3 +650,4 @@ TEST_CASE("serve --register-native: flag errors") {
     CHECK(r.err == c.error);
   }
 }
+}  // namespace webhook_registration_test

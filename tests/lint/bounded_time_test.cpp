@@ -26,6 +26,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::lint {
+namespace bounded_time_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -128,4 +129,5 @@ TEST_CASE("the binary reads all the test data in one run of each command, within
 }
 
 }  // namespace
+}  // namespace bounded_time_test
 }  // namespace gpuadmit::lint

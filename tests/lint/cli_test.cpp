@@ -14,6 +14,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::lint {
+namespace cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -505,4 +506,5 @@ TEST_CASE("lint --fix --write mirrors the input paths", "[lint][cli]") {
 }
 
 }  // namespace
+}  // namespace cli_test
 }  // namespace gpuadmit::lint

@@ -10,6 +10,7 @@
 #include "yaml/reader.h"
 
 namespace gpuadmit::lint {
+namespace document_rules_test {
 namespace {
 
 Json read_back(const std::string& yaml) {
@@ -88,4 +89,5 @@ TEST_CASE("GPU016 and GPU017 find the LimitRange and ResourceQuota traps", "[lin
 }
 
 }  // namespace
+}  // namespace document_rules_test
 }  // namespace gpuadmit::lint

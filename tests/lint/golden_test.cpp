@@ -28,6 +28,7 @@
 #include "yaml/reader.h"
 
 namespace gpuadmit::lint {
+namespace golden_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -189,4 +190,5 @@ TEST_CASE("lint golden cases", "[lint][golden]") {
   for (const fs::path& dir : dirs) check_case(dir);
 }
 
+}  // namespace golden_test
 }  // namespace gpuadmit::lint

@@ -11,6 +11,7 @@
 #include "lint/manifest_claims.h"
 
 namespace gpuadmit::lint {
+namespace manifest_claims_test {
 namespace {
 
 constexpr std::string_view kManifests = R"(apiVersion: resource.k8s.io/v1
@@ -122,4 +123,5 @@ TEST_CASE("manifest claims: files read on 4 threads keep what one thread keeps",
 }
 
 }  // namespace
+}  // namespace manifest_claims_test
 }  // namespace gpuadmit::lint

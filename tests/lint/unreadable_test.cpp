@@ -11,6 +11,7 @@
 #include "yaml/reader.h"
 
 namespace gpuadmit::lint {
+namespace unreadable_test {
 namespace {
 
 std::string gpuadmit() { return std::string("'") + GPUADMIT_BINARY + "'"; }
@@ -139,4 +140,5 @@ TEST_CASE("lint: comments and whitespace only are 0 documents with a note",
 }
 
 }  // namespace
+}  // namespace unreadable_test
 }  // namespace gpuadmit::lint

@@ -19,6 +19,7 @@
 #include "yaml/reader.h"
 
 namespace gpuadmit::lint {
+namespace webhook_parity_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -334,4 +335,5 @@ TEST_CASE("lint --fix equals applying gpuadmit review's patch, and verdicts agre
 }
 
 }  // namespace
+}  // namespace webhook_parity_test
 }  // namespace gpuadmit::lint

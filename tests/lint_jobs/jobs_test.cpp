@@ -16,6 +16,8 @@
 
 #include "tests/support/process.h"
 
+namespace jobs_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -126,3 +128,4 @@ TEST_CASE("the number of --jobs is from 1 to 1024, else a usage error") {
     CHECK(r.err == "gpuadmit lint: --jobs must be a number from 1 to 1024, not \"" + bad + "\"\n");
   }
 }
+}  // namespace jobs_test

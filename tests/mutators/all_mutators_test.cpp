@@ -7,6 +7,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace all_mutators_test {
 namespace {
 
 const Pipeline& mutators_only() {
@@ -136,4 +137,5 @@ TEST_CASE("mutator all: odd values never throw and stay idempotent", "[mutators]
 }
 
 }  // namespace
+}  // namespace all_mutators_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace class_annotation_test {
 namespace {
 
 constexpr std::string_view kGpuContainer =
@@ -109,4 +110,5 @@ TEST_CASE("mutator class: the nodeSelector picks the most specific matching clas
 }
 
 }  // namespace
+}  // namespace class_annotation_test
 }  // namespace gpuadmit::testing

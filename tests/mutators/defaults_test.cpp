@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace defaults_test {
 namespace {
 
 std::string pod(const std::string& spec) {
@@ -140,4 +141,5 @@ TEST_CASE("mutator defaults: resources budgeted at pod level are left alone",
 }
 
 }  // namespace
+}  // namespace defaults_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace gpu_visibility_test {
 namespace {
 
 constexpr std::string_view kVoid = R"({"name":"NVIDIA_VISIBLE_DEVICES","value":"void"})";
@@ -113,4 +114,5 @@ TEST_CASE(
 }
 
 }  // namespace
+}  // namespace gpu_visibility_test
 }  // namespace gpuadmit::testing

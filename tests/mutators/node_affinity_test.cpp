@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace node_affinity_test {
 namespace {
 
 // A GPU pod with `annotations` and extra spec fields (`spec_prefix` ends with a comma).
@@ -129,4 +130,5 @@ TEST_CASE("mutator node-affinity: class expressions ANDed into every required te
 }
 
 }  // namespace
+}  // namespace node_affinity_test
 }  // namespace gpuadmit::testing

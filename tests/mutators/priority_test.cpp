@@ -4,6 +4,7 @@
 #include "tests/support/priority_classes.h"
 
 namespace gpuadmit::testing {
+namespace priority_test {
 namespace {
 
 constexpr std::string_view kContainers =
@@ -135,4 +136,5 @@ TEST_CASE("mutator priority: watched but not read yet, nothing is written",
 }
 
 }  // namespace
+}  // namespace priority_test
 }  // namespace gpuadmit::testing

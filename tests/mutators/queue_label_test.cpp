@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace queue_label_test {
 namespace {
 
 // The fleet policy with tenant ml queued on team-ml (and bare requiring a queue, naming none).
@@ -125,4 +126,5 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
 }
 
 }  // namespace
+}  // namespace queue_label_test
 }  // namespace gpuadmit::testing

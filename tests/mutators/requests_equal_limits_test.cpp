@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace requests_equal_limits_test {
 namespace {
 
 std::string pod(const std::string& spec) {
@@ -101,4 +102,5 @@ TEST_CASE("mutator requests-equal-limits: only with requestsEqualLimits: fix",
 }
 
 }  // namespace
+}  // namespace requests_equal_limits_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace resource_names_test {
 namespace {
 
 std::string pod(const std::string& annotations, const std::string& containers) {
@@ -79,4 +80,5 @@ TEST_CASE("mutator resource-names: MIG mixed and time-slicing names",
 }
 
 }  // namespace
+}  // namespace resource_names_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace strip_gpu_pool_test {
 namespace {
 
 std::string pod(const std::string& spec_prefix,
@@ -99,4 +100,5 @@ TEST_CASE("mutator strip-gpu-pool: only with nonGpuOnGpuPool: strip",
 }
 
 }  // namespace
+}  // namespace strip_gpu_pool_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/mutators/mutator_test_util.h"
 
 namespace gpuadmit::testing {
+namespace tolerations_test {
 namespace {
 
 // A GPU pod of class `cls` with `tolerations` (JSON list, or "" for none).
@@ -89,4 +90,5 @@ TEST_CASE("mutator tolerations: a class listing a taint twice gets one toleratio
 }
 
 }  // namespace
+}  // namespace tolerations_test
 }  // namespace gpuadmit::testing

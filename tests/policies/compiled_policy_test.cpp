@@ -8,6 +8,7 @@
 #include "policies/loader.h"
 
 namespace gpuadmit {
+namespace compiled_policy_test {
 namespace {
 
 PolicyPtr compile_yaml(const std::string& yaml) {
@@ -113,9 +114,9 @@ TEST_CASE("policy: tenant_for with thousands of tenants agrees with trying them 
   policy.tenants.push_back(rest);
   PolicyPtr p = CompiledPolicy::compile(policy);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"team-7", "t7"},          {"team-7-x", "t7"},     {"team-51", "t50"},  // t50's regex first
-      {"team-51-a", "t50"},      {"team-1999", "t1999"}, {"team-2000", "rest"},
-      {"team-150-gpu", "t150"},  {"other", "rest"},
+      {"team-7", "t7"},         {"team-7-x", "t7"},     {"team-51", "t50"},  // t50's regex first
+      {"team-51-a", "t50"},     {"team-1999", "t1999"}, {"team-2000", "rest"},
+      {"team-150-gpu", "t150"}, {"other", "rest"},
   };
   for (const auto& [ns, tenant] : cases) {
     INFO(ns);
@@ -248,4 +249,5 @@ TEST_CASE("policy: action names", "[policy][model]") {
 }
 
 }  // namespace
+}  // namespace compiled_policy_test
 }  // namespace gpuadmit

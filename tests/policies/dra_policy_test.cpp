@@ -10,6 +10,7 @@
 #include "policies/loader.h"
 
 namespace gpuadmit {
+namespace dra_policy_test {
 namespace {
 
 constexpr const char* kPolicy = R"YAML(apiVersion: gpuadmit.io/v1alpha1
@@ -111,4 +112,5 @@ TEST_CASE("policy: the shipped default policy maps NVIDIA's DRA DeviceClasses", 
 }
 
 }  // namespace
+}  // namespace dra_policy_test
 }  // namespace gpuadmit

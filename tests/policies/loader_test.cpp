@@ -10,6 +10,7 @@
 #include "policies/loader.h"
 
 namespace gpuadmit {
+namespace loader_test {
 namespace {
 
 // A valid policy; each test case below breaks one thing in it (line numbers matter: the
@@ -570,4 +571,5 @@ TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
 }
 
 }  // namespace
+}  // namespace loader_test
 }  // namespace gpuadmit

@@ -8,6 +8,7 @@
 #include "policies/mig_profiles.h"
 
 namespace gpuadmit {
+namespace mig_profiles_test {
 namespace {
 
 TEST_CASE("policy: MIG profile syntax", "[policy][mig]") {
@@ -155,4 +156,5 @@ TEST_CASE("policy: MIG GPU geometry and instance slices", "[policy][mig]") {
 }
 
 }  // namespace
+}  // namespace mig_profiles_test
 }  // namespace gpuadmit

@@ -10,6 +10,7 @@
 #include "policies/loader.h"
 
 namespace gpuadmit {
+namespace mutation_failure_policy_test {
 namespace {
 
 std::string policy_with(const std::string& enforcement) {
@@ -69,4 +70,5 @@ TEST_CASE("policy: a mutationFailurePolicy that is not Fail or Ignore is located
 }
 
 }  // namespace
+}  // namespace mutation_failure_policy_test
 }  // namespace gpuadmit

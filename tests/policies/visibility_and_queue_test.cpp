@@ -10,6 +10,7 @@
 #include "policies/loader.h"
 
 namespace gpuadmit {
+namespace visibility_and_queue_test {
 namespace {
 
 constexpr const char* kPolicy = R"YAML(apiVersion: gpuadmit.io/v1alpha1
@@ -122,4 +123,5 @@ TEST_CASE("policy: visibility and queue errors are located", "[policy][loader][q
 }
 
 }  // namespace
+}  // namespace visibility_and_queue_test
 }  // namespace gpuadmit

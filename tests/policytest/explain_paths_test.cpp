@@ -15,6 +15,7 @@
 #include "rules/all_rules.h"
 
 namespace gpuadmit {
+namespace explain_paths_test {
 namespace {
 
 const std::string kAks = std::string(GPUADMIT_SOURCE_DIR) + "/policies/examples/aks.yaml";
@@ -65,17 +66,16 @@ TEST_CASE("explain: an evaluation records the policy field of each mutation and 
   std::vector<std::pair<std::string, std::string>> records;
   for (const MutationRecord& r : e.mutation_records)
     records.emplace_back(r.mutation, r.policy_path);
-  CHECK(records ==
-        std::vector<std::pair<std::string, std::string>>{
-            {"requests-equal-limits", "spec.enforcement.requestsEqualLimits"},
-            {"class", "spec.tenants[data-science].defaultClass"},
-            {"tolerations", "spec.classes.a100-single.taints[0]"},
-            {"node-affinity",
-             "spec.classes.a100-single.nodeSelector[kubernetes.azure.com/accelerator]"},
-            {"node-affinity",
-             "spec.classes.a100-single.nodeSelector[kubernetes.azure.com/agentpool]"},
-            {"defaults", "spec.tenants[data-science].defaults.perGPU.cpu"},
-            {"priority", "spec.tenants[data-science].priority.byWorkload.training"}});
+  CHECK(records == std::vector<std::pair<std::string, std::string>>{
+                       {"requests-equal-limits", "spec.enforcement.requestsEqualLimits"},
+                       {"class", "spec.tenants[data-science].defaultClass"},
+                       {"tolerations", "spec.classes.a100-single.taints[0]"},
+                       {"node-affinity",
+                        "spec.classes.a100-single.nodeSelector[kubernetes.azure.com/accelerator]"},
+                       {"node-affinity",
+                        "spec.classes.a100-single.nodeSelector[kubernetes.azure.com/agentpool]"},
+                       {"defaults", "spec.tenants[data-science].defaults.perGPU.cpu"},
+                       {"priority", "spec.tenants[data-science].priority.byWorkload.training"}});
   CHECK(e.tenant == "data-science");
 
   // Findings: the rule's field; else the enforcement field that set the action; else none.
@@ -99,4 +99,5 @@ TEST_CASE("explain: an evaluation records the policy field of each mutation and 
 }
 
 }  // namespace
+}  // namespace explain_paths_test
 }  // namespace gpuadmit

@@ -17,6 +17,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit::policytest {
+namespace policytest_test {
 namespace {
 
 const std::string kGke = std::string(GPUADMIT_SOURCE_DIR) + "/policies/examples/gke.yaml";
@@ -281,4 +282,5 @@ TEST_CASE("policytest: gpuadmit test exit codes") {
 }
 
 }  // namespace
+}  // namespace policytest_test
 }  // namespace gpuadmit::policytest

@@ -22,6 +22,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace native_test {
 namespace {
 
 using render::native::NativeMode;
@@ -539,4 +540,5 @@ TEST_CASE("native: gpuadmit render --native, on the command line") {
 }
 
 }  // namespace
+}  // namespace native_test
 }  // namespace gpuadmit

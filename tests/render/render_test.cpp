@@ -18,6 +18,7 @@
 #include "tests/support/process.h"
 
 namespace gpuadmit {
+namespace render_test {
 namespace {
 
 using testing::policy_from_yaml;
@@ -358,4 +359,5 @@ spec:
 }
 
 }  // namespace
+}  // namespace render_test
 }  // namespace gpuadmit

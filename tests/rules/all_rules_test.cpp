@@ -8,6 +8,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace all_rules_test {
 namespace {
 
 TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order", "[rules]") {
@@ -82,9 +83,11 @@ TEST_CASE("rules: no exception escapes a rule", "[rules]") {
 }
 
 }  // namespace
+}  // namespace all_rules_test
 }  // namespace gpuadmit::testing
 
 namespace gpuadmit::testing {
+namespace all_rules_test {
 namespace {
 
 constexpr std::string_view kSmallPolicy = R"YAML(
@@ -142,4 +145,5 @@ TEST_CASE("rules: findings through the pipeline", "[rules]") {
 }
 
 }  // namespace
+}  // namespace all_rules_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace allowed_classes_test {
 namespace {
 
 TEST_CASE("rule GPU003: the tenant must allow the pod's class", "[rules][GPU003]") {
@@ -74,4 +75,5 @@ TEST_CASE("rule GPU003: the tenant must allow the pod's class", "[rules][GPU003]
 }
 
 }  // namespace
+}  // namespace allowed_classes_test
 }  // namespace gpuadmit::testing

@@ -4,6 +4,7 @@
 #include "tests/support/priority_classes.h"
 
 namespace gpuadmit::testing {
+namespace allowed_priority_class_test {
 namespace {
 
 std::string gpu_pod(std::string_view priority_class) {
@@ -78,4 +79,5 @@ TEST_CASE("rule GPU010: the cluster's globalDefault class counts as unset", "[ru
 }
 
 }  // namespace
+}  // namespace allowed_priority_class_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace class_placement_test {
 namespace {
 
 std::string gpu() { return container("t", R"({"nvidia.com/gpu":"1"})"); }
@@ -87,4 +88,5 @@ TEST_CASE("rule GPU011: the pod's own placement must not contradict its class", 
 }
 
 }  // namespace
+}  // namespace class_placement_test
 }  // namespace gpuadmit::testing

@@ -16,6 +16,7 @@
 #include "tests/support/fixtures.h"
 
 namespace gpuadmit {
+namespace dra_rules_test {
 namespace {
 
 using testing::policy_from_yaml;
@@ -224,4 +225,5 @@ TEST_CASE("GPU023: a pod's claim reference that names nothing", "[rules][dra]") 
 }
 
 }  // namespace
+}  // namespace dra_rules_test
 }  // namespace gpuadmit

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace fits_on_node_test {
 namespace {
 
 std::string res(std::string_view name, std::string_view resource, int n,
@@ -108,4 +109,5 @@ TEST_CASE("rule GPU006: GPUs must fit on one node of the class", "[rules][GPU006
 }
 
 }  // namespace
+}  // namespace fits_on_node_test
 }  // namespace gpuadmit::testing

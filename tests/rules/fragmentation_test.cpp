@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace fragmentation_test {
 namespace {
 
 std::string gpus(std::string_view name, int n) {
@@ -84,4 +85,5 @@ spec:
 }
 
 }  // namespace
+}  // namespace fragmentation_test
 }  // namespace gpuadmit::testing

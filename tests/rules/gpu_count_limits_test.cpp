@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace gpu_count_limits_test {
 namespace {
 
 std::string gpus(std::string_view name, int n, std::string_view extra = "") {
@@ -79,4 +80,5 @@ TEST_CASE("rule GPU005: maxGPUsPerContainer and maxGPUsPerPod", "[rules][GPU005]
 }
 
 }  // namespace
+}  // namespace gpu_count_limits_test
 }  // namespace gpuadmit::testing

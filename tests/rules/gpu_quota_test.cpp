@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace gpu_quota_test {
 namespace {
 
 std::string gpus(std::string_view name, int n, std::string_view extra = "") {
@@ -41,4 +42,5 @@ TEST_CASE("rule GPU013: a pod's GPUs must not exceed the tenant's quota", "[rule
 }
 
 }  // namespace
+}  // namespace gpu_quota_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace gpu_visibility_test {
 namespace {
 
 constexpr std::string_view kInstead =
@@ -192,4 +193,5 @@ TEST_CASE("rule GPU024: an ephemeral-container UPDATE judges the containers it a
 }
 
 }  // namespace
+}  // namespace gpu_visibility_test
 }  // namespace gpuadmit::testing

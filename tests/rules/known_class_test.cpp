@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace known_class_test {
 namespace {
 
 TEST_CASE("rule GPU004: gpuadmit.io/class must name a class of the policy", "[rules][GPU004]") {
@@ -50,4 +51,5 @@ TEST_CASE("rule GPU004: gpuadmit.io/class must name a class of the policy", "[ru
 }
 
 }  // namespace
+}  // namespace known_class_test
 }  // namespace gpuadmit::testing

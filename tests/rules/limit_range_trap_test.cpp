@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace limit_range_trap_test {
 namespace {
 
 std::string limit_range(std::string_view limits) {
@@ -86,4 +87,5 @@ TEST_CASE("rule GPU016: LimitRange max/min for a GPU resource without a default"
 }
 
 }  // namespace
+}  // namespace limit_range_trap_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace mig_profile_test {
 namespace {
 
 std::string res(std::string_view name, std::string_view resource, std::string_view n = "1") {
@@ -93,4 +94,5 @@ TEST_CASE("rule GPU007: MIG profiles must be offered by the class", "[rules][GPU
 }
 
 }  // namespace
+}  // namespace mig_profile_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace no_mixed_gpu_kinds_test {
 namespace {
 
 TEST_CASE("rule GPU008: a container must not mix GPU kinds", "[rules][GPU008]") {
@@ -56,4 +57,5 @@ TEST_CASE("rule GPU008: a container must not mix GPU kinds", "[rules][GPU008]") 
 }
 
 }  // namespace
+}  // namespace no_mixed_gpu_kinds_test
 }  // namespace gpuadmit::testing

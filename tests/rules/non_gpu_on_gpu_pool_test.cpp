@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace non_gpu_on_gpu_pool_test {
 namespace {
 
 constexpr std::string_view kWhat =
@@ -132,4 +133,5 @@ TEST_CASE("rule GPU009: DaemonSet-owned pods are excepted", "[rules][GPU009]") {
 }
 
 }  // namespace
+}  // namespace non_gpu_on_gpu_pool_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace pod_level_gpu_resources_test {
 namespace {
 
 TEST_CASE("rule GPU015: GPUs in pod-level resources", "[rules][GPU015]") {
@@ -41,4 +42,5 @@ TEST_CASE("rule GPU015: GPUs in pod-level resources", "[rules][GPU015]") {
 }
 
 }  // namespace
+}  // namespace pod_level_gpu_resources_test
 }  // namespace gpuadmit::testing

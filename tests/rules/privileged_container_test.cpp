@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace privileged_container_test {
 namespace {
 
 constexpr std::string_view kPrivileged = R"("securityContext":{"privileged":true})";
@@ -136,4 +137,5 @@ spec:
 }
 
 }  // namespace
+}  // namespace privileged_container_test
 }  // namespace gpuadmit::testing

@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace queue_required_test {
 namespace {
 
 std::string policy_requiring_queue() {
@@ -135,4 +136,5 @@ TEST_CASE("rule GPU025: reported once per workload, at its first GPU pod spec", 
 }
 
 }  // namespace
+}  // namespace queue_required_test
 }  // namespace gpuadmit::testing

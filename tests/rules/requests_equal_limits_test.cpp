@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace requests_equal_limits_test {
 namespace {
 
 TEST_CASE("rule GPU001: requests must equal limits", "[rules][GPU001]") {
@@ -87,4 +88,5 @@ TEST_CASE("rule GPU001: requests must equal limits", "[rules][GPU001]") {
 }
 
 }  // namespace
+}  // namespace requests_equal_limits_test
 }  // namespace gpuadmit::testing

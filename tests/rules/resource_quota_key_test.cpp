@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace resource_quota_key_test {
 namespace {
 
 std::string quota(std::string_view hard) {
@@ -59,4 +60,5 @@ TEST_CASE("rule GPU017: ResourceQuota keys for GPUs must use requests.", "[rules
 }
 
 }  // namespace
+}  // namespace resource_quota_key_test
 }  // namespace gpuadmit::testing

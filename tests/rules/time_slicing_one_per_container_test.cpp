@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace time_slicing_one_per_container_test {
 namespace {
 
 std::string res(std::string_view name, std::string_view resource, std::string_view n) {
@@ -60,4 +61,5 @@ TEST_CASE("rule GPU012: one shared GPU per container with failRequestsGreaterTha
 }
 
 }  // namespace
+}  // namespace time_slicing_one_per_container_test
 }  // namespace gpuadmit::testing

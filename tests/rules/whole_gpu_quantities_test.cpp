@@ -3,6 +3,7 @@
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
+namespace whole_gpu_quantities_test {
 namespace {
 
 constexpr std::string_view kFraction =
@@ -79,4 +80,5 @@ TEST_CASE("rule GPU002: GPU quantities must be whole numbers", "[rules][GPU002]"
 }
 
 }  // namespace
+}  // namespace whole_gpu_quantities_test
 }  // namespace gpuadmit::testing

@@ -14,6 +14,8 @@
 #include "engine/json.h"
 #include "tests/webhook/support.h"
 
+namespace connection_pool_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -114,3 +116,4 @@ TEST_CASE("pool: a large review sent in pieces over many TLS records is one requ
   CHECK(res->status == 200);
   CHECK(Json::parse(res->body)["response"]["uid"] == "next");
 }
+}  // namespace connection_pool_test

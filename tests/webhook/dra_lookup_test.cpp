@@ -8,6 +8,8 @@
 
 #include "tests/webhook/support.h"
 
+namespace dra_lookup_test {
+
 using namespace gpuadmit::testing;
 
 namespace {
@@ -57,3 +59,4 @@ TEST_CASE("dra lookup: off by default, no counters") {
   CHECK(server.log().find("\"dra_lookup\":false") != std::string::npos);
   CHECK(server.metrics().find("gpuadmit_dra_lookups_total") == std::string::npos);
 }
+}  // namespace dra_lookup_test

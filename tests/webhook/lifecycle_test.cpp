@@ -12,6 +12,8 @@
 #include "tests/support/eventually.h"
 #include "tests/webhook/support.h"
 
+namespace lifecycle_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -231,3 +233,4 @@ TEST_CASE("lifecycle: --shutdown-delay keeps serving with /readyz failing, on bo
   REQUIRE(code.has_value());
   CHECK(*code == 0);
 }
+}  // namespace lifecycle_test

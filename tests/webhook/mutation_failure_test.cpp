@@ -18,6 +18,7 @@
 #include "webhook/server.h"
 
 namespace gpuadmit::testing {
+namespace mutation_failure_test {
 namespace {
 
 // Appends an env entry, then gives up: the half-done edit must never reach the API server.
@@ -146,4 +147,5 @@ spec:
 }
 
 }  // namespace
+}  // namespace mutation_failure_test
 }  // namespace gpuadmit::testing

@@ -12,6 +12,8 @@
 #include "engine/json.h"
 #include "tests/webhook/support.h"
 
+namespace reload_hostile_policy_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -123,3 +125,4 @@ TEST_CASE("reload: a policy yaml-cpp loops on is one failed reload, memory stays
   CHECK(metric_value(server.metrics(), "gpuadmit_policy_generation") == 2);
   CHECK(answer() == before);
 }
+}  // namespace reload_hostile_policy_test

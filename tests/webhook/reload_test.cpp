@@ -18,6 +18,8 @@
 #include "tests/support/eventually.h"
 #include "tests/webhook/support.h"
 
+namespace reload_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -295,3 +297,4 @@ TEST_CASE("reload: the chart's ConfigMap and Secret volume layout, updated by ..
   CHECK(renewed.connect(server.port(), next_options).empty());
   CHECK(server.wait_exit(0) == std::nullopt);  // never restarted
 }
+}  // namespace reload_test

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace request_framing_test {
+
 namespace {
 
 using gpuadmit::webhook::frame_request;
@@ -115,3 +117,4 @@ TEST_CASE("request framing: 100 Continue only when the body is still to come") {
       frame_request("POST /m HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n", 1000)
           .interim);
 }
+}  // namespace request_framing_test

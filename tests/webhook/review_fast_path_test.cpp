@@ -12,6 +12,8 @@
 #include "webhook/request_framing.h"
 #include "webhook/review_fast_path.h"
 
+namespace review_fast_path_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -255,3 +257,4 @@ TEST_CASE("review fast path: answers are byte for byte those of cpp-httplib's pa
 }
 
 }  // namespace
+}  // namespace review_fast_path_test

@@ -12,6 +12,8 @@
 #include "engine/json.h"
 #include "tests/webhook/support.h"
 
+namespace server_test {
+
 namespace {
 
 using namespace gpuadmit::testing;
@@ -660,8 +662,8 @@ TEST_CASE("webhook: header limits are enforced before cpp-httplib parses anythin
   for (int i = 0; i < 101; ++i) many += "a:b\r\n";
   const std::vector<Case> cases = {
       {"101 header lines", many + "\r\n", 431},
-      {"a header line over 8 KiB", "GET /healthz HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n",
-       431},
+      {"a header line over 8 KiB",
+       "GET /healthz HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n", 431},
       {"a request line over 8 KiB", "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n", 414},
       {"a percent-encoded Content-Length",
        "POST /mutate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: %31%30\r\n\r\n",
@@ -679,3 +681,4 @@ TEST_CASE("webhook: header limits are enforced before cpp-httplib parses anythin
     CHECK(client.closed_by_peer(2000));
   }
 }
+}  // namespace server_test

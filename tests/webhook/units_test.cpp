@@ -12,6 +12,8 @@
 #include "webhook/metrics.h"
 #include "webhook/server.h"
 
+namespace units_test {
+
 using gpuadmit::Json;
 using namespace gpuadmit::webhook;
 
@@ -139,3 +141,4 @@ TEST_CASE("units: a buffered logger keeps the order and writes warnings at once"
   CHECK(first["n"] == 1);
   CHECK(first["ts"].get<std::string>().size() == 24);
 }
+}  // namespace units_test

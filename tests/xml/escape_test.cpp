@@ -9,6 +9,7 @@
 #include "xml/escape.h"
 
 namespace gpuadmit::xml {
+namespace escape_test {
 namespace {
 
 struct EscapeCase {
@@ -54,4 +55,5 @@ TEST_CASE("xml::escape: entities, characters XML 1.0 cannot carry, bytes that ar
 }
 
 }  // namespace
+}  // namespace escape_test
 }  // namespace gpuadmit::xml

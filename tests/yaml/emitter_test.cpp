@@ -13,6 +13,7 @@
 #include "yaml/scalar.h"
 
 namespace gpuadmit::yaml {
+namespace emitter_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -112,4 +113,5 @@ TEST_CASE("the emitter quotes what go-yaml v2 (kubectl) would read differently",
 }
 
 }  // namespace
+}  // namespace emitter_test
 }  // namespace gpuadmit::yaml

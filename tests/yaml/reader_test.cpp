@@ -14,6 +14,7 @@
 #include "yaml/scalar.h"
 
 namespace gpuadmit::yaml {
+namespace reader_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -366,4 +367,5 @@ TEST_CASE("mangled corpus files never crash the reader, and the fast path never 
 }
 
 }  // namespace
+}  // namespace reader_test
 }  // namespace gpuadmit::yaml

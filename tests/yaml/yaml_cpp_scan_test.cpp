@@ -9,6 +9,7 @@
 #include "yaml/yaml_cpp_scan.h"
 
 namespace gpuadmit::yaml {
+namespace yaml_cpp_scan_test {
 namespace {
 
 TEST_CASE("yaml scan: counts documents, the content ones and where the second starts",
@@ -79,9 +80,11 @@ TEST_CASE("yaml scan: yaml-cpp's own errors keep their message and mark", "[poli
 }
 
 }  // namespace
+}  // namespace yaml_cpp_scan_test
 }  // namespace gpuadmit::yaml
 
 namespace gpuadmit::yaml {
+namespace yaml_cpp_scan_test {
 namespace {
 
 // Exhaustive over short texts of YAML indicators: every scan ends, and progresses — no more
@@ -109,4 +112,5 @@ TEST_CASE("yaml scan: every text of up to 3 YAML indicators ends, with progress"
 }
 
 }  // namespace
+}  // namespace yaml_cpp_scan_test
 }  // namespace gpuadmit::yaml
