@@ -80,6 +80,15 @@ struct WebhookRegistration::Impl {
   WebhookRegistrationConfig config;
   ApiClient api;
 
+  // The service account token, read again for each pass (the kubelet rotates it); an error in
+  // `result` when it cannot be read.
+  std::optional<std::string> token(RegistrationResult& result) const {
+    std::optional<std::string> token = read_token(config.access.token_path);
+    if (!token)
+      result.errors.push_back("cannot read the service account token " + config.access.token_path);
+    return token;
+  }
+
   // The owner reference, or an error.
   std::variant<Json, std::string> owner(const std::string& token) const {
     const ApiResponse r = api.get(kClusterRoles + config.owner_cluster_role, token);
@@ -191,12 +200,8 @@ RegistrationResult WebhookRegistration::prune(const std::vector<AdmissionKind>& 
                                               const std::string& label_selector,
                                               const std::vector<Json>& desired) const {
   RegistrationResult result;
-  const std::optional<std::string> token = read_token(impl_->config.access.token_path);
-  if (!token) {
-    result.errors.push_back("cannot read the service account token " +
-                            impl_->config.access.token_path);
-    return result;
-  }
+  const std::optional<std::string> token = impl_->token(result);
+  if (!token) return result;
   std::set<std::pair<std::string, std::string>> kept;  // kind, name
   for (const Json& object : desired) {
     const Json* metadata = find_member(object, "metadata");
@@ -233,12 +238,8 @@ RegistrationResult WebhookRegistration::prune(const std::vector<AdmissionKind>& 
 
 RegistrationResult WebhookRegistration::apply(const std::vector<Json>& desired) const {
   RegistrationResult result;
-  const std::optional<std::string> token = read_token(impl_->config.access.token_path);
-  if (!token) {
-    result.errors.push_back("cannot read the service account token " +
-                            impl_->config.access.token_path);
-    return result;
-  }
+  const std::optional<std::string> token = impl_->token(result);
+  if (!token) return result;
   std::optional<Json> owner_ref;
   if (!impl_->config.owner_cluster_role.empty()) {
     auto owner = impl_->owner(*token);
