@@ -2,6 +2,7 @@
 // (parse → pod specs → mutators → rules → diff + verify → response encode), single thread.
 //
 //   build/bench/pipeline_bench [--policy P] [--iterations N] [--runs R] [--stages]
+//                              [--only evaluate|review]
 //
 // Prints µs per review (mean, p50, p99, max) for the full text→text path and for evaluate()
 // alone, for each of R runs (default 5) and the best run (lowest p99): on a shared machine the
@@ -13,7 +14,8 @@
 // tenants (4,000 namespace patterns, half of them regexes; the pod's namespace matched by the
 // catch-all of the last tenant) and 60 classes, beside the default policy (issue 15: ≤ 1.5×).
 // `--stages` prints only where a review's time goes (docs/performance.md "Where the time goes"):
-// the review's stages, evaluate's by mutator and rule, the copy and the diff.
+// the review's stages, evaluate's by mutator and rule, the copy and the diff. `--only evaluate`
+// (or `review`) runs only that loop, `--iterations` × `--runs` calls: for callgrind.
 
 #include <algorithm>
 #include <chrono>
@@ -240,6 +242,29 @@ void print_stages(const gpuadmit::CompiledPolicy& policy, const Json& pod, const
   std::printf("(sink %zu)\n", sink);
 }
 
+// `--only evaluate|review`: `calls` calls of one path and nothing else (callgrind's Ir / calls).
+int run_only(const std::string& what, const gpuadmit::Pipeline& pipeline,
+             const gpuadmit::CompiledPolicy& policy, const Json& pod, const std::string& body,
+             int calls) {
+  if (what != "evaluate" && what != "review") {
+    std::fprintf(stderr, "--only: evaluate or review\n");
+    return 2;
+  }
+  const gpuadmit::EvaluateOptions options{"ml-vision", gpuadmit::Operation::kCreate, true};
+  const Stats s = time_each(calls, [&] {
+    if (what == "evaluate") {
+      static_cast<void>(pipeline.evaluate(pod, options, policy));
+    } else {
+      auto r = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
+                                                      policy);
+      if (r.outcome) static_cast<void>(r.outcome->response.dump());
+    }
+  });
+  std::printf("%s, %d calls: mean %.2f us  p50 %.2f us  p99 %.2f us  max %.2f us\n", what.c_str(),
+              calls, s.mean, s.p50, s.p99, s.max);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -247,6 +272,7 @@ int main(int argc, char** argv) {
   int iterations = 20000;
   int runs = 5;
   bool stages = false;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--stages") {
@@ -257,6 +283,7 @@ int main(int argc, char** argv) {
     if (flag == "--policy") policy_path = argv[++i];
     if (flag == "--iterations") iterations = std::atoi(argv[++i]);
     if (flag == "--runs") runs = std::max(1, std::atoi(argv[++i]));
+    if (flag == "--only") only = argv[++i];
   }
   auto loaded = gpuadmit::load_compiled_policy(policy_path);
   if (!loaded.policy) {
@@ -271,6 +298,7 @@ int main(int argc, char** argv) {
     print_stages(*loaded.policy, pod, body, iterations);
     return 0;
   }
+  if (!only.empty()) return run_only(only, pipeline, *loaded.policy, pod, body, iterations * runs);
 
   auto first = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
                                                       *loaded.policy);
