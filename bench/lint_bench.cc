@@ -135,8 +135,13 @@ void print_stages(const std::vector<std::string>& files, size_t bytes,
   auto pass = [&](int depth) {
     docs = workloads = 0;
     for (const std::string& file : files) {
+      // Read whole and split from memory, as lint reads a file of at most 1 MiB.
+      std::string text;
       std::FILE* in = std::fopen(file.c_str(), "rb");
-      yaml::DocumentStream stream(in);
+      char chunk[1 << 16];
+      for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, in)) > 0;) text.append(chunk, n);
+      std::fclose(in);
+      yaml::DocumentStream stream(text);
       yaml::SourceDocument source;
       while (stream.next(source)) {
         if (depth == 0) {
@@ -157,7 +162,6 @@ void print_stages(const std::vector<std::string>& files, size_t bytes,
         }
         gpuadmit::free_json(doc.value);
       }
-      std::fclose(in);
     }
   };
   double best[3] = {1e9, 1e9, 1e9};

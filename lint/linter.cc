@@ -1,5 +1,7 @@
 #include "lint/linter.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
@@ -49,6 +51,28 @@ LintFinding finding_base(const ObjectResult& r) {
   f.ns = r.ns;
   f.name = r.name;
   return f;
+}
+
+// Regular files up to this size are read whole, in one read: their documents are then spans
+// of one buffer, copied once each rather than line by line from a stream's chunks. Larger files
+// (and pipes) stream, so memory stays bounded by the largest document.
+constexpr off_t kWholeFileBytes = 1 << 20;
+
+// The rest of `file` when it is a small regular file read without error; false otherwise, with
+// the file back at its start for streaming (which then reports any read error).
+bool read_small_file(std::FILE* file, std::string& text) {
+  struct stat st {};
+  if (::fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kWholeFileBytes) {
+    return false;
+  }
+  text.resize(static_cast<size_t>(st.st_size) + 1);  // one byte more: a file that grew shows
+  const size_t n = std::fread(text.data(), 1, text.size(), file);
+  if (std::ferror(file) || n == text.size()) {
+    std::rewind(file);
+    return false;
+  }
+  text.resize(n);
+  return true;
 }
 
 }  // namespace
@@ -107,6 +131,12 @@ void Linter::lint_file(const std::string& path, const std::string& display) {
   if (file == nullptr) {
     input_error(display,
                 std::string("cannot open the file: ") + std::strerror(errno) + "; check the path");
+    return;
+  }
+  std::string text;
+  if (read_small_file(file, text)) {
+    std::fclose(file);
+    lint_text(text, display, is_json_name(path));
     return;
   }
   lint_stream(file, display, is_json_name(path));

@@ -1,13 +1,38 @@
 #include "lint/manifest_claims.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "engine/dra.h"
 #include "yaml/reader.h"
 
 namespace gpuadmit::lint {
+namespace {
+
+// The word every claim document holds (add_documents parses only documents that mention it).
+constexpr std::string_view kClaimWord = "ResourceClaim";
+
+// Whether the rest of `file` mentions kClaimWord (or could not be read: the document pass then
+// sees the same error). Most files hold no claim: one scan of their bytes settles them without
+// splitting them into documents, which cost ~5% of lint's instructions.
+bool mentions_claims(std::FILE* file) {
+  char buffer[1 << 16];
+  size_t kept = 0;  // the previous block's tail: the word may straddle two blocks
+  while (true) {
+    const size_t n = std::fread(buffer + kept, 1, sizeof buffer - kept, file);
+    if (n == 0) return std::ferror(file) != 0;
+    const std::string_view text(buffer, kept + n);
+    if (text.find(kClaimWord) != std::string_view::npos) return true;
+    kept = std::min(text.size(), kClaimWord.size() - 1);
+    std::memmove(buffer, buffer + text.size() - kept, kept);
+  }
+}
+
+}  // namespace
 
 ManifestClaims::ManifestClaims(std::string default_namespace)
     : default_namespace_(default_namespace.empty() ? "default" : std::move(default_namespace)) {}
@@ -49,7 +74,7 @@ template <typename Stream>
 void ManifestClaims::add_documents(Stream& stream, bool json_file) {
   yaml::SourceDocument source;
   while (stream.next(source)) {
-    if (source.text.find("ResourceClaim") == std::string::npos) continue;
+    if (source.text.find(kClaimWord) == std::string::npos) continue;
     yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
     if (doc.empty || doc.error) continue;
     add(doc.value);
@@ -71,7 +96,15 @@ bool ManifestClaims::add_file(const std::string& path) {
   if (file == nullptr) return false;
   const bool json_file = path.size() >= 5 && (path.substr(path.size() - 5) == ".json" ||
                                               path.substr(path.size() - 5) == ".JSON");
-  add_stream(file, json_file);
+  // Scanned first only when it can be read again (not a pipe).
+  struct stat st {};
+  const bool regular = ::fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode);
+  if (!regular) {
+    add_stream(file, json_file);
+  } else if (mentions_claims(file)) {
+    std::rewind(file);
+    add_stream(file, json_file);
+  }
   std::fclose(file);
   return true;
 }

@@ -33,7 +33,8 @@ class ManifestClaims final : public ClaimResolver {
   // lints the file).
   void add_stream(std::FILE* file, bool json_file);
   void add_text(std::string_view text, bool json_file);
-  // A file; false when it cannot be opened.
+  // A file; false when it cannot be opened. A regular file whose bytes do not mention
+  // "ResourceClaim" is scanned once, not split into documents.
   bool add_file(const std::string& path);
   // The files read on `jobs` threads, each into claims of its own, then kept in the files' order:
   // the same claims as add_file on each in turn (the first of two with one key wins).

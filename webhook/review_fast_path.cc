@@ -18,13 +18,23 @@ bool same_name(std::string_view name, std::string_view lower_case) {
   return true;
 }
 
-// RFC 9110 §5.6.2 tchar.
+// RFC 9110 §5.6.2 tchar, as a table: every header name of every review is checked.
+struct TokenChars {
+  bool has[256] = {};
+  constexpr TokenChars() {
+    for (int c = 'a'; c <= 'z'; ++c) has[c] = true;
+    for (int c = 'A'; c <= 'Z'; ++c) has[c] = true;
+    for (int c = '0'; c <= '9'; ++c) has[c] = true;
+    for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
+      has[static_cast<unsigned char>(c)] = true;
+  }
+};
+constexpr TokenChars kTokenChars;
+
 bool is_token(std::string_view s) {
   if (s.empty()) return false;
   for (const char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    if (!ok) return false;
+    if (!kTokenChars.has[static_cast<unsigned char>(c)]) return false;
   }
   return true;
 }

@@ -1,6 +1,9 @@
 #include "yaml/reader.h"
 
 #include <yaml-cpp/yaml.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -129,6 +132,20 @@ bool eight_plain_bytes(const unsigned char* p) {
   return ((w & kHigh) | del | (control & ~lf)) == 0;
 }
 
+// Sixteen bytes at once, the same test as eight_plain_bytes (manifests are mostly such bytes).
+// The signed compare also flags bytes with the high bit set, which eight_plain_bytes refuses too.
+bool sixteen_plain_bytes(const unsigned char* p) {
+#ifdef __SSE2__
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i control = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));  // and bytes >= 0x80
+  const __m128i lf = _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'));
+  const __m128i del = _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f));
+  return _mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(lf, control), del)) == 0;
+#else
+  return eight_plain_bytes(p) && eight_plain_bytes(p + 8);
+#endif
+}
+
 // The code point of the UTF-8 sequence at p[i] (a byte >= 0x80) and its length; false when it
 // is not valid UTF-8 (a stray or overlong byte, a surrogate, beyond U+10FFFF, cut short).
 bool decode_utf8(const unsigned char* p, size_t i, size_t n, uint32_t& cp, size_t& length) {
@@ -162,6 +179,10 @@ CharacterCheck check_characters(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
   while (i < n) {
+    if (i + 16 <= n && sixteen_plain_bytes(p + i)) {
+      i += 16;
+      continue;
+    }
     if (i + 8 <= n && eight_plain_bytes(p + i)) {
       i += 8;
       continue;
@@ -499,6 +520,7 @@ bool DocumentStream::next(SourceDocument& out) {
     out.starts_with_marker = true;
     has_carry_ = false;
   }
+  if (from_text_) return next_from_text(out);
   std::string_view line;
   while (next_line(line)) {
     ++line_;
@@ -520,6 +542,39 @@ bool DocumentStream::next(SourceDocument& out) {
     out.text.append(line);
   }
   done_ = true;
+  return true;
+}
+
+// The text is all here: the document's lines are one span of it, copied once (not line by line).
+bool DocumentStream::next_from_text(SourceDocument& out) {
+  const size_t begin = pos_;
+  size_t end = pos_;  // after the document's last line
+  bool marker_found = false;
+  while (pos_ < text_.size()) {
+    const size_t nl = text_.find('\n', pos_);
+    const size_t line_end = nl == std::string_view::npos ? text_.size() : nl + 1;
+    const std::string_view line = text_.substr(pos_, line_end - pos_);
+    pos_ = line_end;
+    ++line_;
+    const Marker marker = line[0] == '-' || line[0] == '.' ? marker_kind(line) : Marker::kNone;
+    if (marker != Marker::kNone) {
+      if (marker == Marker::kStart && marker_has_content(line)) {
+        carry_.assign(line);
+        carry_line_ = line_;
+        has_carry_ = true;
+      }
+      marker_found = true;
+      break;
+    }
+    end = line_end;
+  }
+  if (!marker_found) done_ = true;
+  if (out.text.size() + (end - begin) > kMaxDocumentBytes) {
+    out.too_large = true;
+    std::string().swap(out.text);
+  } else {
+    out.text.append(text_.substr(begin, end - begin));
+  }
   return true;
 }
 

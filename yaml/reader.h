@@ -56,8 +56,9 @@ class DocumentStream {
   int read_errno() const { return read_errno_; }
 
  private:
-  bool next_line(std::string_view& line);  // the next line including its '\n' (if any)
-  [[gnu::noinline]] void refill();         // reads the next chunk of the file into buffer_
+  bool next_from_text(SourceDocument& out);  // next() of a stream of text in memory
+  bool next_line(std::string_view& line);    // the next line including its '\n' (if any)
+  [[gnu::noinline]] void refill();           // reads the next chunk of the file into buffer_
   std::FILE* file_ = nullptr;
   std::string_view text_;
   bool from_text_ = false;

@@ -195,34 +195,55 @@ Json normalize_number(double d) {
   return d;
 }
 
-Json resolve_plain_scalar(std::string_view s) {
-  if (s.empty()) return nullptr;
+namespace {
+
+// go-yaml v2's words for null and the booleans (YAML 1.1), by their first character.
+enum class Word { kNone, kNull, kTrue, kFalse };
+
+Word yaml_word(std::string_view s) {
+  if (s.empty() || s.size() > 5) return Word::kNone;
   switch (s[0]) {
     case '~':
-      if (s == "~") return nullptr;
-      break;
+      return s == "~" ? Word::kNull : Word::kNone;
     case 'n':
     case 'N':
-      if (equals_any(s, {"null", "Null", "NULL"})) return nullptr;
-      if (equals_any(s, {"n", "N", "no", "No", "NO"})) return false;
-      break;
+      if (equals_any(s, {"null", "Null", "NULL"})) return Word::kNull;
+      return equals_any(s, {"n", "N", "no", "No", "NO"}) ? Word::kFalse : Word::kNone;
     case 'y':
     case 'Y':
-      if (equals_any(s, {"y", "Y", "yes", "Yes", "YES"})) return true;
-      break;
+      return equals_any(s, {"y", "Y", "yes", "Yes", "YES"}) ? Word::kTrue : Word::kNone;
     case 't':
     case 'T':
-      if (equals_any(s, {"true", "True", "TRUE"})) return true;
-      break;
+      return equals_any(s, {"true", "True", "TRUE"}) ? Word::kTrue : Word::kNone;
     case 'f':
     case 'F':
-      if (equals_any(s, {"false", "False", "FALSE"})) return false;
-      break;
+      return equals_any(s, {"false", "False", "FALSE"}) ? Word::kFalse : Word::kNone;
     case 'o':
     case 'O':
-      if (equals_any(s, {"on", "On", "ON"})) return true;
-      if (equals_any(s, {"off", "Off", "OFF"})) return false;
+      if (equals_any(s, {"on", "On", "ON"})) return Word::kTrue;
+      return equals_any(s, {"off", "Off", "OFF"}) ? Word::kFalse : Word::kNone;
+    default:
+      return Word::kNone;
+  }
+}
+
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+}  // namespace
+
+Json resolve_plain_scalar(std::string_view s) {
+  if (s.empty()) return nullptr;
+  switch (yaml_word(s)) {
+    case Word::kNull:
+      return nullptr;
+    case Word::kTrue:
+      return true;
+    case Word::kFalse:
+      return false;
+    case Word::kNone:
       break;
+  }
+  switch (s[0]) {
     case '.': {
       // .inf/.nan have no JSON form (sigs.k8s.io/yaml fails on them); they stay strings here.
       if (s.size() > 1 && is_digit(s[1]) && is_yaml_style_float(s)) {
@@ -250,12 +271,22 @@ Json resolve_plain_scalar(std::string_view s) {
 }
 
 bool resolve_plain_key(std::string_view text, std::string& out) {
-  // A letter starts only the short words resolve_plain_scalar resolves (null, no, yes, true,
-  // false, on, off: five letters at most): a longer key is its own text, with no Json built.
-  const char first = text.empty() ? '\0' : text.front();
-  if (text.size() > 5 && ((first >= 'a' && first <= 'z') || (first >= 'A' && first <= 'Z'))) {
-    out.assign(text);
-    return true;
+  // A letter or '~' starts no number: only the words of yaml_word are not their own text, and
+  // no Json is built for the rest (most keys: "name", "image").
+  if (!text.empty() && (is_letter(text.front()) || text.front() == '~')) {
+    switch (yaml_word(text)) {
+      case Word::kNull:
+        return false;
+      case Word::kTrue:
+        out = "true";
+        return true;
+      case Word::kFalse:
+        out = "false";
+        return true;
+      case Word::kNone:
+        out.assign(text);
+        return true;
+    }
   }
   Json v = resolve_plain_scalar(text);
   if (v.is_string()) {

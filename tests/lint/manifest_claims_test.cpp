@@ -122,6 +122,34 @@ TEST_CASE("manifest claims: files read on 4 threads keep what one thread keeps",
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("manifest claims: the word is found across the scan's 64 KiB blocks", "[lint][dra]") {
+  // A claim whose kind straddles the first block's end (offset 65,536), after a long comment;
+  // and a file that never mentions claims, which holds nothing.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpuadmit-scan-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string head = "apiVersion: resource.k8s.io/v1\nkind: ";
+  for (const size_t cut : {size_t{1}, size_t{6}, size_t{12}}) {
+    std::string padding = "# " + std::string(65536 - head.size() - cut - 3, 'x') + "\n";
+    const std::string text = padding + head +
+                             "ResourceClaim\nmetadata: {name: far, namespace: team-a}\n"
+                             "spec: {devices: {requests: []}}\n";
+    REQUIRE(text.find("ResourceClaim") == 65536 - cut);
+    const std::string path = (dir / "far.yaml").string();
+    std::ofstream(path) << text;
+    ManifestClaims claims("default");
+    CHECK(claims.add_file(path));
+    INFO(cut);
+    CHECK(claims.resolve(ClaimKind::kClaim, "team-a", "far").status == ClaimLookup::kFound);
+  }
+  const std::string none = (dir / "none.yaml").string();
+  std::ofstream(none) << "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n";
+  ManifestClaims claims("default");
+  CHECK(claims.add_file(none));
+  CHECK(claims.size() == 0);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace manifest_claims_test
 }  // namespace gpuadmit::lint

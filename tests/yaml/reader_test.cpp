@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -78,6 +80,35 @@ TEST_CASE("documents are split at --- and ... lines with their first lines", "[l
   CHECK(split("a: |\n  ---x\n").size() == 1);
 }
 
+// The same split from a file (read in chunks, line by line) as from text in memory (spans).
+TEST_CASE("a file and the same text in memory split into the same documents", "[lint][reader]") {
+  for (const std::string& text : {
+           std::string("# header\n---\na: 1\n--- # c\nb: 2\r\n...\nc: 3\n---\n"),
+           std::string("--- {a: 1}\n---\nb: 2"), std::string(""), std::string("a: 1"),
+           std::string("---\n---\n...\n"), std::string("a: |\n  ---x\n----\n---x: 1\n"),
+           "a: " + std::string(70000, 'x') + "\n---\nb: 1\n",  // a line longer than a chunk
+       }) {
+    INFO(text.substr(0, 60));
+    std::FILE* file = std::tmpfile();
+    REQUIRE(file != nullptr);
+    REQUIRE(std::fwrite(text.data(), 1, text.size(), file) == text.size());
+    std::rewind(file);
+    DocumentStream from_file(file);
+    std::vector<SourceDocument> read;
+    SourceDocument d;
+    while (from_file.next(d)) read.push_back(d);
+    std::fclose(file);
+    const std::vector<SourceDocument> spans = split(text);
+    REQUIRE(read.size() == spans.size());
+    for (size_t i = 0; i < read.size(); ++i) {
+      CHECK(read[i].text == spans[i].text);
+      CHECK(read[i].first_line == spans[i].first_line);
+      CHECK(read[i].starts_with_marker == spans[i].starts_with_marker);
+      CHECK(read[i].too_large == spans[i].too_large);
+    }
+  }
+}
+
 TEST_CASE("empty, comment-only and trailing documents are empty", "[lint][reader]") {
   auto docs = parse_all("---\n# only a comment\n---\n   \n---\napiVersion: v1\n---\n");
   REQUIRE(docs.size() == 1);
@@ -123,6 +154,34 @@ TEST_CASE("scalars are typed as kubectl (go-yaml v2) types them", "[lint][reader
   for (const Row& row : rows) {
     INFO(row.text);
     CHECK(resolve_plain_scalar(row.text) == row.expected);
+  }
+}
+
+// sigs.k8s.io/yaml stringifies non-string keys of go-yaml v2 (yamlToJSON): booleans as "true" and
+// "false", integers in decimal; a null key is an error ("unsupported map key").
+TEST_CASE("plain keys are typed first, then turned into JSON object keys", "[lint][reader]") {
+  struct Row {
+    std::string_view text;
+    std::optional<std::string> expected;  // none: refused
+  };
+  for (const Row& row : std::vector<Row>{
+           {"name", "name"},       {"n", "false"},
+           {"No", "false"},        {"nulls", "nulls"},
+           {"yes", "true"},        {"Yes", "true"},
+           {"YES", "true"},        {"yess", "yess"},
+           {"on", "true"},         {"Off", "false"},
+           {"of", "of"},           {"true", "true"},
+           {"FALSE", "false"},     {"False", "false"},
+           {"fals", "fals"},       {"tolerations", "tolerations"},
+           {"null", std::nullopt}, {"NULL", std::nullopt},
+           {"~", std::nullopt},    {"~x", "~x"},
+           {"0x1F", "31"},         {"7", "7"},
+       }) {
+    INFO(row.text);
+    std::string key;
+    const bool ok = resolve_plain_key(row.text, key);
+    CHECK(ok == row.expected.has_value());
+    if (ok && row.expected) CHECK(key == *row.expected);
   }
 }
 
@@ -228,6 +287,18 @@ TEST_CASE("invalid UTF-8 and control characters are errors with their line, as k
       CHECK(docs[1].error->line == bad.line + 2);
       CHECK(docs[1].error->column == bad.column);
       CHECK(docs[1].error->message.rfind(bad.message, 0) == 0);
+    }
+  }
+  // The characters are checked 16 and 8 bytes at a time: a bad byte at every offset of a block.
+  for (size_t at = 0; at < 40; ++at) {
+    for (const char bad : {'\x01', '\x7f', '\xff'}) {
+      std::string line(40, 'a');
+      line[at] = bad;
+      auto docs = parse_all("k: " + line + "\n");
+      INFO(at << " " << static_cast<int>(bad));
+      REQUIRE(docs.size() == 1);
+      REQUIRE(docs[0].error);
+      CHECK(docs[0].error->column == static_cast<int>(at) + 4);
     }
   }
   // What YAML allows: tab, CR LF, non-ASCII letters, emoji, a byte order mark.
