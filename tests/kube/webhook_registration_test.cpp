@@ -298,25 +298,33 @@ TEST_CASE("webhook registration: without its owner nothing is written") {
 TEST_CASE("webhook registration: the REST collection of each admissionregistration kind") {
   using gpuadmit::kube::admission_collection;
   const std::string g = "admissionregistration.k8s.io/";
-  CHECK(admission_collection(g + "v1", "MutatingWebhookConfiguration") ==
-        "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations");
-  CHECK(admission_collection(g + "v1", "ValidatingWebhookConfiguration") ==
-        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations");
-  CHECK(admission_collection(g + "v1", "ValidatingAdmissionPolicy") ==
-        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies");
-  CHECK(admission_collection(g + "v1", "ValidatingAdmissionPolicyBinding") ==
-        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings");
-  CHECK(admission_collection(g + "v1", "MutatingAdmissionPolicy") ==
-        "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies");
-  CHECK(admission_collection(g + "v1beta1", "MutatingAdmissionPolicy") ==
-        "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies");
-  CHECK(admission_collection(g + "v1beta1", "MutatingAdmissionPolicyBinding") ==
-        "/apis/admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicybindings");
-  // v1beta1 webhook configurations were removed in 1.22; other groups and kinds are not ours.
-  CHECK_FALSE(admission_collection(g + "v1beta1", "MutatingWebhookConfiguration"));
-  CHECK_FALSE(admission_collection(g + "v1alpha1", "MutatingAdmissionPolicy"));
+  const std::string apis = "/apis/admissionregistration.k8s.io/";
+  struct Case {
+    std::string version, kind, collection;  // collection "": not a kind gpuadmit registers
+  };
+  const std::vector<Case> cases = {
+      {"v1", "MutatingWebhookConfiguration", "v1/mutatingwebhookconfigurations"},
+      {"v1", "ValidatingWebhookConfiguration", "v1/validatingwebhookconfigurations"},
+      {"v1", "ValidatingAdmissionPolicy", "v1/validatingadmissionpolicies"},
+      {"v1", "ValidatingAdmissionPolicyBinding", "v1/validatingadmissionpolicybindings"},
+      {"v1", "MutatingAdmissionPolicy", "v1/mutatingadmissionpolicies"},
+      {"v1beta1", "MutatingAdmissionPolicy", "v1beta1/mutatingadmissionpolicies"},
+      {"v1beta1", "MutatingAdmissionPolicyBinding", "v1beta1/mutatingadmissionpolicybindings"},
+      // v1beta1 webhook configurations were removed in 1.22; other versions are not ours.
+      {"v1beta1", "MutatingWebhookConfiguration", ""},
+      {"v1alpha1", "MutatingAdmissionPolicy", ""},
+      {"v1", "PriorityClass", ""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.version << " " << c.kind);
+    const std::optional<std::string> collection = admission_collection(g + c.version, c.kind);
+    if (c.collection.empty()) {
+      CHECK_FALSE(collection);
+    } else {
+      CHECK(collection == apis + c.collection);
+    }
+  }
   CHECK_FALSE(admission_collection("rbac.authorization.k8s.io/v1", "ClusterRole"));
-  CHECK_FALSE(admission_collection(g + "v1", "PriorityClass"));
 }
 
 namespace {
