@@ -17,8 +17,9 @@
 #   test-tsan    lint --jobs tests (the threaded code: the connection pool, reloads, the logger,
 #                lint's workers)
 #   native       scripts/native-test.sh, when present (the native-policy harness)
-# Every build compiles each target's sources in batches of 16 (unity builds, CMakeLists.txt
-# GPUADMIT_UNITY): a third of the CPU time of file-by-file builds.
+# Every build here compiles each target's sources in batches of 16 (unity builds, CMakeLists.txt
+# GPUADMIT_UNITY): a third of the CPU time of file-by-file builds. (The shipped build,
+# scripts/run.sh, is file by file: g++ inlines less in a batch.)
 # Environment: GPUADMIT_SKIP_ASAN=1, GPUADMIT_SKIP_FUZZ=1, GPUADMIT_SKIP_TSAN=1 skip phases (with
 # the ASan phases skipped, build/ builds and runs every test instead);
 # GPUADMIT_FUZZ_SECONDS=N runs every target N seconds instead.
@@ -122,9 +123,9 @@ fi
 # -g1: line tables only (backtraces keep file:line); full debug information cost a third of the
 # compile time and CI never debugs.
 ci_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
-# Every build links with lld (scripts/setup.sh test installs it): the sanitizer build's 79 links
-# took 88 s of its time with GNU ld.
-link_flags=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld)
+# Every build here is a unity build and links with lld (scripts/setup.sh test installs it): the
+# sanitizer build's 79 links took 88 s of its time with GNU ld.
+every_build=(-DGPUADMIT_UNITY=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld)
 # Every test executable is built once, in build-asan/, and run there under the sanitizers; this
 # build makes what runs outside them. Without the ASan phases it builds and runs everything.
 plain_targets=(gpuadmit test_attack test_memory benchmarks)
@@ -133,7 +134,7 @@ if [ "${GPUADMIT_SKIP_ASAN:-0}" = 1 ]; then
   plain_targets=()
   plain_tests=(-LE long)
 fi
-phase build build build "${plain_targets[@]}" -- "${ci_flags[@]}" "${link_flags[@]}" \
+phase build build build "${plain_targets[@]}" -- "${ci_flags[@]}" "${every_build[@]}" \
   -DGPUADMIT_WERROR=ON
 
 wait_background "npm packages" "$npm_log" "$npm_pid"
@@ -153,7 +154,7 @@ if [ -f build/attack-results.txt ]; then cat build/attack-results.txt; fi
 
 if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
   # One clang build for the sanitizer tests and the fuzz targets (docs/fuzzing.md).
-  phase build-asan build build-asan -- -DCMAKE_CXX_COMPILER=clang++ "${link_flags[@]}" \
+  phase build-asan build build-asan -- -DCMAKE_CXX_COMPILER=clang++ "${every_build[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only" \
     -DGPUADMIT_FUZZ=ON -DGPUADMIT_BENCH=OFF
   phase test-asan bash -c "cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
@@ -167,7 +168,7 @@ fi
 if [ "${GPUADMIT_SKIP_TSAN:-0}" != 1 ]; then
   # No test PCH here: the test targets reuse the first test folder's, and that dependency would
   # build test_engine too.
-  phase build-tsan build build-tsan gpuadmit test_webhook test_certs test_lint_jobs -- "${link_flags[@]}" \
+  phase build-tsan build build-tsan gpuadmit test_webhook test_certs test_lint_jobs -- "${every_build[@]}" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
     -DGPUADMIT_TSAN=ON -DGPUADMIT_WERROR=ON -DGPUADMIT_BENCH=OFF -DGPUADMIT_TEST_PCH=OFF
   phase test-tsan bash -c "cd build-tsan && TSAN_OPTIONS='halt_on_error=1 second_deadlock_stack=1 \
