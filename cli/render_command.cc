@@ -40,20 +40,18 @@ std::optional<std::string> native_options(const Args& args, const std::string& n
     if (api) return "--native-api needs --native full or --native fallback";
     return std::nullopt;
   }
-  if (*mode != "full" && *mode != "fallback") {
-    return "--native must be full or fallback, not \"" + *mode + "\"";
-  }
+  const std::optional<render::native::NativeMode> named = render::native::native_mode_named(*mode);
+  if (!named) return "--native must be full or fallback, not \"" + *mode + "\"";
   for (const char* flag : {"ca-bundle", "service", "failure-policy"}) {
     if (args.has(flag)) {
       return std::string("--") + flag + " configures the webhook; --native prints no webhook";
     }
   }
   render::native::NativeOptions options;
-  options.mode =
-      *mode == "full" ? render::native::NativeMode::kFull : render::native::NativeMode::kFallback;
+  options.mode = *named;
   options.mutating_api = api.value_or("v1");
   options.opt_out_label = args.has("opt-out-label");
-  if (options.mutating_api != "v1" && options.mutating_api != "v1beta1") {
+  if (!render::native::is_mutating_api(options.mutating_api)) {
     return "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"" +
            options.mutating_api + "\"";
   }

@@ -181,18 +181,16 @@ std::optional<std::string> parse_webhook_target(const Args& args, const ServeFla
 // namespace and opt-out label the webhooks are given (docs/native.md "Installed by the server").
 std::optional<std::string> parse_native(const Args& args, RegistrarSettings& s) {
   const std::string mode = *args.value("register-native");
-  if (mode != "full" && mode != "fallback") {
-    return "--register-native must be full or fallback, not \"" + mode + "\"";
-  }
+  const std::optional<render::native::NativeMode> named = render::native::native_mode_named(mode);
+  if (!named) return "--register-native must be full or fallback, not \"" + mode + "\"";
   // The owner names the release's objects (the prune's label) and deletes them on uninstall.
   for (const char* name : {"webhook-namespace", "webhook-owner"}) {
     if (!args.has(name)) return "--register-native needs --" + std::string(name);
   }
   render::native::NativeOptions native;
-  native.mode =
-      mode == "full" ? render::native::NativeMode::kFull : render::native::NativeMode::kFallback;
+  native.mode = *named;
   native.mutating_api = args.value_or("native-api", "v1");
-  if (native.mutating_api != "v1" && native.mutating_api != "v1beta1") {
+  if (!render::native::is_mutating_api(native.mutating_api)) {
     return "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"" +
            native.mutating_api + "\"";
   }
@@ -427,10 +425,10 @@ int serve_command(const std::vector<std::string>& argv) {
   }
   webhook::Server& server = **created;
   const bool settings_webhooks = flags.registration && flags.registration->webhooks;
-  const char* native_mode = !flags.registration || !flags.registration->native ? "off"
-                            : flags.registration->native->mode == render::native::NativeMode::kFull
-                                ? "full"
-                                : "fallback";
+  const std::string_view native_mode =
+      flags.registration && flags.registration->native
+          ? render::native::native_mode_name(flags.registration->native->mode)
+          : "off";
   std::optional<WebhookRegistrar> registrar;
   if (flags.registration) registrar.emplace(*std::move(flags.registration), server, logger);
   const auto ready_us = std::chrono::duration_cast<std::chrono::microseconds>(

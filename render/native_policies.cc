@@ -14,6 +14,18 @@
 #include "render/webhook_configuration.h"
 
 namespace gpuadmit::render::native {
+
+std::optional<NativeMode> native_mode_named(std::string_view name) {
+  if (name == "full") return NativeMode::kFull;
+  if (name == "fallback") return NativeMode::kFallback;
+  return std::nullopt;
+}
+
+std::string_view native_mode_name(NativeMode mode) {
+  return mode == NativeMode::kFull ? "full" : "fallback";
+}
+
+bool is_mutating_api(std::string_view version) { return version == "v1" || version == "v1beta1"; }
 namespace {
 
 constexpr std::string_view kApi = "admissionregistration.k8s.io/";
@@ -190,7 +202,7 @@ Json metadata(std::string_view name, const NativeScope& scope, const NativeOptio
   return {{"name", name},
           {"labels", {{"app.kubernetes.io/managed-by", "gpuadmit"}}},
           {"annotations",
-           {{"gpuadmit.io/native-mode", options.mode == NativeMode::kFull ? "full" : "fallback"},
+           {{"gpuadmit.io/native-mode", native_mode_name(options.mode)},
             {"gpuadmit.io/tenant", scope.tenant != nullptr ? scope.tenant->name : ""},
             {std::string(list_key), joined}}}};
 }

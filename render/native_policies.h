@@ -7,7 +7,9 @@
 //   NativeOptions options{.mode = NativeMode::kFull};
 //   for (const Json& object : native_policies(policy, options)) emit(object);
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/json.h"
@@ -16,6 +18,14 @@
 namespace gpuadmit::render::native {
 
 enum class NativeMode { kFull, kFallback };
+
+// The mode as --native and --register-native name it ("full", "fallback"); nullopt for another.
+std::optional<NativeMode> native_mode_named(std::string_view name);
+std::string_view native_mode_name(NativeMode mode);
+
+// The admissionregistration.k8s.io versions MutatingAdmissionPolicy is written in: v1 (1.36) and
+// v1beta1 (1.34-1.35).
+bool is_mutating_api(std::string_view version);
 
 struct NativeOptions {
   NativeMode mode = NativeMode::kFull;
