@@ -8,16 +8,6 @@ namespace {
 
 constexpr std::size_t kMaxTarget = 2048;  // cpp-httplib refuses a request line over 8 KiB
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool same_name(std::string_view name, std::string_view lower_case) {
-  if (name.size() != lower_case.size()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (lower(name[i]) != lower_case[i]) return false;
-  }
-  return true;
-}
-
 // RFC 9110 §5.6.2 tchar, as a table: every header name of every review is checked.
 struct TokenChars {
   bool has[256] = {};
@@ -124,16 +114,17 @@ bool read_headers(std::string_view headers, PlainReview& review) {
     std::string_view name, value;
     if (!split_header(headers.substr(pos, end + 1 - pos), name, value)) return false;
     pos = end + 1;
-    if (same_name(name, "content-length")) {
+    if (equals_ignoring_case(name, "content-length")) {
       ++lengths;
-    } else if (same_name(name, "content-type")) {
+    } else if (equals_ignoring_case(name, "content-type")) {
       if (!have_content_type) review.content_type = value;
       have_content_type = true;
-    } else if (same_name(name, "connection")) {
+    } else if (equals_ignoring_case(name, "connection")) {
       if (!have_connection) review.connection_close = value == "close";
       have_connection = true;
-    } else if (same_name(name, "transfer-encoding") || same_name(name, "content-encoding") ||
-               same_name(name, "expect") || same_name(name, "range")) {
+    } else if (equals_ignoring_case(name, "transfer-encoding") ||
+               equals_ignoring_case(name, "content-encoding") ||
+               equals_ignoring_case(name, "expect") || equals_ignoring_case(name, "range")) {
       return false;
     }
   }
@@ -165,7 +156,7 @@ bool is_json_content_type(std::string_view value) {
   while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back()))) {
     type.remove_suffix(1);
   }
-  return same_name(type, "application/json");
+  return equals_ignoring_case(type, "application/json");
 }
 
 std::string response_head(int status, std::size_t length, bool close, long keep_alive_seconds,
