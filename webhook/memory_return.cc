@@ -15,6 +15,21 @@
 #define GPUADMIT_HAVE_MIMALLOC_H 1
 #endif
 
+// Under ASan and TSan the sanitizer's allocator is the process's malloc and glibc's is never
+// initialised: malloc_trim would initialise it from whichever worker calls first, racing another
+// worker (a crash in mtrim, or glibc's "a->attached_threads > 0" assertion when the thread exits).
+// The sanitizer's own purge is the equivalent there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GPUADMIT_SANITIZER_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GPUADMIT_SANITIZER_ALLOCATOR 1
+#endif
+#endif
+#ifdef GPUADMIT_SANITIZER_ALLOCATOR
+#include <sanitizer/allocator_interface.h>
+#endif
+
 namespace gpuadmit::webhook {
 namespace {
 
@@ -52,7 +67,11 @@ void return_free_memory() {
     return;
   }
 #endif
+#ifdef GPUADMIT_SANITIZER_ALLOCATOR
+  __sanitizer_purge_allocator();
+#else
   malloc_trim(0);
+#endif
 }
 
 void set_prompt_memory_return(bool on) {

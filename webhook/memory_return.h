@@ -6,8 +6,9 @@
 namespace gpuadmit::webhook {
 
 // The calling thread's free memory: mimalloc's mi_collect(true) when mimalloc is the process's
-// allocator (cmake/allocator.cmake), else glibc's malloc_trim(0). Takes well under a millisecond
-// when there is little to return; call it when a thread goes idle, not per request.
+// allocator (cmake/allocator.cmake), the sanitizer's purge under ASan or TSan, else glibc's
+// malloc_trim(0). Takes well under a millisecond when there is little to return; call it when a
+// thread goes idle, not per request.
 void return_free_memory();
 
 // While `on` (the connection pool: while any of its memory budget is in use), pages mimalloc
