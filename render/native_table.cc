@@ -5,6 +5,7 @@
 
 #include "engine/workload_kinds.h"
 #include "render/native_model.h"
+#include "render/webhook_configuration.h"
 
 namespace gpuadmit::render::native {
 namespace {
@@ -238,6 +239,13 @@ Json table_json(const CompiledPolicy& policy) {
     entry["immutableTemplates"] =
         table != nullptr && table->template_updates == TemplateUpdates::kImmutable;
     covered.push_back(std::move(entry));
+  }
+  // The claims: judged by the validating policies (GPU018–GPU021), never mutated.
+  for (std::string_view kind : kDraKinds) {
+    covered.push_back({{"group", kDraGroup},
+                       {"kind", kind},
+                       {"immutableTemplates", false},
+                       {"validatedOnly", true}});
   }
   Json not_covered = Json::array();
   for (const auto& [k, why] : kinds.not_covered) {

@@ -11,12 +11,6 @@
 namespace gpuadmit::render {
 namespace {
 
-// DRA objects gpuadmit admits on CREATE (issue 13): ResourceClaim and ResourceClaimTemplate of
-// resource.k8s.io (v1, v1beta2, v1beta1; the rules take every version). Listed here because
-// they carry no pod spec, so the engine's workload table does not name them.
-constexpr std::string_view kDraGroup = "resource.k8s.io";
-constexpr std::string_view kDraKinds[] = {"ResourceClaim", "ResourceClaimTemplate"};
-
 std::string_view version_of(std::string_view api_version) {
   const auto slash = api_version.find('/');
   return slash == std::string_view::npos ? api_version : api_version.substr(slash + 1);

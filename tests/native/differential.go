@@ -86,6 +86,7 @@ type renderTable struct {
 		Kind               string `json:"kind"`
 		APIVersion         string `json:"apiVersion,omitempty"`
 		ImmutableTemplates bool   `json:"immutableTemplates"`
+		ValidatedOnly      bool   `json:"validatedOnly"`
 	} `json:"kinds"`
 	NotNativeKinds []struct {
 		APIVersion string `json:"apiVersion"`
@@ -107,11 +108,16 @@ func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("feature table: %w", err)
 	}
-	var kinds []string
+	// Rules judge every kind of the table; mutations only the kinds the policies may mutate (not
+	// the DRA claims, validatedOnly).
+	var judged, mutated []string
 	t := &FeatureTable{Mode: mode, Immutable: map[string]bool{}}
 	for _, k := range raw.Kinds {
 		gk := schema.GroupKind{Group: k.Group, Kind: k.Kind}.String()
-		kinds = append(kinds, gk)
+		judged = append(judged, gk)
+		if !k.ValidatedOnly {
+			mutated = append(mutated, gk)
+		}
 		if k.ImmutableTemplates {
 			t.Immutable[gk] = true
 		}
@@ -133,7 +139,7 @@ func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
 		if mode == "fallback" && native != "no" {
 			native = map[bool]string{true: "yes", false: "no"}[r.Fallback]
 		}
-		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: kinds, Fallback: r.Fallback}); err != nil {
+		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: judged, Fallback: r.Fallback}); err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +148,7 @@ func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
 		if mode == "fallback" {
 			native = "no"
 		}
-		if err := add(Feature{ID: m.Name, Kind: "mutation", Native: native, Why: m.Why, Kinds: kinds, Writes: m.Writes}); err != nil {
+		if err := add(Feature{ID: m.Name, Kind: "mutation", Native: native, Why: m.Why, Kinds: mutated, Writes: m.Writes}); err != nil {
 			return nil, err
 		}
 	}

@@ -2,7 +2,10 @@ package main
 
 // A seeded generator of GPU and CPU pods and workloads for the differential test: random
 // containers (whole GPUs as limit, request or both, fractional quantities, MIG and time-sliced
-// resources, CPU and memory), init containers and restartable sidecars, DRA claims, tolerations
+// resources, CPU and memory), init containers and restartable sidecars, DRA claims (pods naming
+// templates; ResourceClaims and ResourceClaimTemplates in resource.k8s.io v1, v1beta2 and v1beta1
+// asking for the policy's DeviceClasses and others, counts, allocationMode All, adminAccess,
+// firstAvailable alternatives), tolerations
 // (matching the policy's taints, wildcards, others), node affinity with 0-3 required terms,
 // nodeSelector, an existing priority, labels and annotations naming classes, MIG profiles and
 // workloads, pod-level resources; as Pods, Deployments, StatefulSets, Jobs, CronJobs and
@@ -12,6 +15,7 @@ package main
 // meet the policy's features.
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -38,6 +42,7 @@ type PolicyFacts struct {
 	MIGProfiles     []string
 	PriorityClasses []string
 	Workloads       []string // keys of priority.byWorkload
+	DeviceClasses   []string // DRA DeviceClasses the classes name
 	Namespaces      []string // tenants' namespaces (patterns made concrete), exempt ones, others
 }
 
@@ -56,6 +61,7 @@ func ReadPolicyFacts(path string) (*PolicyFacts, error) {
 				MIG          struct {
 					Profiles []string `json:"profiles"`
 				} `json:"mig"`
+				DeviceClasses map[string]interface{} `json:"deviceClasses"`
 			} `json:"classes"`
 			PriorityClasses map[string]interface{} `json:"priorityClasses"`
 			Tenants         []struct {
@@ -97,6 +103,9 @@ func ReadPolicyFacts(path string) (*PolicyFacts, error) {
 		for _, p := range c.MIG.Profiles {
 			addUnique(&f.MIGProfiles, p)
 		}
+		for dc := range c.DeviceClasses {
+			addUnique(&f.DeviceClasses, dc)
+		}
 	}
 	for name := range doc.Spec.PriorityClasses {
 		f.PriorityClasses = append(f.PriorityClasses, name)
@@ -115,7 +124,7 @@ func ReadPolicyFacts(path string) (*PolicyFacts, error) {
 	addUnique(&f.Namespaces, "default")
 	addUnique(&f.Namespaces, "unowned-team")
 	// Maps come in random order: sort, so one seed gives one sequence.
-	for _, list := range [][]string{f.Classes, f.PriorityClasses, f.Workloads, f.MIGProfiles} {
+	for _, list := range [][]string{f.Classes, f.PriorityClasses, f.Workloads, f.MIGProfiles, f.DeviceClasses} {
 		sort.Strings(list)
 	}
 	sort.Slice(f.Taints, func(i, j int) bool {
@@ -165,6 +174,9 @@ func (g *Generator) Next() Request {
 	g.n++
 	name := fmt.Sprintf("gen-%05d", g.n)
 	ns := g.pick(g.facts.Namespaces)
+	if g.chance(0.08) {
+		return Request{Object: g.claim(name, ns), Operation: admission.Create}
+	}
 	meta := g.objectMeta(name, ns)
 	spec := g.podSpec()
 	var obj runtime.Object
@@ -431,6 +443,69 @@ func (g *Generator) affinity() *corev1.Affinity {
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}}}
 	}
 	return a
+}
+
+// claim is a ResourceClaim or ResourceClaimTemplate (CREATE only: gpuadmit judges claims on
+// CREATE, their spec is immutable) with 1-3 requests, as k8s.io/api/resource/v1, v1beta2 or
+// v1beta1 write them: v1beta1 keeps a request's fields at the top, the others under `exactly`;
+// each version has firstAvailable alternatives (DeviceSubRequest: no adminAccess). Decoded
+// through the harness's scheme like a golden case's input.
+func (g *Generator) claim(name, ns string) runtime.Object {
+	version := g.pick([]string{"v1", "v1", "v1", "v1beta2", "v1beta1"})
+	var requests []interface{}
+	for i, n := 0, 1+g.r.Intn(3); i < n; i++ {
+		request := map[string]interface{}{"name": fmt.Sprintf("r%d", i)}
+		if g.chance(0.2) {
+			var alternatives []interface{}
+			for j, m := 0, 1+g.r.Intn(3); j < m; j++ {
+				alternative := g.deviceRequest(false)
+				alternative["name"] = fmt.Sprintf("a%d", j)
+				alternatives = append(alternatives, alternative)
+			}
+			request["firstAvailable"] = alternatives
+		} else if version == "v1beta1" {
+			for k, v := range g.deviceRequest(true) {
+				request[k] = v
+			}
+		} else {
+			request["exactly"] = g.deviceRequest(true)
+		}
+		requests = append(requests, request)
+	}
+	spec := map[string]interface{}{"devices": map[string]interface{}{"requests": requests}}
+	kind := "ResourceClaim"
+	if g.chance(0.5) {
+		kind, spec = "ResourceClaimTemplate", map[string]interface{}{"spec": spec}
+	}
+	doc, err := json.Marshal(map[string]interface{}{"apiVersion": "resource.k8s.io/" + version, "kind": kind,
+		"metadata": map[string]interface{}{"name": name, "namespace": ns}, "spec": spec})
+	if err != nil {
+		panic(err)
+	}
+	obj, err := Decode(doc)
+	if err != nil {
+		panic(fmt.Sprintf("a generated claim does not decode: %v: %s", err, doc))
+	}
+	return obj
+}
+
+// deviceRequest: a DeviceClass of the policy (or one it does not map), and an exact count, a
+// default count or allocationMode All; adminAccess only where the API has it (not in an
+// alternative).
+func (g *Generator) deviceRequest(adminAccess bool) map[string]interface{} {
+	r := map[string]interface{}{"deviceClassName": g.pick(append(g.facts.DeviceClasses, "fpga.example.com"))}
+	switch g.r.Intn(6) {
+	case 0:
+		r["allocationMode"] = "All"
+	case 1: // ExactCount, count 1 by default
+	default:
+		r["allocationMode"] = "ExactCount"
+		r["count"] = []int64{1, 1, 2, 3, 8, 9, 16}[g.r.Intn(7)]
+	}
+	if adminAccess && g.chance(0.1) {
+		r["adminAccess"] = true
+	}
+	return r
 }
 
 func sortedKeys(m map[string][]string) []string {

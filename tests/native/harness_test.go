@@ -190,13 +190,14 @@ func TestGeneratorIsSeeded(t *testing.T) {
 	for _, s := range first {
 		for _, k := range []string{`"kind":"Pod"`, `"kind":"Deployment"`, `"kind":"Job"`, `"kind":"CronJob"`,
 			`"kind":"StatefulSet"`, `"nvidia.com/mig-`, `"nvidia.com/gpu.shared"`, `"restartPolicy":"Always"`,
-			`"resourceClaimTemplateName"`, `"nodeSelectorTerms"`, `"priorityClassName"`, "UPDATE"} {
+			`"resourceClaimTemplateName"`, `"nodeSelectorTerms"`, `"priorityClassName"`, "UPDATE",
+			`"kind":"ResourceClaim"`, `"kind":"ResourceClaimTemplate"`, `"allocationMode":"All"`, `"firstAvailable"`} {
 			if strings.Contains(s, k) {
 				kinds[k] = true
 			}
 		}
 	}
-	if len(kinds) != 12 {
+	if len(kinds) != 16 {
 		t.Errorf("300 objects cover only %v", kinds)
 	}
 }
@@ -205,13 +206,19 @@ func TestFeatureTableAsRendered(t *testing.T) {
 	data := []byte(`{"rules":[{"id":"GPU001","native":"yes","category":"correctness","fallback":false,"why":"w"},
 	  {"id":"GPU003","native":"yes","category":"security","fallback":true,"why":"w"}],
 	 "mutations":[{"name":"tolerations","native":"yes","why":"w","writes":["spec.tolerations"]}],
-	 "kinds":[{"group":"","kind":"Pod"},{"group":"apps","kind":"Deployment"}],"not_native_kinds":[]}`)
+	 "kinds":[{"group":"","kind":"Pod"},{"group":"apps","kind":"Deployment"},
+	   {"group":"resource.k8s.io","kind":"ResourceClaim","validatedOnly":true}],"not_native_kinds":[]}`)
 	full, err := ParseFeatureTable(data, "full")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f := full.feature("GPU001"); f.Native != "yes" || !f.covers("Deployment.apps") || f.covers("PyTorchJob.kubeflow.org") {
 		t.Errorf("full: %+v", f)
+	}
+	// A claim is judged by the rules, never mutated.
+	if !full.feature("GPU003").covers("ResourceClaim.resource.k8s.io") || full.feature("tolerations").covers("ResourceClaim.resource.k8s.io") ||
+		!full.feature("tolerations").covers("Pod") {
+		t.Errorf("validatedOnly: %+v", full.Features)
 	}
 	fallback, err := ParseFeatureTable(data, "fallback")
 	if err != nil {

@@ -503,6 +503,12 @@ TEST_CASE("native: the table as JSON, for the harness") {
     if (k["kind"] == "Deployment") CHECK(k["immutableTemplates"] == false);
     if (k["group"] == "batch" && k["kind"] == "Job") CHECK(k["immutableTemplates"] == true);
   }
+  // The DRA claims close the list: the validating policies judge them, nothing mutates them.
+  REQUIRE(table["kinds"].size() >= 2);
+  CHECK(table["kinds"][table["kinds"].size() - 1] ==
+        Json::parse(R"j({"group": "resource.k8s.io", "kind": "ResourceClaimTemplate",
+          "immutableTemplates": false, "validatedOnly": true})j"));
+  CHECK(table["kinds"][table["kinds"].size() - 2]["kind"] == "ResourceClaim");
   CHECK(table["not_native_kinds"] == Json::array());
 }
 
