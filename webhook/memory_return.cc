@@ -18,7 +18,8 @@
 // Under ASan and TSan the sanitizer's allocator is the process's malloc and glibc's is never
 // initialised: malloc_trim would initialise it from whichever worker calls first, racing another
 // worker (a crash in mtrim, or glibc's "a->attached_threads > 0" assertion when the thread exits).
-// The sanitizer's own purge is the equivalent there.
+// The sanitizer's own purge is the equivalent there, where its runtime has one (clang's ASan and
+// TSan, gcc's ASan; not gcc 12's TSan): declared weak, as gcc ships no header for it.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GPUADMIT_SANITIZER_ALLOCATOR 1
 #elif defined(__has_feature)
@@ -27,7 +28,7 @@
 #endif
 #endif
 #ifdef GPUADMIT_SANITIZER_ALLOCATOR
-#include <sanitizer/allocator_interface.h>
+extern "C" void __sanitizer_purge_allocator() __attribute__((weak));
 #endif
 
 namespace gpuadmit::webhook {
@@ -68,7 +69,7 @@ void return_free_memory() {
   }
 #endif
 #ifdef GPUADMIT_SANITIZER_ALLOCATOR
-  __sanitizer_purge_allocator();
+  if (&__sanitizer_purge_allocator != nullptr) __sanitizer_purge_allocator();
 #else
   malloc_trim(0);
 #endif
