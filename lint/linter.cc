@@ -231,19 +231,25 @@ void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
   const size_t window = size_t{jobs} * 4;
   std::vector<FileRecord> records(window);
   std::mutex mutex;
-  std::condition_variable changed;
-  size_t next = 0, reported = 0;
+  // Two signals, each sent only to whom waits for it: a context switch per file costs as much as
+  // linting a small one. `done`: the file being reported is recorded; `room`: a slot is free.
+  std::condition_variable done, room;
+  size_t next = 0, reported = 0, waiting_for_room = 0;
   auto work = [&] {
     std::unique_lock lock(mutex);
     for (;;) {
-      changed.wait(lock, [&] { return next >= files.size() || next < reported + window; });
+      while (next < files.size() && next >= reported + window) {
+        ++waiting_for_room;
+        room.wait(lock);
+        --waiting_for_room;
+      }
       if (next >= files.size()) return;
       const size_t i = next++;
       lock.unlock();
       record_file(files[i], records[i % window]);
       lock.lock();
       records[i % window].done = true;
-      changed.notify_all();
+      if (i == reported) done.notify_one();
     }
   };
   std::vector<std::thread> workers;
@@ -252,7 +258,7 @@ void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
     FileRecord& record = records[i % window];
     {
       std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return record.done; });
+      done.wait(lock, [&] { return record.done; });
     }
     // Begin and end as lint_file: the reporter's file events around the recorded objects.
     reporter_.begin_file(files[i].display);
@@ -264,7 +270,7 @@ void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
     record = FileRecord{};
     std::lock_guard lock(mutex);
     reported = i + 1;
-    changed.notify_all();
+    if (waiting_for_room > 0) room.notify_one();
   }
   for (std::thread& t : workers) t.join();
 }
