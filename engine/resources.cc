@@ -85,11 +85,24 @@ int64_t PodGpuResources::units(size_t container) const {
   return total;
 }
 
-bool PodGpuResources::any_positive() const {
-  return std::any_of(resources_.begin(), resources_.end(), [](const ContainerGpuResource& r) {
+namespace {
+
+bool any_positive_in(std::span<const ContainerGpuResource> resources) {
+  return std::any_of(resources.begin(), resources.end(), [](const ContainerGpuResource& r) {
     return positive(r.request_quantity) || positive(r.limit_quantity);
   });
 }
+
+// The container uses some of the pod's DRA claims (`resources.claims` not empty).
+bool uses_claims(const Json& container) {
+  const Json* resources = find_member(container, "resources");
+  const Json* claims = resources != nullptr ? find_member(*resources, "claims") : nullptr;
+  return claims != nullptr && claims->is_array() && !claims->empty();
+}
+
+}  // namespace
+
+bool PodGpuResources::any_positive() const { return any_positive_in(resources_); }
 
 int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy) {
   std::vector<ContainerGpuResource> resources;
@@ -103,17 +116,17 @@ bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
                             const CompiledPolicy& policy) {
   std::vector<ContainerGpuResource> resources;
   container_gpu_resources(pod.container(ref), policy, resources);
-  return std::any_of(resources.begin(), resources.end(), [](const ContainerGpuResource& r) {
-    return positive(r.request_quantity) || positive(r.limit_quantity);
-  });
+  return any_positive_in(resources);
 }
 
 bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
                             const CompiledPolicy& policy) {
-  if (container_requests_gpu(pod, ref, policy)) return true;
-  const Json* resources = find_member(pod.container(ref), "resources");
-  const Json* claims = resources != nullptr ? find_member(*resources, "claims") : nullptr;
-  return claims != nullptr && claims->is_array() && !claims->empty();
+  return container_requests_gpu(pod, ref, policy) || uses_claims(pod.container(ref));
+}
+
+bool container_may_get_gpus(const PodView& pod, size_t container, const PodGpuResources& gpu) {
+  return any_positive_in(gpu.of(container)) ||
+         uses_claims(pod.container(pod.containers()[container]));
 }
 
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {

@@ -92,6 +92,8 @@ bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
 // blind to GPUs nor denied for reaching them: the gpu-visibility mutation and GPU024 ask this.
 bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
                             const CompiledPolicy& policy);
+// The same for pod.containers()[container], from the pod's GPU resources already read.
+bool container_may_get_gpus(const PodView& pod, size_t container, const PodGpuResources& gpu);
 
 // True when a container, init container or ephemeral container requests or limits a positive
 // quantity of a GPU resource (SPEC §2: "0" is not a GPU request).

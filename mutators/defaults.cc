@@ -94,6 +94,7 @@ class DefaultsMutator final : public Mutator {
       const std::vector<std::string> resources = default_resources(defaults, budgeted);
       if (resources.empty()) return false;
       bool changed = false;
+      const std::string defaults_path = policy_path::tenant(*ctx.tenant) + ".defaults";
       const std::vector<ContainerRef>& containers = pod.containers();
       for (size_t i = 0; i < containers.size(); ++i) {
         const ContainerRef& ref = containers[i];
@@ -104,8 +105,7 @@ class DefaultsMutator final : public Mutator {
                                        : 0;
         changed |= default_container(pod.view().container(ref),
                                      pod.container(ref, ContainerMember::kResources), defaults,
-                                     resources, *ctx.policy, claim_gpus,
-                                     policy_path::tenant(*ctx.tenant) + ".defaults", ctx);
+                                     resources, *ctx.policy, claim_gpus, defaults_path, ctx);
       }
       return changed;
     });
@@ -166,15 +166,15 @@ class DefaultsMutator final : public Mutator {
       const Json* limit = section_value(container, "limits", resource);
       std::optional<Json> value;
       std::optional<Quantity> wanted;
-      std::string source = policy_path::key(defaults_path + ".limit", resource);
+      const char* source = ".limit";  // the defaults' list the value comes from (`--explain`)
       const Quantity* per_gpu = lookup(defaults.per_gpu, resource);
       if (per_gpu != nullptr && gpus > 0) {
         wanted = per_gpu->times(gpus);
         if (!wanted) continue;  // overflow: no sensible default
-        source = policy_path::key(defaults_path + ".perGPU", resource);
+        source = ".perGPU";
       } else if (const Quantity* request = lookup(defaults.request, resource)) {
         wanted = *request;
-        source = policy_path::key(defaults_path + ".request", resource);
+        source = ".request";
       }
       if (wanted) {
         value = wanted->to_string();
@@ -190,7 +190,7 @@ class DefaultsMutator final : public Mutator {
       if (!value) continue;
       if (Json* requests = section(writable, "requests")) {
         (*requests)[resource] = std::move(*value);
-        because(ctx, std::move(source));
+        because(ctx, policy_path::key(defaults_path + source, resource));
         changed = true;
       }
     }

@@ -69,10 +69,12 @@ class GpuVisibilityRule final : public Rule {
              std::vector<Violation>& out) const override {
     if (runs_on_every_node(ctx)) return;
     const CompiledPolicy& policy = *ctx.policy;
+    const GpuResources gpu(pod, ctx);
     std::vector<const ContainerRef*> without_gpu;
     std::string with_gpu;  // the first container that requests GPUs, for the message
-    for (const ContainerRef& ref : pod.containers()) {
-      if (!container_may_get_gpus(pod, ref, policy)) {
+    for (size_t i = 0; i < pod.containers().size(); ++i) {
+      const ContainerRef& ref = pod.containers()[i];
+      if (!container_may_get_gpus(pod, i, *gpu)) {
         if (in_scope(ctx.request, ref)) without_gpu.push_back(&ref);
       } else if (with_gpu.empty()) {
         with_gpu = container_label(ref);
