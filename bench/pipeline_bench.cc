@@ -181,7 +181,7 @@ void print_stages(const gpuadmit::CompiledPolicy& policy, const Json& pod, const
   const double full = mean([&] {
     auto r =
         gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline, policy);
-    sink += r.outcome->response.dump().size();
+    sink += gpuadmit::encode_response(*r.outcome).size();
   });
   const double parse = mean([&] {
     Json j;
@@ -257,7 +257,7 @@ int run_only(const std::string& what, const gpuadmit::Pipeline& pipeline,
     } else {
       auto r = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
                                                       policy);
-      if (r.outcome) static_cast<void>(r.outcome->response.dump());
+      if (r.outcome) static_cast<void>(gpuadmit::encode_response(*r.outcome));
     }
   });
   std::printf("%s, %d calls: mean %.2f us  p50 %.2f us  p99 %.2f us  max %.2f us\n", what.c_str(),
@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
     const Json review = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     auto r = gpuadmit::handle_admission_review(review, gpuadmit::Endpoint::kMutate, pipeline,
                                                *loaded.policy);
-    return r.outcome->response.dump();
+    return gpuadmit::encode_response(*r.outcome);
   };
   const std::string file_body = read_file(GPUADMIT_SOURCE_DIR "/bench/webhook-review.json");
   Json a, b;
@@ -340,7 +340,7 @@ int main(int argc, char** argv) {
       auto t0 = Clock::now();
       auto r = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
                                                       *loaded.policy);
-      std::string out = r.outcome->response.dump();
+      std::string out = gpuadmit::encode_response(*r.outcome);
       auto t1 = Clock::now();
       sink += out.size();
       full.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());

@@ -265,6 +265,10 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
 
 }  // namespace
 
+std::string encode_response(const AdmissionOutcome& outcome) {
+  return dump_json(outcome.response, Json::error_handler_t::replace);
+}
+
 std::string base64_encode(std::string_view bytes) {
   static constexpr char kAlphabet[] =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

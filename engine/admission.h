@@ -53,6 +53,10 @@ AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         TemplateMode templates = TemplateMode::kMutate,
                                         const PriorityClassSource* priority_classes = nullptr);
 
+// The outcome's AdmissionReview response as text, as the webhook sends it (engine/json_dump.h;
+// invalid UTF-8 in a message replaced, never thrown on).
+std::string encode_response(const AdmissionOutcome& outcome);
+
 // Standard base64 (RFC 4648, with padding), as AdmissionResponse.patch is []byte in JSON.
 std::string base64_encode(std::string_view bytes);
 

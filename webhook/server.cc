@@ -435,7 +435,7 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   count_decision(endpoint_name, outcome, allowed, patched);
   if (logger.enabled(LogLevel::kInfo))
     log_decision(endpoint_name, outcome, allowed, patched, micros);
-  return {200, dump_json(outcome.response, Json::error_handler_t::replace)};
+  return {200, encode_response(outcome)};
 }
 
 Server::Impl::ReviewReply Server::Impl::refuse_review(std::string_view endpoint_name, int status,
