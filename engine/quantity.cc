@@ -16,6 +16,7 @@
 #include "engine/quantity.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -460,6 +461,17 @@ std::string Quantity::to_string() const {
   }
   // amount.go AsCanonicalBase1024Bytes: strip whole factors of 1024. value = m × 2^e × 5^e, so
   // the count of 1024s is known without building the (possibly huge) integer.
+  static constexpr std::string_view kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  if (exponent_ <= 18 && abs128(mantissa_) <= i128{std::numeric_limits<int64_t>::max()} /
+                                                  pow10(static_cast<int>(exponent_))) {
+    // The value fits in 64 bits (any memory a pod asks for): its trailing zero bits are the
+    // factors of 2, at most 63, so at most 6 whole factors of 1024 — the same digits as below.
+    const auto value =
+        static_cast<uint64_t>(abs128(mantissa_) * pow10(static_cast<int>(exponent_)));
+    const int power = std::countr_zero(value) / 10;
+    std::string out = mantissa_ < 0 ? "-" : "";
+    return out.append(std::to_string(value >> (10 * power))).append(kBinary[power]);
+  }
   int twos = 0;
   for (i128 m = abs128(mantissa_); m % 2 == 0 && twos < 100; m /= 2) ++twos;
   const int64_t power = (static_cast<int64_t>(twos) + exponent_) / 10;
@@ -473,7 +485,6 @@ std::string Quantity::to_string() const {
   std::string digits = i128_to_string(abs128(mantissa_));
   digits.append(static_cast<size_t>(exponent_), '0');
   for (int64_t i = 0; i < power; ++i) divide_digits(digits, 1024);
-  static constexpr std::string_view kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
   std::string out = mantissa_ < 0 ? "-" : "";
   return out.append(digits).append(kBinary[power]);
 }
