@@ -1,6 +1,7 @@
 #include "engine/dra.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "engine/saturating.h"
@@ -75,7 +76,9 @@ const Json* string_map_value(const Json* map, std::string_view key) {
 }  // namespace
 
 bool is_claim_object(std::string_view api_version, std::string_view kind) {
-  if (kind != "ResourceClaim" && kind != "ResourceClaimTemplate") return false;
+  if (std::find(std::begin(kClaimKinds), std::end(kClaimKinds), kind) == std::end(kClaimKinds)) {
+    return false;
+  }
   const size_t slash = api_version.find('/');
   return slash != std::string_view::npos && api_version.substr(0, slash) == kResourceApiGroup;
 }

@@ -21,6 +21,9 @@
 namespace gpuadmit {
 
 inline constexpr std::string_view kResourceApiGroup = "resource.k8s.io";
+// The DRA objects gpuadmit judges on CREATE (issue 13), in every version of the group: they
+// carry no pod spec, so the workload table (engine/workload_kinds.h) does not name them.
+inline constexpr std::string_view kClaimKinds[] = {"ResourceClaim", "ResourceClaimTemplate"};
 inline constexpr std::string_view kAllocationModeAll = "All";
 // The scheduler's claim for a pod whose extended resource a DeviceClass maps
 // (`extendedResourceName`, KEP-5004): the pod was counted on the extended-resource path.

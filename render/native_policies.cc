@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "engine/dra.h"
 #include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 #include "render/native_cel.h"
@@ -183,7 +184,7 @@ Json resource_rules(const CompiledPolicy& policy, bool mutating) {
     // object, and an ephemeral-containers UPDATE may change nothing else.
     if (k.resource.find('/') != std::string::npos) continue;
     if (mutating) {
-      if (k.group == "resource.k8s.io") continue;
+      if (k.group == kResourceApiGroup) continue;
       const WorkloadKind* table =
           find_workload_kind(k.group.empty() ? "v1" : k.group + "/v1", k.kind);
       if (table != nullptr && table->template_updates == TemplateUpdates::kImmutable) {

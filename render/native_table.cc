@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 
+#include "engine/dra.h"
 #include "engine/workload_kinds.h"
 #include "render/native_model.h"
-#include "render/webhook_configuration.h"
 
 namespace gpuadmit::render::native {
 namespace {
@@ -241,8 +241,8 @@ Json table_json(const CompiledPolicy& policy) {
     covered.push_back(std::move(entry));
   }
   // The claims: judged by the validating policies (GPU018–GPU021), never mutated.
-  for (std::string_view kind : kDraKinds) {
-    covered.push_back({{"group", kDraGroup},
+  for (std::string_view kind : kClaimKinds) {
+    covered.push_back({{"group", kResourceApiGroup},
                        {"kind", kind},
                        {"immutableTemplates", false},
                        {"validatedOnly", true}});

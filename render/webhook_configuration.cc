@@ -5,6 +5,7 @@
 #include <set>
 
 #include "engine/admission.h"  // base64_encode
+#include "engine/dra.h"
 #include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 
@@ -114,8 +115,8 @@ std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy) {
           false);
     }
   }
-  for (std::string_view kind : kDraKinds) {
-    add(kDraGroup, "*", kind, plural_resource(kind), {"CREATE"}, false);
+  for (std::string_view kind : kClaimKinds) {
+    add(kResourceApiGroup, "*", kind, plural_resource(kind), {"CREATE"}, false);
   }
   for (const WorkloadDecl& w : policy.policy().workloads) {
     if (w.pod_specs.empty()) continue;

@@ -47,13 +47,6 @@ inline constexpr std::string_view kAlwaysExcluded[] = {"kube-node-lease", "kube-
 // certificate; an error (one line) when it holds no certificate.
 Expected<std::string, std::string> ca_bundle_from_pem(std::string_view pem);
 
-// The DRA objects gpuadmit admits on CREATE (issue 13), by the webhooks and the validating
-// policies (nothing to mutate): resource.k8s.io v1, v1beta2 and v1beta1 (the rules take every
-// version). Listed here because they carry no pod spec, so the engine's workload table does not
-// name them.
-inline constexpr std::string_view kDraGroup = "resource.k8s.io";
-inline constexpr std::string_view kDraKinds[] = {"ResourceClaim", "ResourceClaimTemplate"};
-
 // A kind the webhooks receive: its API group, the resource (plural, or resource/subresource)
 // and the operations.
 struct AdmittedKind {
