@@ -85,45 +85,91 @@ Node descend(Node node, const JsonPointer& pointer) {
   return node;
 }
 
-// A member mutators write: copied whole (a shell opened there by another path is replaced: the
-// copy holds everything below it).
+// A member mutators write, copied whole when first recorded; recorded before (its skeleton is
+// no longer a placeholder) or absent then (its shell has no such key): left as it is.
 void copy_member(Node parent, std::string_view key) {
   if (parent.original == nullptr || !parent.original->is_object()) return;
   const Json* original = find_member(*parent.original, key);
   if (original == nullptr) return;
-  if (Json* skeleton = find_member(*parent.skeleton, key)) *skeleton = *original;
+  Json* skeleton = find_member(*parent.skeleton, key);
+  if (skeleton != nullptr && is_placeholder(*skeleton)) *skeleton = *original;
+}
+
+const Json* find_pointer(const Json& object, const JsonPointer& pointer) {
+  return object.contains(pointer) ? &object.at(pointer) : nullptr;
 }
 
 }  // namespace
 
+Json* MutationSkeleton::spec_skeleton(const PodSpecLocation& location) {
+  for (const auto& [recorded, spec] : specs_) {
+    if (recorded == &location) return spec;
+  }
+  Json* spec = descend(opened(&skeleton_, object_), location.spec).skeleton;
+  specs_.emplace_back(&location, spec);
+  return spec;
+}
+
+bool MutationSkeleton::first_time(const void* at, int list, std::size_t index,
+                                  std::string_view key) {
+  for (const Recorded& r : recorded_) {
+    if (r.at == at && r.list == list && r.index == index && r.key == key.data()) return false;
+  }
+  recorded_.push_back({at, list, index, key.data()});
+  return true;
+}
+
+void MutationSkeleton::record_spec_member(const PodSpecLocation& location, const Json& spec,
+                                          std::string_view key) {
+  if (!first_time(&location, -1, 0, key)) return;
+  if (Json* skeleton = spec_skeleton(location)) copy_member(Node{skeleton, &spec}, key);
+}
+
+void MutationSkeleton::record_container_member(const PodSpecLocation& location, const Json& spec,
+                                               ContainerKind kind, std::size_t index,
+                                               std::string_view key) {
+  if (!first_time(&location, static_cast<int>(kind), index, key)) return;
+  Json* skeleton = spec_skeleton(location);
+  if (skeleton == nullptr) return;
+  const Node list = member(Node{skeleton, &spec}, container_list(kind));
+  if (list.skeleton == nullptr) return;
+  const Node container = element(list, index);
+  if (container.skeleton != nullptr) copy_member(container, key);
+}
+
+void MutationSkeleton::record_metadata_member(const JsonPointer& metadata, std::string_view key) {
+  if (!first_time(&metadata, -1, 0, key)) return;
+  if (const Node node = descend(opened(&skeleton_, object_), metadata); node.skeleton != nullptr) {
+    copy_member(node, key);
+  }
+}
+
 Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations,
                        const CompiledPolicy& policy) {
-  Json skeleton = shell_of(object);
-  const Node root{&skeleton, &object};
+  MutationSkeleton skeleton(object);
   for (const PodSpecLocation& location : locations) {
-    if (const Node spec = descend(root, location.spec); spec.skeleton != nullptr) {
-      for (std::string_view key : kMutableSpecMembers) copy_member(spec, key);
-      for (std::string_view list_key : kContainerLists) {
-        const Json* list = find_member(*spec.original, list_key);
-        if (list == nullptr || !list->is_array()) continue;  // PodView refuses such a spec
-        const Node opened_list = member(spec, list_key);
-        for (std::size_t i = 0; i < list->size(); ++i) {
-          if (!(*list)[i].is_object()) continue;
-          const Node container = element(opened_list, i);
-          for (std::string_view key : kMutableContainerMembers) copy_member(container, key);
+    const Json* spec = find_pointer(object, location.spec);
+    if (spec != nullptr) {
+      for (std::string_view key : kMutableSpecMembers) {
+        skeleton.record_spec_member(location, *spec, key);
+      }
+    }
+    for (std::size_t k = 0; k < std::size(kContainerLists); ++k) {
+      const Json* list = spec != nullptr ? find_member(*spec, kContainerLists[k]) : nullptr;
+      if (list == nullptr || !list->is_array()) continue;  // PodView refuses such a spec
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        if (!(*list)[i].is_object()) continue;
+        for (std::string_view key : kMutableContainerMembers) {
+          skeleton.record_container_member(location, *spec, static_cast<ContainerKind>(k), i, key);
         }
       }
     }
-    if (const Node metadata = descend(root, location.metadata); metadata.skeleton != nullptr) {
-      copy_member(metadata, kMutableMetadataMember);
-    }
+    skeleton.record_metadata_member(location.metadata, kMutableMetadataMember);
     if (const std::optional<QueueSite> queue = kueue_queue_site(object, location, policy)) {
-      if (const Node metadata = descend(root, queue->metadata); metadata.skeleton != nullptr) {
-        copy_member(metadata, kMutableQueueMetadataMember);
-      }
+      skeleton.record_metadata_member(queue->metadata, kMutableQueueMetadataMember);
     }
   }
-  return skeleton;
+  return std::move(skeleton.json());
 }
 
 void restore_from_skeleton(Json& object, Json& skeleton) {

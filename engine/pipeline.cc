@@ -90,6 +90,11 @@ std::string_view severity_name(Severity s) {
   return "deny";
 }
 
+Evaluation::~Evaluation() {
+  free_json(mutated);
+  free_json(patch);
+}
+
 std::vector<std::string> Evaluation::warnings() const {
   std::vector<std::string> out;
   for (const Finding& f : findings) {
@@ -144,10 +149,10 @@ struct PipelineRun {
   Evaluation e;
   std::vector<PodSpecLocation> locations;
   // The object is copied only once a mutator may change it: until then the pod specs are read in
-  // place. In place, the "copy" is the skeleton of what mutators may write, and the mutators
-  // edit `object` itself.
+  // place. In place, nothing is copied and the mutators edit `object` itself. Either way they
+  // record what they reach in `skeleton`, what the patch is the diff against.
   bool copied = false;
-  Json skeleton;
+  std::optional<MutationSkeleton> skeleton;
   RequestContext request;
   const Tenant* tenant = nullptr;
   bool mutate = false;                     // the options ask for mutation and the tenant allows it
@@ -162,12 +167,15 @@ struct PipelineRun {
   Json& writable() { return in_place != nullptr ? *in_place : e.mutated; }
 
   void copy() {
-    if (in_place == nullptr) {
-      e.mutated = object;
-    } else if (!options.judge_only) {  // judged only: no diff, the edits of `object` are dropped
-      skeleton = mutation_skeleton(object, locations, policy);
-    }
+    if (in_place == nullptr) e.mutated = object;
+    // Judged only, a copy's edits are dropped with it; in place, a failing mutator's edits are
+    // undone from the skeleton (fail_mutation).
+    if (!options.judge_only || in_place != nullptr) skeleton.emplace(writable());
     copied = true;
+  }
+  MutationSkeleton* recorder() { return skeleton ? &*skeleton : nullptr; }
+  void free_skeleton() {
+    if (skeleton) free_json(skeleton->json());
   }
   // An UPDATE's pod template that did not change: not evaluated.
   bool unchanged(size_t index) const {
@@ -233,7 +241,7 @@ void apply_mutators(Run& run, const std::vector<std::unique_ptr<const Mutator>>&
     run.copy();
     pod.retarget(run.current());
   }
-  PodWriter writer(pod, run.writable());
+  PodWriter writer(pod, run.writable(), run.recorder());
   for (const auto& mutator : mutators) {
     if (run.request.ephemeral_update && !mutator->evaluates_added_ephemeral_containers()) continue;
     ctx.policy_paths.clear();
@@ -286,9 +294,8 @@ void diff_mutations(Run& run) {
   const PatchForm form = !run.options.patch || !e.allowed ? PatchForm::kNone
                          : run.options.patch_as_text      ? PatchForm::kText
                                                           : PatchForm::kJson;
-  JsonDiff diff = run.in_place != nullptr ? json_diff(run.skeleton, *run.in_place, form)
-                                          : json_diff(run.object, e.mutated, form);
-  free_json(run.skeleton);
+  JsonDiff diff = json_diff(run.skeleton->json(), run.writable(), form);
+  run.free_skeleton();
   if (diff.equal) return;
   // json_diff knows whether its patch reproduces the mutated object (tests/engine/
   // json_diff_test.cpp holds it to applying the patch with Json::patch), so the patch is not
@@ -405,8 +412,9 @@ void Pipeline::evaluate_pod_spec(PipelineRun& run, size_t index) const {
 // Lint (EvaluateOptions::apply_mutation_failure_policy false) always reports it as the error.
 Evaluation Pipeline::fail_mutation(PipelineRun& run) const {
   MutationFailure failure = std::move(*run.failure);
-  if (run.in_place != nullptr && run.copied) restore_from_skeleton(*run.in_place, run.skeleton);
-  free_json(run.skeleton);
+  if (run.in_place != nullptr && run.skeleton)
+    restore_from_skeleton(*run.in_place, run.skeleton->json());
+  run.free_skeleton();
   const bool fail_open =
       run.options.apply_mutation_failure_policy &&
       run.policy.policy().enforcement.mutation_failure_policy == FailurePolicy::kIgnore;

@@ -229,7 +229,8 @@ PodView::PodView(const Json& object, const PodSpecLocation& location)
 }
 
 const Json& PodView::container(const ContainerRef& ref) const {
-  return spec().at(std::string(container_list(ref.kind))).at(ref.index);
+  // make() checked that each list is a list of objects; mutators never add or remove one.
+  return (*find_member(spec(), container_list(ref.kind)))[ref.index];
 }
 
 const Json* PodView::metadata() const { return metadata_at(*object_, location_->metadata); }

@@ -50,12 +50,20 @@ class PodView {
   bool is_template() const { return location_->is_template; }
 
   // Points the view at a copy of its object (containers are kept by index, so they still hold).
-  void retarget(const Json& copy) { object_ = &copy; }
+  void retarget(const Json& copy) {
+    object_ = &copy;
+    spec_ = nullptr;
+  }
 
   const Json& object() const { return *object_; }
-  // Resolved on each call: a mutation that adds a sibling key (template metadata) may move the
-  // spec in memory, so no reference to it is kept.
-  const Json& spec() const { return object_->at(location_->spec); }
+  // Resolved once, then kept until forget_spec_address(): a member added beside the spec moves
+  // it in memory (PodWriter adds only metadata, and says so), nothing else does — what sits
+  // deeper in the object is behind its own allocation.
+  const Json& spec() const {
+    if (spec_ == nullptr) spec_ = &object_->at(location_->spec);
+    return *spec_;
+  }
+  void forget_spec_address() const { spec_ = nullptr; }
 
   // Containers in Kubernetes order: init containers, then app containers, then ephemeral ones.
   const std::vector<ContainerRef>& containers() const { return containers_; }
@@ -73,6 +81,7 @@ class PodView {
   const Json* object_;
   const PodSpecLocation* location_;
   std::vector<ContainerRef> containers_;
+  mutable const Json* spec_ = nullptr;
 };
 
 }  // namespace gpuadmit

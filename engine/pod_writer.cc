@@ -33,16 +33,25 @@ bool WritableMember::erase() {
 }
 
 WritableMember PodWriter::spec(SpecMember member) {
-  return {&spec(), kMutableSpecMembers[static_cast<std::size_t>(member)]};
+  const std::string_view key = kMutableSpecMembers[static_cast<std::size_t>(member)];
+  if (skeleton_ != nullptr) skeleton_->record_spec_member(pod_->location(), pod_->spec(), key);
+  return {&spec(), key};
 }
 
 WritableMember PodWriter::container(const ContainerRef& ref, ContainerMember member) {
-  Json& container = spec().at(std::string(container_list(ref.kind))).at(ref.index);
-  return {&container, kMutableContainerMembers[static_cast<std::size_t>(member)]};
+  const std::string_view key = kMutableContainerMembers[static_cast<std::size_t>(member)];
+  if (skeleton_ != nullptr) {
+    skeleton_->record_container_member(pod_->location(), pod_->spec(), ref.kind, ref.index, key);
+  }
+  return {&const_cast<Json&>(pod_->container(ref)), key};
 }
 
 bool PodWriter::set_annotation(std::string_view key, std::string_view value) {
+  if (skeleton_ != nullptr) {
+    skeleton_->record_metadata_member(pod_->location().metadata, kMutableMetadataMember);
+  }
   Json& meta = (*object_)[pod_->location().metadata];
+  pod_->forget_spec_address();  // metadata created beside the spec moves it
   if (!meta.is_object()) meta = Json::object();
   WritableMember annotations(&meta, kMutableMetadataMember);
   Json* map = annotations.object();
@@ -54,7 +63,11 @@ Json* PodWriter::queue_labels(const CompiledPolicy& policy) {
   const std::optional<QueueSite> site = kueue_queue_site(*object_, pod_->location(), policy);
   if (!site) return nullptr;
   const JsonPointer& at = site->metadata;
-  if (!object_->contains(at) || object_->at(at).is_null()) (*object_)[at] = Json::object();
+  if (skeleton_ != nullptr) skeleton_->record_metadata_member(at, kMutableQueueMetadataMember);
+  if (!object_->contains(at) || object_->at(at).is_null()) {
+    (*object_)[at] = Json::object();
+    pod_->forget_spec_address();  // metadata created beside the spec (a Pod's) moves it
+  }
   return WritableMember(&(*object_)[at], kMutableQueueMetadataMember).object();
 }
 

@@ -8,15 +8,17 @@
 //   pod.container(ref, ContainerMember::kEnv).array();             // created when absent
 //   pod.set_annotation("gpuadmit.io/class", "a100");
 //
-// Pipeline::evaluate_in_place diffs only these members against the object before mutation
-// (engine/mutation_skeleton.h), so the webhook's patch and lint --fix always agree;
-// tests/engine/json_diff_test.cpp checks it on every golden case and corpus document.
+// The pipeline diffs only these members against the object before mutation: PodWriter records
+// each in a MutationSkeleton before a mutator can first write it (engine/mutation_skeleton.h), so
+// the webhook's patch and lint --fix always agree; tests/engine/json_diff_test.cpp checks it
+// against a whole diff on every golden case and corpus document.
 
 #include <cstddef>
 #include <string_view>
 #include <vector>
 
 #include "engine/json.h"
+#include "engine/mutation_skeleton.h"
 #include "engine/pod_view.h"
 
 namespace gpuadmit {
@@ -65,8 +67,11 @@ class WritableMember {
 
 class PodWriter {
  public:
-  // `object` is the object `pod` views (PodView::object()), writable.
-  PodWriter(const PodView& pod, Json& object) : pod_(&pod), object_(&object) {}
+  // `object` is the object `pod` views (PodView::object()), writable. With `skeleton`, each
+  // member is recorded there before it is handed out (or written, by set_annotation and
+  // queue_labels).
+  PodWriter(const PodView& pod, Json& object, MutationSkeleton* skeleton = nullptr)
+      : pod_(&pod), object_(&object), skeleton_(skeleton) {}
 
   // Everything, read-only.
   const PodView& view() const { return *pod_; }
@@ -83,10 +88,12 @@ class PodWriter {
   Json* queue_labels(const CompiledPolicy& policy);
 
  private:
-  Json& spec() { return object_->at(pod_->location().spec); }
+  // The view's spec, writable: `object_` is the object the view reads.
+  Json& spec() { return const_cast<Json&>(pod_->spec()); }
 
   const PodView* pod_;
   Json* object_;
+  MutationSkeleton* skeleton_;
 };
 
 }  // namespace gpuadmit

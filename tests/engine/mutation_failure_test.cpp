@@ -197,6 +197,18 @@ TEST_CASE("mutation failure: in place, the object is restored exactly", "[pipeli
     REQUIRE(e.mutation_failure.has_value());
     CHECK(e.mutation_failure->path == "spec.template.spec");
     CHECK(e.allowed == (failure_policy == "Ignore"));
+
+    // Judged only (--templates validate): nothing of the mutation is kept, and a failure leaves
+    // the object as sent, for the rules that run on it with Ignore.
+    Json judged = original;
+    options.judge_only = true;
+    const Evaluation j = pipeline.evaluate_in_place(judged, options, *policy);
+    CHECK(dump_json(judged) == dump_json(original));
+    REQUIRE(j.mutation_failure.has_value());
+    CHECK(j.allowed == (failure_policy == "Ignore"));
+    REQUIRE(j.findings.size() == 1);
+    CHECK(j.findings[0].message ==
+          (failure_policy == "Ignore" ? kAdmittedMessage : kDeniedMessage));
   }
 }
 

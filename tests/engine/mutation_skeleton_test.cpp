@@ -33,6 +33,8 @@ struct Case {
   const char* skeleton;
 };
 
+// A list of no containers stays a placeholder: no member of it is recorded, and mutators never
+// change a list's length.
 TEST_CASE("mutation skeleton: only what mutators may write is copied, every key keeps its place") {
   const std::vector<Case> cases = {
       {"a pod: spec members, each container's resources and env, the annotations, the labels "
@@ -90,7 +92,7 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
            {"apiVersion":"apps/v1","kind":"ReplicaSet","controller":true}]},"spec":{"containers":[]}})",
        {location("/spec", "/metadata")},
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":<discarded>,)"
-       R"("ownerReferences":<discarded>},"spec":{"containers":[]}})"},
+       R"("ownerReferences":<discarded>},"spec":{"containers":<discarded>}})"},
       {"a Pod of a controller gpuadmit does not know (Argo Workflows): Kueue's pod integration "
        "reads its own labels",
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"ownerReferences":[
@@ -98,13 +100,13 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
            "spec":{"containers":[]}})",
        {location("/spec", "/metadata")},
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":{"a":"b"},)"
-       R"("ownerReferences":<discarded>},"spec":{"containers":[]}})"},
+       R"("ownerReferences":<discarded>},"spec":{"containers":<discarded>}})"},
       {"a ReplicaSet of no controller: its pods are the pod integration's, the template's labels",
        R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"labels":{"a":"b"}},
            "spec":{"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[]}}}})",
        {location("/spec/template/spec", "/spec/template/metadata")},
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":<discarded>,"spec":{"template":)"
-       R"({"metadata":{"labels":{"app":"x"}},"spec":{"containers":[]}}}})"},
+       R"({"metadata":{"labels":{"app":"x"}},"spec":{"containers":<discarded>}}}})"},
       {"a location whose path is missing or runs through a scalar",
        R"({"spec":{"template":7}})",
        {location("/spec/template/spec", "/spec/template/metadata"),
@@ -146,6 +148,43 @@ TEST_CASE("mutation skeleton: edits of what mutators write come out as Json::dif
         R"(nodeSelector/pool"},{"op":"add","path":"/spec/template/spec/tolerations","value":)"
         R"([{"key":"gpu","operator":"Exists"}]},{"op":"add","path":"/spec/template/metadata",)"
         R"("value":{"annotations":{"gpuadmit.io/class":"a100"}}}])");
+}
+
+// Recorded as mutators reach members, between writes: the metadata a first mutator creates does
+// not hide from the diff behind a shell opened later, and a member recorded twice keeps its
+// value from before the first write.
+TEST_CASE("mutation skeleton: recording between writes gives Json::diff's patch") {
+  const Json before = Json::parse(
+      R"({"kind":"Deployment","metadata":{"name":"d"},"spec":{"template":{"spec":{
+          "containers":[{"name":"c","env":[{"name":"A","value":"1"}]},{"name":"s"}],
+          "tolerations":[{"key":"a","operator":"Exists"}]}}}})");
+  const PodSpecLocation at = location("/spec/template/spec", "/spec/template/metadata");
+  Json after = before;
+  MutationSkeleton skeleton(after);
+  skeleton.record_metadata_member(at.metadata, "annotations");
+  after["spec"]["template"]["metadata"] = {{"annotations", {{"gpuadmit.io/class", "a100"}}}};
+  skeleton.record_container_member(at, after["spec"]["template"]["spec"], ContainerKind::kApp, 1,
+                                   "env");
+  after["spec"]["template"]["spec"]["containers"][1]["env"] = Json::array({{{"name", "B"}}});
+  skeleton.record_spec_member(at, after["spec"]["template"]["spec"], "tolerations");
+  after["spec"]["template"]["spec"]["tolerations"].push_back({{"key", "b"}});
+  skeleton.record_spec_member(at, after["spec"]["template"]["spec"], "tolerations");
+  after["spec"]["template"]["spec"]["tolerations"].push_back({{"key", "c"}});
+  skeleton.record_container_member(at, after["spec"]["template"]["spec"], ContainerKind::kApp, 1,
+                                   "env");
+  CHECK(
+      skeleton.json().dump() ==
+      R"({"kind":<discarded>,"metadata":<discarded>,"spec":{"template":{"spec":{"containers":)"
+      R"([<discarded>,{"name":<discarded>}],"tolerations":[{"key":"a","operator":"Exists"}]}}}})");
+  const JsonDiff diff = json_diff(skeleton.json(), after, PatchForm::kJson);
+  CHECK(diff.reproduces);
+  CHECK(diff.patch.dump() == Json::diff(before, after).dump());
+  CHECK(diff.patch.dump() ==
+        R"([{"op":"add","path":"/spec/template/spec/containers/1/env","value":[{"name":"B"}]},)"
+        R"({"op":"add","path":"/spec/template/spec/tolerations/-","value":{"key":"b"}},)"
+        R"({"op":"add","path":"/spec/template/spec/tolerations/-","value":{"key":"c"}},)"
+        R"({"op":"add","path":"/spec/template/metadata","value":{"annotations":)"
+        R"({"gpuadmit.io/class":"a100"}}}])");
 }
 
 }  // namespace
