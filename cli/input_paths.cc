@@ -31,13 +31,14 @@ std::vector<FolderEntry> files_under(const std::string& dir) {
       const fs::path& path = it->path();
       const std::string name = path.filename().string();
       if (!name.empty() && name[0] == '.') continue;
+      // directory_entry's own queries read the type readdir gave: no stat per file, only for a
+      // symlink (followed) or an entry readdir gave no type for.
       std::error_code status_ec;
-      const fs::file_status status = it->status(status_ec);  // follows symlinks
-      if (fs::is_directory(status)) {
+      if (it->is_directory(status_ec)) {
         if (!it->is_symlink(status_ec)) pending.push_back(path);
         continue;
       }
-      if (manifest_name(path) && (fs::is_regular_file(status) || !fs::exists(status))) {
+      if (manifest_name(path) && (it->is_regular_file(status_ec) || !it->exists(status_ec))) {
         entries.push_back({path.string(), ""});
       }
     }

@@ -1,6 +1,8 @@
 #include "lint/linter.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -58,17 +61,31 @@ LintFinding finding_base(const ObjectResult& r) {
 // (and pipes) stream, so memory stays bounded by the largest document.
 constexpr off_t kWholeFileBytes = 1 << 20;
 
-// The rest of `file` when it is a small regular file read without error; false otherwise, with
-// the file back at its start for streaming (which then reports any read error).
-bool read_small_file(std::FILE* file, std::string& text) {
+// The whole of `fd` when it is a small regular file read without error; false otherwise, with
+// the file back at its start for streaming (which then reports any read error). Read with the
+// descriptor itself: one read when it holds the size fstat gave (no stdio buffer, no second
+// fstat, no read of the end).
+bool read_small_file(int fd, std::string& text) {
   struct stat st {};
-  if (::fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kWholeFileBytes) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kWholeFileBytes) {
     return false;
   }
-  text.resize(static_cast<size_t>(st.st_size) + 1);  // one byte more: a file that grew shows
-  const size_t n = std::fread(text.data(), 1, text.size(), file);
-  if (std::ferror(file) || n == text.size()) {
-    std::rewind(file);
+  const size_t size = static_cast<size_t>(st.st_size);
+  text.resize(size + 1);  // one byte more: a file that grew shows
+  size_t n = 0;
+  while (n < text.size()) {
+    const ssize_t got = ::read(fd, text.data() + n, text.size() - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      ::lseek(fd, 0, SEEK_SET);
+      return false;
+    }
+    if (got == 0) break;
+    n += static_cast<size_t>(got);
+    if (n == size) break;  // all fstat counted (a first read of one byte more shows growth)
+  }
+  if (n == text.size()) {
+    ::lseek(fd, 0, SEEK_SET);
     return false;
   }
   text.resize(n);
@@ -127,16 +144,20 @@ void Linter::unreadable(const std::string& display, const std::string& message) 
 }
 
 void Linter::lint_file(const std::string& path, const std::string& display) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    input_error(display,
-                std::string("cannot open the file: ") + std::strerror(errno) + "; check the path");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::FILE* file = nullptr;
+  std::string text;
+  if (fd >= 0 && read_small_file(fd, text)) {
+    ::close(fd);
+    lint_text(text, display, is_json_name(path));
     return;
   }
-  std::string text;
-  if (read_small_file(file, text)) {
-    std::fclose(file);
-    lint_text(text, display, is_json_name(path));
+  if (fd >= 0) file = ::fdopen(fd, "rb");
+  if (file == nullptr) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    input_error(display,
+                std::string("cannot open the file: ") + std::strerror(error) + "; check the path");
     return;
   }
   lint_stream(file, display, is_json_name(path));
@@ -235,30 +256,47 @@ void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
   // linting a small one. `done`: the file being reported is recorded; `room`: a slot is free.
   std::condition_variable done, room;
   size_t next = 0, reported = 0, waiting_for_room = 0;
+  // The next file to lint, when there is one and room for its record (called under the lock).
+  auto claim = [&]() -> std::optional<size_t> {
+    if (next >= files.size() || next >= reported + window) return std::nullopt;
+    return next++;
+  };
+  auto lint_one = [&](std::unique_lock<std::mutex>& lock, size_t i) {
+    lock.unlock();
+    record_file(files[i], records[i % window]);
+    lock.lock();
+    records[i % window].done = true;
+    if (i == reported) done.notify_one();
+  };
   auto work = [&] {
     std::unique_lock lock(mutex);
     for (;;) {
-      while (next < files.size() && next >= reported + window) {
+      std::optional<size_t> i = claim();
+      while (!i && next < files.size()) {
         ++waiting_for_room;
         room.wait(lock);
         --waiting_for_room;
+        i = claim();
       }
-      if (next >= files.size()) return;
-      const size_t i = next++;
-      lock.unlock();
-      record_file(files[i], records[i % window]);
-      lock.lock();
-      records[i % window].done = true;
-      if (i == reported) done.notify_one();
+      if (!i) return;
+      lint_one(lock, *i);
     }
   };
+  // jobs - 1 workers; this thread is the last one: it lints a file itself whenever the one it
+  // reports next is not recorded yet, and reports in input order.
   std::vector<std::thread> workers;
-  for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
+  for (unsigned j = 1; j < jobs; ++j) workers.emplace_back(work);
   for (size_t i = 0; i < files.size(); ++i) {
     FileRecord& record = records[i % window];
     {
       std::unique_lock lock(mutex);
-      done.wait(lock, [&] { return record.done; });
+      while (!record.done) {
+        if (const std::optional<size_t> mine = claim()) {
+          lint_one(lock, *mine);
+        } else {
+          done.wait(lock);
+        }
+      }
     }
     // Begin and end as lint_file: the reporter's file events around the recorded objects.
     reporter_.begin_file(files[i].display);

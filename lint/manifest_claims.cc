@@ -1,9 +1,13 @@
 #include "lint/manifest_claims.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -19,12 +23,15 @@ constexpr std::string_view kClaimWord = "ResourceClaim";
 // Whether the rest of `file` mentions kClaimWord (or could not be read: the document pass then
 // sees the same error). Most files hold no claim: one scan of their bytes settles them without
 // splitting them into documents, which cost ~5% of lint's instructions.
-bool mentions_claims(std::FILE* file) {
+// Read with the file's own descriptor: no stdio buffer, no second fstat.
+bool mentions_claims(int fd) {
   char buffer[1 << 16];
   size_t kept = 0;  // the previous block's tail: the word may straddle two blocks
   while (true) {
-    const size_t n = std::fread(buffer + kept, 1, sizeof buffer - kept, file);
-    if (n == 0) return std::ferror(file) != 0;
+    const ssize_t got = ::read(fd, buffer + kept, sizeof buffer - kept);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return got < 0;
+    const size_t n = static_cast<size_t>(got);
     const std::string_view text(buffer, kept + n);
     if (text.find(kClaimWord) != std::string_view::npos) return true;
     kept = std::min(text.size(), kClaimWord.size() - 1);
@@ -92,19 +99,23 @@ void ManifestClaims::add_text(std::string_view text, bool json_file) {
 }
 
 bool ManifestClaims::add_file(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
   const bool json_file = path.size() >= 5 && (path.substr(path.size() - 5) == ".json" ||
                                               path.substr(path.size() - 5) == ".JSON");
   // Scanned first only when it can be read again (not a pipe).
   struct stat st {};
-  const bool regular = ::fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode);
-  if (!regular) {
-    add_stream(file, json_file);
-  } else if (mentions_claims(file)) {
-    std::rewind(file);
-    add_stream(file, json_file);
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && (!mentions_claims(fd) || ::lseek(fd, 0, SEEK_SET) != 0)) {
+    ::close(fd);
+    return true;
   }
+  std::FILE* file = ::fdopen(fd, "rb");
+  if (file == nullptr) {
+    ::close(fd);
+    return false;
+  }
+  add_stream(file, json_file);
   std::fclose(file);
   return true;
 }
