@@ -79,6 +79,17 @@ TEST_CASE("json_dump: scalars, strings and containers are written as nlohmann wr
       CHECK(difference(j, handler) == "");
     }
   }
+  // Long strings are checked 16 bytes at a time: each byte that needs nlohmann's writing, at
+  // every place of the blocks and of the tail; and the plain bytes next to those limits.
+  for (const std::string special :
+       {"\"", "\\", "\x7f", "\x01", "\x1f", "\x80", "\xc3\xa9", " ", "~"}) {
+    for (size_t at = 0; at < 40; ++at) {
+      std::string text(40, 'a');
+      text.replace(at, 1, special);
+      INFO(at << " " << static_cast<int>(static_cast<unsigned char>(special[0])));
+      for (const auto handler : kHandlers) CHECK(difference(Json(text), handler) == "");
+    }
+  }
   // Invalid UTF-8 in a key as well as in a value.
   Json keyed = Json::object();
   keyed[std::string("bad \xff key")] = 1;
