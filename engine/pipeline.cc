@@ -149,8 +149,8 @@ struct PipelineRun {
   Evaluation e;
   std::vector<PodSpecLocation> locations;
   // The object is copied only once a mutator may change it: until then the pod specs are read in
-  // place. In place, nothing is copied and the mutators edit `object` itself. Either way they
-  // record what they reach in `skeleton`, what the patch is the diff against.
+  // place. In place, nothing is copied: the mutators edit `object` itself and record what they
+  // reach in `skeleton`, what the patch is the diff against.
   bool copied = false;
   std::optional<MutationSkeleton> skeleton;
   RequestContext request;
@@ -167,10 +167,15 @@ struct PipelineRun {
   Json& writable() { return in_place != nullptr ? *in_place : e.mutated; }
 
   void copy() {
-    if (in_place == nullptr) e.mutated = object;
-    // Judged only, a copy's edits are dropped with it; in place, a failing mutator's edits are
-    // undone from the skeleton (fail_mutation).
-    if (!options.judge_only || in_place != nullptr) skeleton.emplace(writable());
+    // A copy is diffed against the object itself: recording what the mutators reach costs more
+    // than the whole diff saves once everything is copied anyway (docs/performance.md). In
+    // place, the skeleton is the only "before" there is — for the patch, and for undoing a
+    // failing mutator's edits (fail_mutation), judged only too.
+    if (in_place == nullptr) {
+      e.mutated = object;
+    } else {
+      skeleton.emplace(*in_place);
+    }
     copied = true;
   }
   MutationSkeleton* recorder() { return skeleton ? &*skeleton : nullptr; }
@@ -294,7 +299,8 @@ void diff_mutations(Run& run) {
   const PatchForm form = !run.options.patch || !e.allowed ? PatchForm::kNone
                          : run.options.patch_as_text      ? PatchForm::kText
                                                           : PatchForm::kJson;
-  JsonDiff diff = json_diff(run.skeleton->json(), run.writable(), form);
+  JsonDiff diff = run.in_place != nullptr ? json_diff(run.skeleton->json(), *run.in_place, form)
+                                          : json_diff(run.object, e.mutated, form);
   run.free_skeleton();
   if (diff.equal) return;
   // json_diff knows whether its patch reproduces the mutated object (tests/engine/
