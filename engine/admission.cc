@@ -1,5 +1,6 @@
 #include "engine/admission.h"
 
+#include <cstring>
 #include <exception>
 #include <utility>
 
@@ -269,31 +270,48 @@ std::string encode_response(const AdmissionOutcome& outcome) {
   return dump_json(outcome.response, Json::error_handler_t::replace);
 }
 
+namespace {
+
+constexpr char kBase64Alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// Every 12 bits' two characters: three bytes are two lookups (8 KiB, in L1 for a review).
+struct Base64Pairs {
+  char pair[4096][2];
+};
+constexpr Base64Pairs make_base64_pairs() {
+  Base64Pairs t{};
+  for (int i = 0; i < 4096; ++i) {
+    t.pair[i][0] = kBase64Alphabet[i >> 6];
+    t.pair[i][1] = kBase64Alphabet[i & 63];
+  }
+  return t;
+}
+constexpr Base64Pairs kBase64Pairs = make_base64_pairs();
+
+}  // namespace
+
 std::string base64_encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   // Sized once and written by index: appending a character at a time cost ~20 instructions a
   // byte of the patch.
   std::string out((bytes.size() + 2) / 3 * 4, '=');
   char* o = out.data();
   const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
+  for (; i + 2 < bytes.size(); i += 3, o += 4) {
     const uint32_t n = (uint32_t(in[i]) << 16) | (uint32_t(in[i + 1]) << 8) | uint32_t(in[i + 2]);
-    *o++ = kAlphabet[(n >> 18) & 63];
-    *o++ = kAlphabet[(n >> 12) & 63];
-    *o++ = kAlphabet[(n >> 6) & 63];
-    *o++ = kAlphabet[n & 63];
+    std::memcpy(o, kBase64Pairs.pair[n >> 12], 2);
+    std::memcpy(o + 2, kBase64Pairs.pair[n & 0xfff], 2);
   }
   if (i + 1 == bytes.size()) {
     const uint32_t n = uint32_t(in[i]) << 16;
-    *o++ = kAlphabet[(n >> 18) & 63];
-    *o++ = kAlphabet[(n >> 12) & 63];  // then "==", already there
+    *o++ = kBase64Alphabet[(n >> 18) & 63];
+    *o++ = kBase64Alphabet[(n >> 12) & 63];  // then "==", already there
   } else if (i + 2 == bytes.size()) {
     const uint32_t n = (uint32_t(in[i]) << 16) | (uint32_t(in[i + 1]) << 8);
-    *o++ = kAlphabet[(n >> 18) & 63];
-    *o++ = kAlphabet[(n >> 12) & 63];
-    *o++ = kAlphabet[(n >> 6) & 63];  // then "=", already there
+    *o++ = kBase64Alphabet[(n >> 18) & 63];
+    *o++ = kBase64Alphabet[(n >> 12) & 63];
+    *o++ = kBase64Alphabet[(n >> 6) & 63];  // then "=", already there
   }
   return out;
 }

@@ -241,63 +241,91 @@ void Linter::replay(FileRecord& record) {
                               s.empty_files.end());
 }
 
+// --jobs: the files in order, shared by the workers and the reporting thread. Workers run at
+// most `window` files ahead of the one being reported, so memory stays bounded: file i's record
+// is slot i % window, free again once file i - window is reported. Two signals, each sent only
+// to whom waits for it (a context switch per file costs as much as linting a small one):
+// `done_`, the file being reported is recorded; `room_`, a slot is free.
+class Linter::FileQueue {
+ public:
+  FileQueue(const Linter& linter, const std::vector<FileInput>& files, unsigned jobs)
+      : linter_(linter), files_(files), window_(size_t{jobs} * 4), records_(window_) {}
+
+  // A worker: lints files until none is left.
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      std::optional<size_t> i = claim();
+      while (!i && next_ < files_.size()) {
+        ++waiting_for_room_;
+        room_.wait(lock);
+        --waiting_for_room_;
+        i = claim();
+      }
+      if (!i) return;
+      lint_one(lock, *i);
+    }
+  }
+
+  // The reporting thread: file i's record, once recorded. Rather than sleep until a worker has
+  // it, this thread lints the next file waiting (perhaps file i) itself.
+  FileRecord& record_of(size_t i) {
+    FileRecord& record = records_[i % window_];
+    std::unique_lock lock(mutex_);
+    while (!record.done) {
+      if (const std::optional<size_t> mine = claim()) {
+        lint_one(lock, *mine);
+      } else {
+        done_.wait(lock);
+      }
+    }
+    return record;
+  }
+
+  // File i is reported: its slot is free for file i + window.
+  void reported(size_t i) {
+    records_[i % window_] = FileRecord{};
+    std::lock_guard lock(mutex_);
+    reported_ = i + 1;
+    if (waiting_for_room_ > 0) room_.notify_one();
+  }
+
+ private:
+  // The next file to lint, when there is one and room for its record (under the lock).
+  std::optional<size_t> claim() {
+    if (next_ >= files_.size() || next_ >= reported_ + window_) return std::nullopt;
+    return next_++;
+  }
+
+  void lint_one(std::unique_lock<std::mutex>& lock, size_t i) {
+    lock.unlock();
+    linter_.record_file(files_[i], records_[i % window_]);
+    lock.lock();
+    records_[i % window_].done = true;
+    if (i == reported_) done_.notify_one();
+  }
+
+  const Linter& linter_;
+  const std::vector<FileInput>& files_;
+  const size_t window_;
+  std::vector<FileRecord> records_;
+  std::mutex mutex_;
+  std::condition_variable done_, room_;
+  size_t next_ = 0, reported_ = 0, waiting_for_room_ = 0;
+};
+
 void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
   if (jobs <= 1 || files.size() <= 1) {
     for (const FileInput& f : files) lint_file(f.path, f.display);
     return;
   }
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, files.size()));
-  // Workers run at most `window` files ahead of the one being reported: memory stays bounded.
-  // File i's record is slot i % window, free again once file i - window is reported.
-  const size_t window = size_t{jobs} * 4;
-  std::vector<FileRecord> records(window);
-  std::mutex mutex;
-  // Two signals, each sent only to whom waits for it: a context switch per file costs as much as
-  // linting a small one. `done`: the file being reported is recorded; `room`: a slot is free.
-  std::condition_variable done, room;
-  size_t next = 0, reported = 0, waiting_for_room = 0;
-  // The next file to lint, when there is one and room for its record (called under the lock).
-  auto claim = [&]() -> std::optional<size_t> {
-    if (next >= files.size() || next >= reported + window) return std::nullopt;
-    return next++;
-  };
-  auto lint_one = [&](std::unique_lock<std::mutex>& lock, size_t i) {
-    lock.unlock();
-    record_file(files[i], records[i % window]);
-    lock.lock();
-    records[i % window].done = true;
-    if (i == reported) done.notify_one();
-  };
-  auto work = [&] {
-    std::unique_lock lock(mutex);
-    for (;;) {
-      std::optional<size_t> i = claim();
-      while (!i && next < files.size()) {
-        ++waiting_for_room;
-        room.wait(lock);
-        --waiting_for_room;
-        i = claim();
-      }
-      if (!i) return;
-      lint_one(lock, *i);
-    }
-  };
-  // jobs - 1 workers; this thread is the last one: it lints a file itself whenever the one it
-  // reports next is not recorded yet, and reports in input order.
+  FileQueue queue(*this, files, jobs);
+  // jobs - 1 workers; this thread is the last one, and reports in input order.
   std::vector<std::thread> workers;
-  for (unsigned j = 1; j < jobs; ++j) workers.emplace_back(work);
+  for (unsigned j = 1; j < jobs; ++j) workers.emplace_back([&queue] { queue.work(); });
   for (size_t i = 0; i < files.size(); ++i) {
-    FileRecord& record = records[i % window];
-    {
-      std::unique_lock lock(mutex);
-      while (!record.done) {
-        if (const std::optional<size_t> mine = claim()) {
-          lint_one(lock, *mine);
-        } else {
-          done.wait(lock);
-        }
-      }
-    }
+    FileRecord& record = queue.record_of(i);
     // Begin and end as lint_file: the reporter's file events around the recorded objects.
     reporter_.begin_file(files[i].display);
     if (fix_ != nullptr && record.fix_began) {
@@ -305,10 +333,7 @@ void Linter::lint_files(const std::vector<FileInput>& files, unsigned jobs) {
     }
     replay(record);
     reporter_.end_file(files[i].display);
-    record = FileRecord{};
-    std::lock_guard lock(mutex);
-    reported = i + 1;
-    if (waiting_for_room > 0) room.notify_one();
+    queue.reported(i);
   }
   for (std::thread& t : workers) t.join();
 }

@@ -172,6 +172,7 @@ class Linter {
   };
   struct FileRecord;
   class Recorder;
+  class FileQueue;
   // A worker's lint of one file, into `record` (lint_files).
   void record_file(const FileInput& input, FileRecord& record) const;
   // Reports, writes and counts a recorded file as lint_file would have.
