@@ -39,15 +39,15 @@ bool json_depth_exceeds(std::string_view text, int max_depth) {
 }
 
 void append_pointer_token(std::string& out, std::string_view token) {
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
+  // Runs without '~' or '/' are appended whole (most tokens are one run).
+  size_t run = 0;
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] != '~' && token[i] != '/') continue;
+    out.append(token.data() + run, i - run);
+    out += token[i] == '~' ? "~0" : "~1";
+    run = i + 1;
   }
+  out.append(token.data() + run, token.size() - run);
 }
 
 std::string escape_pointer_token(std::string_view token) {

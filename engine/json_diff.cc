@@ -1,10 +1,11 @@
 #include "engine/json_diff.h"
 
+#include <charconv>
 #include <string>
 #include <string_view>
-
 #include <utility>
 #include <vector>
+
 #include "engine/json_dump.h"
 
 namespace gpuadmit {
@@ -111,19 +112,25 @@ class Differ {
   void append_index(size_t i) { path_.push_back(Token{nullptr, i, false}); }
   void append_key(const std::string& key) { path_.push_back(Token{&key, 0, false}); }
 
-  std::string path() const {
-    std::string out;
-    out.reserve(64);
+  // The RFC 6901 path of the current node, appended to `out`.
+  void append_path(std::string& out) const {
     for (const Token& t : path_) {
       out += '/';
       if (t.append) {
         out += '-';
       } else if (t.key == nullptr) {
-        out += std::to_string(t.index);
+        char digits[24];
+        const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, t.index);
+        out.append(digits, end);
       } else {
         append_pointer_token(out, *t.key);
       }
     }
+  }
+
+  std::string path() const {
+    std::string out;
+    append_path(out);
     return out;
   }
 
@@ -136,7 +143,17 @@ class Differ {
       text_.append(R"({"op":")"sv);
       text_.append(op);
       text_.append(R"(","path":)"sv);
-      append_json_string(text_, path());
+      // Spelled out in place; quoted as dump_json would, escapes and all, should a key need it.
+      const size_t start = text_.size();
+      text_ += '"';
+      append_path(text_);
+      if (needs_json_escape(std::string_view(text_).substr(start + 1))) {
+        const std::string raw = text_.substr(start + 1);
+        text_.resize(start);
+        append_json_string(text_, raw);
+      } else {
+        text_ += '"';
+      }
       if (value != nullptr) {
         text_.append(R"(,"value":)"sv);
         append_json(text_, *value);

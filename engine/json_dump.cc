@@ -44,6 +44,8 @@ void append_integer(std::string& out, Integer v) {
 
 }  // namespace
 
+bool needs_json_escape(std::string_view value) { return !plain_ascii(value); }
+
 void append_json_string(std::string& out, std::string_view value, Json::error_handler_t handler) {
   if (plain_ascii(value)) {
     out += '"';

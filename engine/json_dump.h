@@ -16,6 +16,9 @@ void append_json(std::string& out, const Json& value,
                  Json::error_handler_t handler = Json::error_handler_t::strict);
 std::string dump_json(const Json& value,
                       Json::error_handler_t handler = Json::error_handler_t::strict);
+// False when append_json_string would copy `value` as it is between the quotes (printable
+// ASCII without '"' or '\\').
+bool needs_json_escape(std::string_view value);
 // One string value, quoted and escaped.
 void append_json_string(std::string& out, std::string_view value,
                         Json::error_handler_t handler = Json::error_handler_t::strict);

@@ -69,6 +69,10 @@ TEST_CASE("json_diff: hand-picked pairs agree with Json::diff and Json::patch") 
       {R"({"a":1})", R"({"a":1,"b":[1,2]})"},
       {R"({"a":1,"c":3})", R"({"b":2,"a":1,"c":3})"},
       {R"({"a":{"x/y":1,"t~":2}})", R"({"a":{"x/y":2,"new~/":3}})"},
+      // Paths that need JSON escapes in the patch text: quotes, backslashes, controls, UTF-8.
+      {R"({"q\"k":{"b\\s":1,"t\tab":[0]},"é/~":1})",
+       R"({"q\"k":{"b\\s":2,"t\tab":[0,1]},"é/~":2,"\u0001":3})"},
+      {R"({"l":[0,1,2,3,4,5,6,7,8,9,10,11]})", R"({"l":[0,1,2,3,4,5,6,7,8,9,10,12,13]})"},
       {R"([1,2,3,4])", R"([1,5])"},
       {R"([1])", R"([1,{"a":2},3])"},
       {R"([{"a":1,"b":2}])", R"([{"b":2,"a":1}])"},
