@@ -24,56 +24,77 @@ std::string list_element_path(const std::string& path, std::string_view key, siz
 }
 
 // Collects the first shape error; every check is "absent or null is fine".
+// A dotted path spelled out only when a message needs it: a well-formed spec (nearly every one)
+// builds none. Each segment points at its parent, which outlives it (the checks nest).
+struct LazyPath {
+  static constexpr std::size_t kNoIndex = static_cast<std::size_t>(-1);
+  const std::string* root = nullptr;  // the first segment's: the pod spec's or metadata's path
+  const LazyPath* parent = nullptr;
+  std::string_view member;       // ".member"
+  std::size_t index = kNoIndex;  // then "[index]"
+
+  std::string str() const {
+    std::string out = parent != nullptr ? parent->str() : *root;
+    if (!member.empty()) out.append(".").append(member);
+    if (index != kNoIndex) out.append("[").append(std::to_string(index)).append("]");
+    return out;
+  }
+  static LazyPath at(const std::string& root) { return {&root, nullptr, {}, kNoIndex}; }
+  LazyPath child(std::string_view name) const { return {nullptr, this, name, kNoIndex}; }
+  LazyPath element(std::string_view list, std::size_t i) const { return {nullptr, this, list, i}; }
+};
+
 class ShapeChecker {
  public:
   bool ok() const { return error_.empty(); }
   std::string take() { return std::move(error_); }
 
-  const Json* object(const Json& parent, std::string_view key, const std::string& path) {
+  const Json* object(const Json& parent, std::string_view key, const LazyPath& path) {
     const Json* v = find_member(parent, key);
     if (v == nullptr || v->is_null()) return nullptr;
-    if (!v->is_object()) return fail(path + "." + std::string(key), "an object", *v);
+    if (!v->is_object()) return fail(path.child(key).str(), "an object", *v);
     return v;
   }
-  const Json* array(const Json& parent, std::string_view key, const std::string& path) {
+  const Json* array(const Json& parent, std::string_view key, const LazyPath& path) {
     const Json* v = find_member(parent, key);
     if (v == nullptr || v->is_null()) return nullptr;
-    if (!v->is_array()) return fail(path + "." + std::string(key), "a list", *v);
+    if (!v->is_array()) return fail(path.child(key).str(), "a list", *v);
     return v;
   }
-  void string(const Json& parent, std::string_view key, const std::string& path) {
+  void string(const Json& parent, std::string_view key, const LazyPath& path) {
     const Json* v = find_member(parent, key);
-    if (v != nullptr && !v->is_null() && !v->is_string())
-      fail(path + "." + std::string(key), "a string", *v);
+    if (v != nullptr && !v->is_null() && !v->is_string()) {
+      fail(path.child(key).str(), "a string", *v);
+    }
   }
-  void string_map(const Json& parent, std::string_view key, const std::string& path) {
+  void string_map(const Json& parent, std::string_view key, const LazyPath& path) {
     const Json* m = object(parent, key, path);
     if (m == nullptr) return;
     for (auto it = m->begin(); it != m->end() && ok(); ++it) {
       if (!it->is_string() && !it->is_null())
-        fail(path + "." + std::string(key) + "[\"" + it.key() + "\"]", "a string", *it);
+        fail(path.child(key).str() + "[\"" + it.key() + "\"]", "a string", *it);
     }
   }
   // Each element of a list must be an object; calls `each(element, element_path)`.
   template <typename F>
-  void object_list(const Json& parent, std::string_view key, const std::string& path, F each) {
+  void object_list(const Json& parent, std::string_view key, const LazyPath& path, F each) {
     const Json* list = array(parent, key, path);
     if (list == nullptr) return;
     for (size_t i = 0; i < list->size() && ok(); ++i) {
-      std::string element_path = list_element_path(path, key, i);
+      const LazyPath element_path = path.element(key, i);
       if (!(*list)[i].is_object()) {
-        fail(element_path, "an object", (*list)[i]);
+        fail(element_path.str(), "an object", (*list)[i]);
         return;
       }
       each((*list)[i], element_path);
     }
   }
-  void quantity_map(const Json& parent, std::string_view key, const std::string& path) {
+  void quantity_map(const Json& parent, std::string_view key, const LazyPath& path) {
     const Json* m = object(parent, key, path);
     if (m == nullptr) return;
     for (auto it = m->begin(); it != m->end() && ok(); ++it) {
       if (!it->is_string() && !it->is_number() && !it->is_null())
-        fail(path + "." + std::string(key) + "[\"" + it.key() + "\"]", "a quantity", *it);
+        fail(path.child(key).str() + "[\"" + it.key() + "\"]", "a quantity", *it);
     }
   }
 
@@ -88,42 +109,48 @@ class ShapeChecker {
   std::string error_;
 };
 
-void check_container(ShapeChecker& c, const Json& container, const std::string& path) {
+void check_container(ShapeChecker& c, const Json& container, const LazyPath& path) {
   c.string(container, "name", path);
   c.string(container, "restartPolicy", path);
   if (const Json* resources = c.object(container, "resources", path)) {
-    const std::string resources_path = path + ".resources";
+    const LazyPath resources_path = path.child("resources");
     c.quantity_map(*resources, "requests", resources_path);
     c.quantity_map(*resources, "limits", resources_path);
   }
 }
 
-void check_affinity(ShapeChecker& c, const Json& spec, const std::string& path) {
+void check_expression(ShapeChecker& c, const Json& expr, const LazyPath& path) {
+  c.string(expr, "key", path);
+  c.string(expr, "operator", path);
+  if (const Json* values = c.array(expr, "values", path)) {
+    for (size_t i = 0; i < values->size() && c.ok(); ++i) {
+      if (!(*values)[i].is_string()) {
+        c.fail(path.element("values", i).str(), "a string", (*values)[i]);
+      }
+    }
+  }
+}
+
+void check_affinity(ShapeChecker& c, const Json& spec, const LazyPath& path) {
   const Json* affinity = c.object(spec, "affinity", path);
   if (affinity == nullptr) return;
-  const Json* node_affinity = c.object(*affinity, "nodeAffinity", path + ".affinity");
+  const LazyPath affinity_path = path.child("affinity");
+  const Json* node_affinity = c.object(*affinity, "nodeAffinity", affinity_path);
   if (node_affinity == nullptr) return;
-  const std::string na_path = path + ".affinity.nodeAffinity";
+  const LazyPath na_path = affinity_path.child("nodeAffinity");
   const Json* required =
       c.object(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", na_path);
   if (required == nullptr) return;
-  c.object_list(
-      *required, "nodeSelectorTerms", na_path + ".requiredDuringSchedulingIgnoredDuringExecution",
-      [&](const Json& term, const std::string& term_path) {
-        for (std::string_view list : {"matchExpressions", "matchFields"}) {
-          c.object_list(term, list, term_path, [&](const Json& expr, const std::string& expr_path) {
-            c.string(expr, "key", expr_path);
-            c.string(expr, "operator", expr_path);
-            if (const Json* values = c.array(expr, "values", expr_path)) {
-              for (size_t i = 0; i < values->size() && c.ok(); ++i) {
-                if (!(*values)[i].is_string())
-                  c.fail(expr_path + ".values[" + std::to_string(i) + "]", "a string",
-                         (*values)[i]);
-              }
-            }
-          });
-        }
-      });
+  const LazyPath required_path = na_path.child("requiredDuringSchedulingIgnoredDuringExecution");
+  c.object_list(*required, "nodeSelectorTerms", required_path,
+                [&](const Json& term, const LazyPath& term_path) {
+                  for (std::string_view list : {"matchExpressions", "matchFields"}) {
+                    c.object_list(term, list, term_path,
+                                  [&](const Json& expr, const LazyPath& expr_path) {
+                                    check_expression(c, expr, expr_path);
+                                  });
+                  }
+                });
 }
 
 const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
@@ -168,13 +195,13 @@ Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& locat
     c.fail(location.path, "an object", spec);
     return Unexpected(c.take());
   }
-  const std::string& path = location.path;
+  const LazyPath path = LazyPath::at(location.path);
   for (std::string_view list : kContainerLists) {
-    c.object_list(spec, list, path, [&](const Json& container, const std::string& p) {
+    c.object_list(spec, list, path, [&](const Json& container, const LazyPath& p) {
       check_container(c, container, p);
     });
   }
-  c.object_list(spec, "tolerations", path, [&](const Json& t, const std::string& p) {
+  c.object_list(spec, "tolerations", path, [&](const Json& t, const LazyPath& p) {
     for (std::string_view k : {"key", "operator", "value", "effect"}) c.string(t, k, p);
   });
   c.string_map(spec, "nodeSelector", path);
@@ -182,11 +209,12 @@ Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& locat
   c.string(spec, "priorityClassName", path);
   if (const Json* priority = find_member(spec, "priority");
       priority != nullptr && !priority->is_null() && !priority->is_number_integer()) {
-    c.fail(path + ".priority", "an integer", *priority);
+    c.fail(path.child("priority").str(), "an integer", *priority);
   }
   if (const Json* resources = c.object(spec, "resources", path)) {
-    c.quantity_map(*resources, "requests", path + ".resources");
-    c.quantity_map(*resources, "limits", path + ".resources");
+    const LazyPath resources_path = path.child("resources");
+    c.quantity_map(*resources, "requests", resources_path);
+    c.quantity_map(*resources, "limits", resources_path);
   }
   // The metadata's path is spelled out only for a message: well-formed metadata needs none.
   if (object.contains(location.metadata) && !metadata_well_formed(object.at(location.metadata))) {
@@ -195,8 +223,8 @@ Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& locat
     if (!metadata.is_null() && !metadata.is_object()) {
       c.fail(meta_path, "an object", metadata);
     } else if (metadata.is_object()) {
-      c.string_map(metadata, "annotations", meta_path);
-      c.string_map(metadata, "labels", meta_path);
+      c.string_map(metadata, "annotations", LazyPath::at(meta_path));
+      c.string_map(metadata, "labels", LazyPath::at(meta_path));
     }
   }
   if (!c.ok()) return Unexpected(c.take());
