@@ -2,6 +2,7 @@
 // What mutators and rules know about the pod spec they look at, beyond the spec itself.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/dra.h"
@@ -70,8 +71,9 @@ struct PodContext {
   // the whole workload reports at its first GPU pod spec only.
   bool earlier_gpu_pod_spec = false;
 
-  // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations).
-  std::vector<std::string> mutations;
+  // Names of mutations applied to this pod spec, in order (feeds gpuadmit.io/mutations): each
+  // Mutator::name(), which lives as long as the pipeline.
+  std::vector<std::string_view> mutations;
   // Policy fields the running mutator applied (`--explain`), appended by mutators through
   // mutator_support::because; the pipeline turns them into Evaluation::mutation_records.
   std::vector<std::string> policy_paths;

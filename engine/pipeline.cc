@@ -16,7 +16,8 @@
 namespace gpuadmit {
 namespace {
 
-void add_unique(std::vector<std::string>& list, std::string_view value) {
+template <typename String>
+void add_unique(std::vector<String>& list, std::string_view value) {
   if (std::find(list.begin(), list.end(), value) == list.end()) list.emplace_back(value);
 }
 
@@ -264,7 +265,7 @@ void apply_mutators(Run& run, const std::vector<std::unique_ptr<const Mutator>>&
           MutationRecord{std::string(mutator->name()), std::move(path)});
     }
   }
-  for (const std::string& m : ctx.mutations) add_unique(run.e.mutations, m);
+  for (const std::string_view m : ctx.mutations) add_unique(run.e.mutations, m);
 }
 
 // The rules over one pod spec, with the severity the policy (and audit mode) gives each.
