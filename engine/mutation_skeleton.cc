@@ -144,25 +144,31 @@ void MutationSkeleton::record_metadata_member(const JsonPointer& metadata, std::
   }
 }
 
+namespace {
+
+// Every writable member of the pod spec `spec` at `location`: its own and its containers'.
+void record_spec(MutationSkeleton& skeleton, const PodSpecLocation& location, const Json& spec) {
+  for (std::string_view key : kMutableSpecMembers) skeleton.record_spec_member(location, spec, key);
+  for (std::size_t k = 0; k < std::size(kContainerLists); ++k) {
+    const Json* list = find_member(spec, kContainerLists[k]);
+    if (list == nullptr || !list->is_array()) continue;  // PodView refuses such a spec
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_object()) continue;
+      for (std::string_view key : kMutableContainerMembers) {
+        skeleton.record_container_member(location, spec, static_cast<ContainerKind>(k), i, key);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& locations,
                        const CompiledPolicy& policy) {
   MutationSkeleton skeleton(object);
   for (const PodSpecLocation& location : locations) {
-    const Json* spec = find_pointer(object, location.spec);
-    if (spec != nullptr) {
-      for (std::string_view key : kMutableSpecMembers) {
-        skeleton.record_spec_member(location, *spec, key);
-      }
-    }
-    for (std::size_t k = 0; k < std::size(kContainerLists); ++k) {
-      const Json* list = spec != nullptr ? find_member(*spec, kContainerLists[k]) : nullptr;
-      if (list == nullptr || !list->is_array()) continue;  // PodView refuses such a spec
-      for (std::size_t i = 0; i < list->size(); ++i) {
-        if (!(*list)[i].is_object()) continue;
-        for (std::string_view key : kMutableContainerMembers) {
-          skeleton.record_container_member(location, *spec, static_cast<ContainerKind>(k), i, key);
-        }
-      }
+    if (const Json* spec = find_pointer(object, location.spec)) {
+      record_spec(skeleton, location, *spec);
     }
     skeleton.record_metadata_member(location.metadata, kMutableMetadataMember);
     if (const std::optional<QueueSite> queue = kueue_queue_site(object, location, policy)) {

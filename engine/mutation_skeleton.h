@@ -10,9 +10,8 @@
 // only the members a mutation touches are copied and diffed — a CPU pod's one `env`, not every
 // container's resources and the annotations:
 //
-//   MutationSkeleton skeleton(object);                  // before any mutator writes
-//   PodWriter writer(pod, object, &skeleton);           // records each member before its first
-//   write
+//   MutationSkeleton skeleton(object);         // before any mutator writes
+//   PodWriter writer(pod, object, &skeleton);  // records each member before its first write
 //   ... mutators edit `object` in place ...
 //   JsonDiff d = json_diff(skeleton.json(), object, PatchForm::kText);
 //

@@ -23,7 +23,6 @@ std::string list_element_path(const std::string& path, std::string_view key, siz
   return out;
 }
 
-// Collects the first shape error; every check is "absent or null is fine".
 // A dotted path spelled out only when a message needs it: a well-formed spec (nearly every one)
 // builds none. Each segment points at its parent, which outlives it (the checks nest).
 struct LazyPath {
@@ -35,8 +34,8 @@ struct LazyPath {
 
   std::string str() const {
     std::string out = parent != nullptr ? parent->str() : *root;
+    if (index != kNoIndex) return list_element_path(out, member, index);
     if (!member.empty()) out.append(".").append(member);
-    if (index != kNoIndex) out.append("[").append(std::to_string(index)).append("]");
     return out;
   }
   static LazyPath at(const std::string& root) { return {&root, nullptr, {}, kNoIndex}; }
@@ -44,6 +43,7 @@ struct LazyPath {
   LazyPath element(std::string_view list, std::size_t i) const { return {nullptr, this, list, i}; }
 };
 
+// Collects the first shape error; every check is "absent or null is fine".
 class ShapeChecker {
  public:
   bool ok() const { return error_.empty(); }

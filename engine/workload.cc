@@ -100,12 +100,14 @@ void for_each_pointer_token(const JsonPointer& pointer, F each) {
   while (start < text.size()) {  // text is "" or starts with '/'
     size_t end = text.find('/', start + 1);
     if (end == std::string::npos) end = text.size();
-    token.assign(text, start + 1, end - start - 1);
-    // RFC 6901 escapes, rare in a pod spec's path: "~0" is '~', "~1" is '/'.
-    for (size_t i = token.find('~'); i != std::string::npos && i + 1 < token.size();
-         i = token.find('~', i + 1)) {
-      if (token[i + 1] == '0' || token[i + 1] == '1')
-        token.replace(i, 2, 1, token[i + 1] == '0' ? '~' : '/');
+    token.clear();
+    for (size_t i = start + 1; i < end; ++i) {
+      if (text[i] == '~' && i + 1 < end && (text[i + 1] == '0' || text[i + 1] == '1')) {
+        token += text[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else {
+        token += text[i];
+      }
     }
     each(token);
     start = end;

@@ -20,10 +20,10 @@ namespace {
 // The word every claim document holds (add_documents parses only documents that mention it).
 constexpr std::string_view kClaimWord = "ResourceClaim";
 
-// Whether the rest of `file` mentions kClaimWord (or could not be read: the document pass then
+// Whether the rest of `fd` mentions kClaimWord (or could not be read: the document pass then
 // sees the same error). Most files hold no claim: one scan of their bytes settles them without
-// splitting them into documents, which cost ~5% of lint's instructions.
-// Read with the file's own descriptor: no stdio buffer, no second fstat.
+// splitting them into documents, which cost ~5% of lint's instructions. Read with the
+// descriptor itself: no stdio buffer, no second fstat.
 bool mentions_claims(int fd) {
   char buffer[1 << 16];
   size_t kept = 0;  // the previous block's tail: the word may straddle two blocks
