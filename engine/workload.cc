@@ -15,48 +15,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// One pointer, extended and shortened on the way down (json_pointer's `/` copies every token).
-void expand(const Json& node, const std::vector<std::string_view>& tokens, size_t at,
-            JsonPointer& pointer, std::vector<JsonPointer>& out) {
-  if (at == tokens.size()) {
-    out.push_back(pointer);
-    return;
-  }
-  std::string_view token = tokens[at];
-  bool each_element = false;
-  if (ends_with(token, "[*]")) {
-    each_element = true;
-    token.remove_suffix(3);
-  }
-  // `pointer` names `child` here.
-  auto descend = [&](const Json& child) {
-    if (!each_element) {
-      expand(child, tokens, at + 1, pointer, out);
-      return;
-    }
-    if (!child.is_array()) return;
-    for (size_t i = 0; i < child.size(); ++i) {
-      pointer.push_back(std::to_string(i));
-      expand(child[i], tokens, at + 1, pointer, out);
-      pointer.pop_back();
-    }
-  };
-  if (!node.is_object()) return;
-  if (token == "*") {
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      pointer.push_back(it.key());
-      descend(it.value());
-      pointer.pop_back();
-    }
-    return;
-  }
-  if (const Json* child = find_member(node, token)) {
-    pointer.push_back(std::string(token));
-    descend(*child);
-    pointer.pop_back();
-  }
-}
-
 std::vector<std::string_view> split_pattern(std::string_view pattern) {
   std::vector<std::string_view> tokens;
   size_t start = 0;
@@ -67,6 +25,63 @@ std::vector<std::string_view> split_pattern(std::string_view pattern) {
     start = dot + 1;
   }
   return tokens;
+}
+
+// One path, extended and shortened on the way down: its unescaped reference tokens, root first.
+using Tokens = std::vector<std::string>;
+
+void expand(const Json& node, const std::vector<std::string_view>& pattern, size_t at, Tokens& path,
+            std::vector<Tokens>& out) {
+  if (at == pattern.size()) {
+    out.push_back(path);
+    return;
+  }
+  std::string_view token = pattern[at];
+  bool each_element = false;
+  if (ends_with(token, "[*]")) {
+    each_element = true;
+    token.remove_suffix(3);
+  }
+  // `path` names `child` here.
+  auto descend = [&](const Json& child) {
+    if (!each_element) {
+      expand(child, pattern, at + 1, path, out);
+      return;
+    }
+    if (!child.is_array()) return;
+    for (size_t i = 0; i < child.size(); ++i) {
+      path.push_back(std::to_string(i));
+      expand(child[i], pattern, at + 1, path, out);
+      path.pop_back();
+    }
+  };
+  if (!node.is_object()) return;
+  if (token == "*") {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      path.push_back(it.key());
+      descend(it.value());
+      path.pop_back();
+    }
+    return;
+  }
+  if (const Json* child = find_member(node, token)) {
+    path.emplace_back(token);
+    descend(*child);
+    path.pop_back();
+  }
+}
+
+std::vector<Tokens> expand_tokens(const Json& object, std::string_view pattern) {
+  std::vector<Tokens> out;
+  Tokens path;
+  expand(object, split_pattern(pattern), 0, path, out);
+  return out;
+}
+
+JsonPointer pointer_of(const Tokens& tokens, size_t count) {
+  JsonPointer pointer;
+  for (size_t i = 0; i < count; ++i) pointer.push_back(tokens[i]);
+  return pointer;
 }
 
 // A non-negative whole replica-like count, or nullopt.
@@ -114,22 +129,13 @@ void for_each_pointer_token(const JsonPointer& pointer, F each) {
   }
 }
 
-// The reference tokens of a pointer, unescaped, root first ("/a~1b/0" → {"a/b", "0"}).
-std::vector<std::string> pointer_tokens(const JsonPointer& pointer) {
-  std::vector<std::string> tokens;
-  for_each_pointer_token(pointer, [&](const std::string& token) { tokens.push_back(token); });
-  return tokens;
-}
-
 // Pods one pod spec of a policy `workloads` kind stands for: the product of the counts met on the
 // way down from the root (`replicas`, else a JobSpec's parallelism (at most completions), else
 // `minReplicas`; times `numOfHosts`). An absent count is 1, the Kubernetes default. The table's
 // kinds name their counts instead (table_replicas).
-int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
+int64_t replicas_along(const Json& object, const Tokens& tokens) {
   int64_t product = 1;
   const Json* node = &object;
-  JsonPointer walked;
-  const std::vector<std::string> tokens = pointer_tokens(spec_pointer);
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     const std::string& token = tokens[i];
     if (node->is_object()) {
@@ -156,11 +162,11 @@ int64_t replicas_along(const Json& object, const JsonPointer& spec_pointer) {
   return product;
 }
 
-// The node a pointer names in `object`, or null (never throws).
-const Json* node_at(const Json& object, const JsonPointer& pointer) {
+// The node a path names in `object`, or null (never throws).
+const Json* node_at(const Json& object, const Tokens& tokens) {
   const Json* node = &object;
-  for_each_pointer_token(pointer, [&](const std::string& token) {
-    if (node == nullptr) return;
+  for (const std::string& token : tokens) {
+    if (node == nullptr) break;
     if (node->is_object()) {
       node = find_member(*node, token);
     } else if (node->is_array() && !token.empty() && token.size() < 10 &&
@@ -170,7 +176,7 @@ const Json* node_at(const Json& object, const JsonPointer& pointer) {
     } else {
       node = nullptr;
     }
-  });
+  }
   return node;
 }
 
@@ -179,12 +185,11 @@ const Json* node_at(const Json& object, const JsonPointer& pointer) {
 // /spec/replicatedJobs/2/template/spec/template/spec → /spec/replicatedJobs/2/replicas). nullopt
 // when a wildcard lies outside the shared part (tests/engine/workload_kinds_test.cpp holds the
 // table to it).
-std::optional<JsonPointer> resolve_count_path(std::string_view count_path,
-                                              std::string_view spec_pattern,
-                                              const std::vector<std::string>& matched) {
+std::optional<Tokens> resolve_count_path(std::string_view count_path, std::string_view spec_pattern,
+                                         const Tokens& matched) {
   const std::vector<std::string_view> count = split_pattern(count_path);
   const std::vector<std::string_view> spec = split_pattern(spec_pattern);
-  JsonPointer out;
+  Tokens out;
   size_t at = 0;  // in `matched`
   bool shared = true;
   for (size_t i = 0; i < count.size(); ++i) {
@@ -193,7 +198,7 @@ std::optional<JsonPointer> resolve_count_path(std::string_view count_path,
     shared = shared && i < spec.size() && spec[i] == token;
     if (!shared) {
       if (wildcard) return std::nullopt;
-      out.push_back(std::string(token));
+      out.emplace_back(token);
       continue;
     }
     const size_t n = ends_with(token, "[*]") ? 2 : 1;  // a list: its key and the index
@@ -227,12 +232,10 @@ int64_t count_factor(const Json* node, CountRule rule) {
 }
 
 // Pods one pod spec of a table kind stands for: the product of the counts its template names.
-int64_t table_replicas(const Json& object, const PodTemplatePath& path,
-                       const JsonPointer& spec_pointer) {
-  const std::vector<std::string> matched = pointer_tokens(spec_pointer);
+int64_t table_replicas(const Json& object, const PodTemplatePath& path, const Tokens& matched) {
   int64_t product = 1;
   for (const ReplicaCount& count : path.counts) {
-    const std::optional<JsonPointer> at = resolve_count_path(count.path, path.spec, matched);
+    const std::optional<Tokens> at = resolve_count_path(count.path, path.spec, matched);
     if (!at) continue;
     const Json* node = node_at(object, *at);
     if (count.rule == CountRule::kLwsGroup) {
@@ -245,6 +248,24 @@ int64_t table_replicas(const Json& object, const PodTemplatePath& path,
     product = saturating_mul(product, count_factor(node, count.rule));
   }
   return product;
+}
+
+// {"spec", "containers", "0", "resources"} → "spec.containers[0].resources".
+std::string dotted_path_of(const Tokens& tokens) {
+  std::string out;
+  for (const std::string& token : tokens) {
+    bool numeric = !token.empty() && token.size() < 10;
+    for (char c : token) numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
+    if (numeric) {
+      out.append("[").append(token).append("]");
+    } else if (token.find_first_of("./") != std::string::npos) {
+      out.append("[\"").append(token).append("\"]");
+    } else {
+      if (!out.empty()) out += '.';
+      out += token;
+    }
+  }
+  return out;
 }
 
 const WorkloadDecl* policy_workload(std::string_view api_version, std::string_view kind,
@@ -279,9 +300,9 @@ bool is_workload_kind(std::string_view api_version, std::string_view kind,
 
 std::vector<JsonPointer> expand_path_pattern(const Json& object, std::string_view pattern) {
   std::vector<JsonPointer> out;
-  const std::vector<std::string_view> tokens = split_pattern(pattern);
-  JsonPointer pointer;
-  expand(object, tokens, 0, pointer, out);
+  for (const Tokens& tokens : expand_tokens(object, pattern)) {
+    out.push_back(pointer_of(tokens, tokens.size()));
+  }
   return out;
 }
 
@@ -291,14 +312,15 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");
   auto add = [&](std::string_view pattern, const PodTemplatePath* table_path) {
-    for (JsonPointer& pointer : expand_path_pattern(object, pattern)) {
+    for (const Tokens& tokens : expand_tokens(object, pattern)) {
       PodSpecLocation loc;
       loc.is_template = !(kind == "Pod" && pattern == "spec");
-      loc.metadata = pointer.parent_pointer() / "metadata";
-      loc.replicas = table_path != nullptr ? table_replicas(object, *table_path, pointer)
-                                           : replicas_along(object, pointer);
-      loc.path = dotted_path(pointer);
-      loc.spec = std::move(pointer);
+      loc.metadata = pointer_of(tokens, tokens.empty() ? 0 : tokens.size() - 1);
+      loc.metadata.push_back("metadata");
+      loc.replicas = table_path != nullptr ? table_replicas(object, *table_path, tokens)
+                                           : replicas_along(object, tokens);
+      loc.path = dotted_path_of(tokens);
+      loc.spec = pointer_of(tokens, tokens.size());
       locations.push_back(std::move(loc));
     }
   };
@@ -311,20 +333,9 @@ std::vector<PodSpecLocation> find_pod_specs(const Json& object, const CompiledPo
 }
 
 std::string dotted_path(const JsonPointer& pointer) {
-  std::string out;
-  for_each_pointer_token(pointer, [&](const std::string& token) {
-    bool numeric = !token.empty() && token.size() < 10;
-    for (char c : token) numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
-    if (numeric) {
-      out.append("[").append(token).append("]");
-    } else if (token.find_first_of("./") != std::string::npos) {
-      out.append("[\"").append(token).append("\"]");
-    } else {
-      if (!out.empty()) out += '.';
-      out += token;
-    }
-  });
-  return out;
+  Tokens tokens;
+  for_each_pointer_token(pointer, [&](const std::string& token) { tokens.push_back(token); });
+  return dotted_path_of(tokens);
 }
 
 }  // namespace gpuadmit
