@@ -226,6 +226,35 @@ TEST_CASE("block and flow YAML, quoting, block scalars and CRLF read as yaml-cpp
   }
 }
 
+// The key scan looks 16 bytes at a time for ':', '#', CR and LF: each stop character is put at
+// every offset across two such blocks, in keys, in values and in comments.
+TEST_CASE("a key's ':' and a line's '#' are found at any offset, as yaml-cpp finds them",
+          "[lint][reader]") {
+  for (size_t n = 0; n <= 40; ++n) {
+    const std::string pad(n, 'k');
+    const std::vector<std::string> texts = {
+        pad + "x: 1\n",                         // the key's ':' at offset n + 1
+        "a" + pad + ":b: 1\n",                  // a ':' without a blank is part of the key
+        "img: nvcr.io/" + pad + ":24.01\n",     // a ':' in a value
+        "- " + pad + "x\n- y: 1\n",             // a list item without a key, then one with
+        "a: 1 #" + pad + ": c\n",               // ': ' inside a comment
+        "- x #" + pad + ": c\n",                // ... on a line with no key before it
+        "a" + pad + "#b: 1\n",                  // '#' without a blank before it is part of the key
+        "a:\n  " + pad + "x: 1\r\n  y: 2\r\n",  // CRLF
+    };
+    for (const std::string& text : texts) {
+      INFO(text);
+      SourceDocument source;
+      source.text = text;
+      ParsedDocument fast = parse_document(source, false);
+      ParsedDocument slow = parse_document_yaml_cpp(source);
+      REQUIRE_FALSE(slow.error);
+      REQUIRE_FALSE(fast.error);
+      CHECK(fast.value == slow.value);
+    }
+  }
+}
+
 TEST_CASE("anchors, aliases, merge keys and tags go through yaml-cpp", "[lint][reader]") {
   Json v = parse_one("base: &b {x: 1, z: 2}\nuse:\n  <<: *b\n  z: 3\nt: !!str 1\ny: 1\n");
   CHECK(v["use"] == Json{{"z", 3}, {"x", 1}});
