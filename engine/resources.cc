@@ -26,18 +26,16 @@ bool positive(const std::optional<Quantity>& q) { return q && !q->is_zero() && !
 // (`as_request`) or limits, merging with entries already read from `first` on.
 void read_resource_list(const Json& list, bool as_request, const CompiledPolicy& policy,
                         size_t first, std::vector<ContainerGpuResource>& out) {
-  for (auto it = list.begin(); it != list.end(); ++it) {
-    if (it.value().is_null() || !policy.is_gpu_resource(it.key())) continue;
-    auto found =
-        std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-                     [&](const ContainerGpuResource& r) { return r.resource == it.key(); });
+  for (const auto& [name, value] : list.get_ref<const Json::object_t&>()) {
+    if (value.is_null() || !policy.is_gpu_resource(name)) continue;
+    auto found = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                              [&](const ContainerGpuResource& r) { return r.resource == name; });
     if (found == out.end()) {
-      out.push_back(ContainerGpuResource{it.key(), nullptr, nullptr, std::nullopt, std::nullopt});
+      out.push_back(ContainerGpuResource{name, nullptr, nullptr, std::nullopt, std::nullopt});
       found = out.end() - 1;
     }
-    (as_request ? found->request : found->limit) = &it.value();
-    (as_request ? found->request_quantity : found->limit_quantity) =
-        parse_json_quantity(it.value());
+    (as_request ? found->request : found->limit) = &value;
+    (as_request ? found->request_quantity : found->limit_quantity) = parse_json_quantity(value);
   }
 }
 

@@ -143,6 +143,7 @@ struct CompiledPolicy::Patterns {
   std::map<std::string, size_t, std::less<>> priority_classes;  // name -> index
   std::map<std::string, Action, std::less<>> rule_actions;
   std::set<std::string, std::less<>> gpu_resources;
+  bool gpu_resources_qualified = true;  // every name in gpu_resources has a '/'
   std::set<std::string, std::less<>> taint_keys;
   std::set<std::string, std::less<>> label_keys;
   const PriorityClassDecl* global_default = nullptr;
@@ -178,6 +179,9 @@ CompiledPolicy::CompiledPolicy(Policy policy)
   p.gpu_resources.insert("nvidia.com/gpu");
   p.gpu_resources.insert("nvidia.com/gpu.shared");
   for (const std::string& r : policy_.gpu_resources) p.gpu_resources.insert(r);
+  p.gpu_resources_qualified =
+      std::all_of(p.gpu_resources.begin(), p.gpu_resources.end(),
+                  [](const std::string& r) { return r.find('/') != r.npos; });
 }
 
 CompiledPolicy::~CompiledPolicy() = default;
@@ -210,6 +214,11 @@ const PriorityClassDecl* CompiledPolicy::global_default_priority_class() const {
 }
 
 bool CompiledPolicy::is_gpu_resource(std::string_view resource) const {
+  // A container's other resources (cpu, memory, ephemeral-storage, hugepages-2Mi) have no '/';
+  // while every GPU name has one, they are told apart without a lookup.
+  if (patterns_->gpu_resources_qualified && resource.find('/') == std::string_view::npos) {
+    return false;
+  }
   if (resource.size() > kMigPrefix.size() && resource.substr(0, kMigPrefix.size()) == kMigPrefix) {
     return true;
   }

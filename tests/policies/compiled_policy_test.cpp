@@ -177,6 +177,14 @@ TEST_CASE("policy: GPU resource names", "[policy][compiled]") {
     INFO(c.resource);
     CHECK(p->is_gpu_resource(c.resource) == c.gpu);
   }
+  // The loader refuses a name without a domain; a policy built in code may still hold one, and
+  // names without '/' are then looked up, not ruled out.
+  Policy model;
+  model.gpu_resources = {"gpu"};
+  const auto unqualified = CompiledPolicy::compile(model);
+  CHECK(unqualified->is_gpu_resource("gpu"));
+  CHECK(unqualified->is_gpu_resource("nvidia.com/gpu"));
+  CHECK_FALSE(unqualified->is_gpu_resource("cpu"));
 }
 
 TEST_CASE("policy: GPU pool taint and label keys", "[policy][compiled]") {
