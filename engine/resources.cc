@@ -26,7 +26,10 @@ bool positive(const std::optional<Quantity>& q) { return q && !q->is_zero() && !
 // (`as_request`) or limits, merging with entries already read from `first` on.
 void read_resource_list(const Json& list, bool as_request, const CompiledPolicy& policy,
                         size_t first, std::vector<ContainerGpuResource>& out) {
-  for (const auto& [name, value] : list.get_ref<const Json::object_t&>()) {
+  // Not a structured binding: the lambda below captures the name, which clang 14 refuses.
+  for (const auto& member : list.get_ref<const Json::object_t&>()) {
+    const std::string& name = member.first;
+    const Json& value = member.second;
     if (value.is_null() || !policy.is_gpu_resource(name)) continue;
     auto found = std::find_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
                               [&](const ContainerGpuResource& r) { return r.resource == name; });
