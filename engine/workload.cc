@@ -27,9 +27,11 @@ std::vector<std::string_view> split_pattern(std::string_view pattern) {
   return tokens;
 }
 
-// One path, extended and shortened on the way down: its unescaped reference tokens, root first.
+// A path in an object: its unescaped reference tokens, root first ({"spec", "containers", "0"}).
 using Tokens = std::vector<std::string>;
 
+// Every match of `pattern` from `at` on below `node`, whose path is `path` (one path, extended
+// and shortened on the way down).
 void expand(const Json& node, const std::vector<std::string_view>& pattern, size_t at, Tokens& path,
             std::vector<Tokens>& out) {
   if (at == pattern.size()) {

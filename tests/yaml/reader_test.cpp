@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/yaml_to_json.h"
@@ -44,6 +45,13 @@ Json parse_one(std::string_view text) {
   INFO((docs[0].error ? docs[0].error->message : ""));
   REQUIRE_FALSE(docs[0].error);
   return docs[0].value;
+}
+
+// One YAML text read by parse_document (the fast path where it can) and by yaml-cpp.
+std::pair<ParsedDocument, ParsedDocument> fast_and_yaml_cpp(const std::string& text) {
+  SourceDocument source;
+  source.text = text;
+  return {parse_document(source, false), parse_document_yaml_cpp(source)};
 }
 
 std::vector<fs::path> corpus_files() {
@@ -215,10 +223,7 @@ TEST_CASE("block and flow YAML, quoting, block scalars and CRLF read as yaml-cpp
   };
   for (const std::string& text : texts) {
     INFO(text);
-    SourceDocument source;
-    source.text = text;
-    ParsedDocument fast = parse_document(source, false);
-    ParsedDocument slow = parse_document_yaml_cpp(source);
+    const auto [fast, slow] = fast_and_yaml_cpp(text);
     REQUIRE_FALSE(fast.error);
     REQUIRE_FALSE(slow.error);
     CHECK(fast.parser == Parser::kFast);
@@ -244,10 +249,7 @@ TEST_CASE("a key's ':' and a line's '#' are found at any offset, as yaml-cpp fin
     };
     for (const std::string& text : texts) {
       INFO(text);
-      SourceDocument source;
-      source.text = text;
-      ParsedDocument fast = parse_document(source, false);
-      ParsedDocument slow = parse_document_yaml_cpp(source);
+      const auto [fast, slow] = fast_and_yaml_cpp(text);
       REQUIRE_FALSE(slow.error);
       REQUIRE_FALSE(fast.error);
       CHECK(fast.value == slow.value);
