@@ -22,10 +22,10 @@ AdmissionResult fail(std::string message) {
 }
 
 Json response_envelope(const std::string& uid, bool allowed) {
-  Json response = Json::object();
+  Json response = empty_object();
   response["uid"] = uid;
   response["allowed"] = allowed;
-  Json review = Json::object();
+  Json review = empty_object();
   review["apiVersion"] = kApiVersion;
   review["kind"] = "AdmissionReview";
   review["response"] = std::move(response);
@@ -195,7 +195,7 @@ Json evaluated_response(const AdmissionOutcome& outcome, Endpoint endpoint) {
     response["warnings"] = warnings;
   }
   if (!e.allowed) {
-    Json status = Json::object();
+    Json status = empty_object();
     status["code"] = 403;
     status["reason"] = "Forbidden";
     status["message"] = "gpuadmit denied " + outcome.kind + " " + outcome.ns + "/" + outcome.name +
@@ -210,7 +210,7 @@ Json evaluated_response(const AdmissionOutcome& outcome, Endpoint endpoint) {
   // Audit mode (docs/rollout.md): the rules that would have denied, on either endpoint.
   const std::vector<std::string> audited = e.audited_rules();
   if ((endpoint == Endpoint::kMutate && (!e.classes.empty() || mutated)) || !audited.empty()) {
-    Json audit = Json::object();
+    Json audit = empty_object();
     if (endpoint == Endpoint::kMutate && !e.classes.empty()) audit["class"] = join(e.classes, ",");
     if (endpoint == Endpoint::kMutate && mutated) audit["mutations"] = join(e.mutations, ",");
     if (!audited.empty()) audit["audit"] = join(audited, ",");

@@ -1,8 +1,61 @@
 #include "engine/json.h"
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace gpuadmit {
+namespace {
+
+// The one access to nlohmann's internals: json_pointer's private `reference_tokens`, named in an
+// explicit instantiation, where access checking does not apply ([temp.spec.general]/6). A later
+// nlohmann that renames the member fails to compile here, not elsewhere.
+using TokenList = std::vector<std::string>;
+TokenList JsonPointer::*reference_tokens_member();
+template <TokenList JsonPointer::*Member>
+struct ReferenceTokens {
+  friend TokenList JsonPointer::*reference_tokens_member() { return Member; }
+};
+template struct ReferenceTokens<&JsonPointer::reference_tokens>;
+
+// An array index as RFC 6901 and nlohmann's json_pointer::contains take it: "0", or digits not
+// starting with '0'; nullopt for anything else ("-", "01", "1a", too large).
+std::optional<std::size_t> array_index(const std::string& token) {
+  if (token.empty() || token.size() > 19 || (token.size() > 1 && token[0] == '0')) {
+    return std::nullopt;
+  }
+  std::size_t index = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return std::nullopt;
+    index = index * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return index;
+}
+
+}  // namespace
+
+const std::vector<std::string>& pointer_tokens(const JsonPointer& pointer) {
+  return pointer.*reference_tokens_member();
+}
+
+const Json* find_pointer(const Json& root, const JsonPointer& pointer) {
+  const Json* node = &root;
+  for (const std::string& token : pointer_tokens(pointer)) {
+    if (node->is_object()) {
+      node = find_member(*node, token);
+      if (node == nullptr) return nullptr;
+    } else if (node->is_array()) {
+      const std::optional<std::size_t> index = array_index(token);
+      if (!index || *index >= node->size()) return nullptr;
+      node = &(*node)[*index];
+    } else {
+      return nullptr;
+    }
+  }
+  return node;
+}
 
 bool json_depth_exceeds(std::string_view text, int max_depth) {
   int depth = 0;
@@ -71,24 +124,27 @@ Json* find_member(Json& j, std::string_view key) {
 
 namespace {
 
-// parent[key] as a container of `empty`'s type: created as `empty` (or a null replaced) when
-// absent; nullptr when `parent` is not an object or the member has another type.
-Json* member_of_type(Json& parent, std::string_view key, Json empty) {
+// parent[key] as an empty container of type `type` (an object or a list): created (or a null
+// replaced) when absent; nullptr when `parent` is not an object or the member has another type.
+// The container is made only when it is put in place: mostly the member is there already.
+Json* member_of_type(Json& parent, std::string_view key, Json::value_t type) {
   if (!parent.is_object()) return nullptr;
   Json* member = find_member(parent, key);
-  if (member == nullptr) return &(parent[std::string(key)] = std::move(empty));
-  if (member->is_null()) *member = empty;
-  return member->type() == empty.type() ? member : nullptr;
+  if (member == nullptr) {
+    return &parent.get_ref<Json::object_t&>().emplace_back(std::string(key), Json(type)).second;
+  }
+  if (member->is_null()) *member = Json(type);
+  return member->type() == type ? member : nullptr;
 }
 
 }  // namespace
 
 Json* member_object(Json& parent, std::string_view key) {
-  return member_of_type(parent, key, Json::object());
+  return member_of_type(parent, key, Json::value_t::object);
 }
 
 Json* member_array(Json& parent, std::string_view key) {
-  return member_of_type(parent, key, Json::array());
+  return member_of_type(parent, key, Json::value_t::array);
 }
 
 std::string_view string_member(const Json& j, std::string_view key) {

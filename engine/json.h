@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,12 @@ namespace gpuadmit {
 
 using Json = nlohmann::basic_json<ordered_map>;
 using JsonPointer = Json::json_pointer;
+
+// An empty object and an empty list. nlohmann's Json::object() and Json::array() build them
+// through the initializer-list constructor (a type-deduction pass, even over no elements),
+// ~45 instructions more a call on the parsers' and mutators' paths.
+inline Json empty_object() { return Json(Json::value_t::object); }
+inline Json empty_array() { return Json(Json::value_t::array); }
 
 // True when `text` nests arrays/objects deeper than `max_depth`. Scans bytes (strings skipped)
 // without parsing. SPEC §7.1 rejects nesting deeper than 100 because the engine's walks and the
@@ -26,6 +33,14 @@ bool json_depth_exceeds(std::string_view text, int max_depth);
 std::string escape_pointer_token(std::string_view token);
 // The same, appended to `out` (no temporary string on the diff's hot path).
 void append_pointer_token(std::string& out, std::string_view token);
+
+// The reference tokens of `pointer`, root first, unescaped: json_pointer keeps them private, and
+// its public walk (`back`, `parent_pointer`) copies them.
+const std::vector<std::string>& pointer_tokens(const JsonPointer& pointer);
+// The value `pointer` refers to in `root`, or nullptr when there is none: what
+// `root.contains(pointer) ? &root.at(pointer) : nullptr` gives, in one walk instead of two (and
+// one lookup per object on the way instead of three).
+const Json* find_pointer(const Json& root, const JsonPointer& pointer);
 
 // Member lookup that never throws: nullptr when `j` is not an object or has no such key.
 const Json* find_member(const Json& j, std::string_view key);

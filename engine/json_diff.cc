@@ -161,7 +161,7 @@ class Differ {
       text_ += '}';
       return;
     }
-    Json o = Json::object();
+    Json o = empty_object();
     Json::object_t& members = o.get_ref<Json::object_t&>();
     members.reserve(value != nullptr ? 3 : 2);
     members.emplace_back("op", op);

@@ -26,7 +26,7 @@ namespace gpuadmit {
 struct JsonDiff {
   bool equal = true;           // source == target
   bool reproduces = true;      // source.patch(patch) == target
-  Json patch = Json::array();  // PatchForm::kJson: Json::diff(source, target)
+  Json patch = empty_array();  // PatchForm::kJson: Json::diff(source, target)
   std::string patch_text;      // PatchForm::kText: dump_json(Json::diff(source, target))
 };
 

@@ -53,7 +53,7 @@ const std::vector<KueueManagedKind>& kueue_managed_kinds() {
 }
 
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata) {
-  const Json* meta = object.contains(metadata) ? &object.at(metadata) : nullptr;
+  const Json* meta = find_pointer(object, metadata);
   if (meta == nullptr || !meta->is_object()) return "";
   for (std::string_view map : {"labels", "annotations"}) {
     const Json* entries = find_member(*meta, map);

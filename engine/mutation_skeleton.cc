@@ -18,7 +18,7 @@ Json placeholder() { return Json(Json::value_t::discarded); }
 // placeholders; a scalar is copied (it is its own shape).
 Json shell_of(const Json& original) {
   if (original.is_object()) {
-    Json shell = Json::object();
+    Json shell = empty_object();
     Json::object_t& members = shell.get_ref<Json::object_t&>();
     members.reserve(original.size());
     for (const auto& [key, value] : original.get_ref<const Json::object_t&>()) {
@@ -27,22 +27,12 @@ Json shell_of(const Json& original) {
     return shell;
   }
   if (original.is_array()) {
-    Json shell = Json::array();
+    Json shell = empty_array();
     Json::array_t& elements = shell.get_ref<Json::array_t&>();
     elements.resize(original.size(), placeholder());
     return shell;
   }
   return original;
-}
-
-// The reference tokens of a JSON Pointer, root first (json_pointer keeps them private).
-std::vector<std::string> tokens_of(JsonPointer pointer) {
-  std::vector<std::string> tokens;
-  while (!pointer.empty()) {
-    tokens.push_back(pointer.back());
-    pointer.pop_back();
-  }
-  return {tokens.rbegin(), tokens.rend()};
 }
 
 struct Node {
@@ -78,7 +68,7 @@ Node child(Node parent, std::string_view token) {
 }
 
 Node descend(Node node, const JsonPointer& pointer) {
-  for (const std::string& token : tokens_of(pointer)) {
+  for (const std::string& token : pointer_tokens(pointer)) {
     node = child(node, token);
     if (node.skeleton == nullptr) return {};
   }
@@ -93,10 +83,6 @@ void copy_member(Node parent, std::string_view key) {
   if (original == nullptr) return;
   Json* skeleton = find_member(*parent.skeleton, key);
   if (skeleton != nullptr && is_placeholder(*skeleton)) *skeleton = *original;
-}
-
-const Json* find_pointer(const Json& object, const JsonPointer& pointer) {
-  return object.contains(pointer) ? &object.at(pointer) : nullptr;
 }
 
 }  // namespace

@@ -313,7 +313,7 @@ void diff_mutations(Run& run) {
     e.has_changes = true;
     return;
   }
-  e.patch = Json::array();
+  e.patch = empty_array();
   e.patch_text.clear();
   if (run.in_place == nullptr) e.mutated = run.object;  // in place, the edits stay: none is sent
   e.allowed = false;
@@ -364,7 +364,7 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
     diff_mutations(run);
   }
   if (!run.e.allowed) {
-    run.e.patch = Json::array();
+    run.e.patch = empty_array();
     run.e.patch_text.clear();
     run.e.has_changes = false;
   }

@@ -92,7 +92,7 @@ struct Evaluation {
   bool is_claim = false;     // a DRA ResourceClaim / ResourceClaimTemplate (rules only)
   Json mutated;              // the object after mutation (a copy of the input when unchanged; see
                              // EvaluateOptions::copy_unchanged)
-  Json patch = Json::array();
+  Json patch = empty_array();
   std::string patch_text;  // EvaluateOptions::patch_as_text: "[...]" when changed(), else empty
   std::vector<Finding> findings;          // in pod-spec order, then rule order
   std::vector<std::string> mutations;     // mutation names applied, unique, in first-applied order

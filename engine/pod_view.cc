@@ -154,9 +154,8 @@ void check_affinity(ShapeChecker& c, const Json& spec, const LazyPath& path) {
 }
 
 const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
-  if (!object.contains(pointer)) return nullptr;
-  const Json& m = object.at(pointer);
-  return m.is_object() ? &m : nullptr;
+  const Json* m = find_pointer(object, pointer);
+  return m != nullptr && m->is_object() ? m : nullptr;
 }
 
 std::optional<std::string> lookup(const Json* metadata, std::string_view section,
@@ -188,8 +187,9 @@ bool metadata_well_formed(const Json& metadata) {
 }  // namespace
 
 Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& location) {
-  if (!object.contains(location.spec)) return Unexpected(location.path + ": missing");
-  const Json& spec = object.at(location.spec);
+  const Json* found = find_pointer(object, location.spec);
+  if (found == nullptr) return Unexpected(location.path + ": missing");
+  const Json& spec = *found;
   ShapeChecker c;
   if (!spec.is_object()) {
     c.fail(location.path, "an object", spec);
@@ -217,8 +217,9 @@ Expected<PodView> PodView::make(const Json& object, const PodSpecLocation& locat
     c.quantity_map(*resources, "limits", resources_path);
   }
   // The metadata's path is spelled out only for a message: well-formed metadata needs none.
-  if (object.contains(location.metadata) && !metadata_well_formed(object.at(location.metadata))) {
-    const Json& metadata = object.at(location.metadata);
+  if (const Json* found_metadata = find_pointer(object, location.metadata);
+      found_metadata != nullptr && !metadata_well_formed(*found_metadata)) {
+    const Json& metadata = *found_metadata;
     const std::string meta_path = dotted_path(location.metadata);
     if (!metadata.is_null() && !metadata.is_object()) {
       c.fail(meta_path, "an object", metadata);

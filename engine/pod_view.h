@@ -60,7 +60,11 @@ class PodView {
   // it in memory (PodWriter adds only metadata, and says so), nothing else does — what sits
   // deeper in the object is behind its own allocation.
   const Json& spec() const {
-    if (spec_ == nullptr) spec_ = &object_->at(location_->spec);
+    if (spec_ == nullptr) {
+      spec_ = find_pointer(*object_, location_->spec);
+      // make() found it, and mutators only add beside it; were it gone, at() throws as ever.
+      if (spec_ == nullptr) spec_ = &object_->at(location_->spec);
+    }
     return *spec_;
   }
   void forget_spec_address() const { spec_ = nullptr; }

@@ -52,10 +52,10 @@ bool PodWriter::set_annotation(std::string_view key, std::string_view value) {
   }
   Json& meta = (*object_)[pod_->location().metadata];
   pod_->forget_spec_address();  // metadata created beside the spec moves it
-  if (!meta.is_object()) meta = Json::object();
+  if (!meta.is_object()) meta = empty_object();
   WritableMember annotations(&meta, kMutableMetadataMember);
   Json* map = annotations.object();
-  if (map == nullptr) map = &(meta[std::string(kMutableMetadataMember)] = Json::object());
+  if (map == nullptr) map = &(meta[std::string(kMutableMetadataMember)] = empty_object());
   return WritableMember(map, key).set(std::string(value));
 }
 
@@ -64,8 +64,9 @@ Json* PodWriter::queue_labels(const CompiledPolicy& policy) {
   if (!site) return nullptr;
   const JsonPointer& at = site->metadata;
   if (skeleton_ != nullptr) skeleton_->record_metadata_member(at, kMutableQueueMetadataMember);
-  if (!object_->contains(at) || object_->at(at).is_null()) {
-    (*object_)[at] = Json::object();
+  if (const Json* metadata = find_pointer(*object_, at);
+      metadata == nullptr || metadata->is_null()) {
+    (*object_)[at] = empty_object();
     pod_->forget_spec_address();  // metadata created beside the spec (a Pod's) moves it
   }
   return WritableMember(&(*object_)[at], kMutableQueueMetadataMember).object();

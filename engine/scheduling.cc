@@ -382,7 +382,7 @@ std::optional<std::string> class_conflict(const PodView& pod,
 }
 
 Json toleration_for(const Taint& taint) {
-  Json t = Json::object();
+  Json t = empty_object();
   t["key"] = taint.key;
   if (taint.value.empty()) {
     t["operator"] = "Exists";

@@ -54,7 +54,7 @@ class GpuVisibilityMutator final : public Mutator {
     for (const Json& entry : *env) {
       if (string_member(entry, "name") == kVisibleDevicesEnv) return false;
     }
-    Json entry = Json::object();
+    Json entry = empty_object();
     entry["name"] = std::string(kVisibleDevicesEnv);
     entry["value"] = std::string(kNoVisibleDevices);
     env->push_back(std::move(entry));

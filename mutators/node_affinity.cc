@@ -14,7 +14,7 @@ namespace {
 using namespace mutator_support;
 
 Json expression_for(const std::string& key, const std::vector<std::string>& values) {
-  Json e = Json::object();
+  Json e = empty_object();
   e["key"] = key;
   e["operator"] = "In";
   e["values"] = values;
@@ -92,7 +92,7 @@ class NodeAffinityMutator final : public Mutator {
       if (terms == nullptr) return false;
 
       if (terms->empty()) {
-        Json expressions = Json::array();
+        Json expressions = empty_array();
         for (const auto& [key, values] : labels) {
           expressions.push_back(expression_for(key, values));
           because(ctx, label_source(*ctx.gpu_class, key));

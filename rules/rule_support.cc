@@ -20,9 +20,8 @@ const Json* lookup(const Json* metadata, std::string_view section, std::string_v
 }
 
 const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
-  if (!object.contains(pointer)) return nullptr;
-  const Json& m = object.at(pointer);
-  return m.is_object() ? &m : nullptr;
+  const Json* m = find_pointer(object, pointer);
+  return m != nullptr && m->is_object() ? m : nullptr;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #endif
 
 #include <cstring>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "yaml/reader.h"
@@ -251,34 +253,34 @@ class FastParser {
   }
 
   std::string parse_key() {
-    std::string key;
-    if (*p_ == '"') {
-      key = parse_double_quoted();
-    } else if (*p_ == '\'') {
-      key = parse_single_quoted();
-    } else {
-      const char* start = p_;
-      const char* q = p_;
-      if (key_line_start_ == p_) {
-        q = key_colon_;  // looks_like_key() found it here
-      } else {
-        while (!(*q == ':' && blank_at(q + 1))) ++q;  // looks_like_key() found it
-      }
-      const char* e = q;
-      while (e > start && (e[-1] == ' ' || e[-1] == '\t')) --e;
-      const std::string_view text(start, static_cast<size_t>(e - start));
-      if (text == "<<") throw Unsupported{};  // merge keys: yaml-cpp path
-      if (key_needs_resolution(*start)) {
-        if (!resolve_plain_key(text, key)) throw Unsupported{};
-      } else {
-        key.assign(text);
-      }
-      p_ = q;
-    }
+    std::string key = *p_ == '"'    ? parse_double_quoted()
+                      : *p_ == '\'' ? parse_single_quoted()
+                                    : parse_plain_key();
     skip_inline_ws();
     if (p_ == end_ || *p_ != ':') throw Unsupported{};
     ++p_;
     return key;
+  }
+
+  // A plain key, up to the ':' looks_like_key() found. Most need no resolution and are built
+  // from their text at once (assigning to an empty string costs more).
+  std::string parse_plain_key() {
+    const char* start = p_;
+    const char* q = p_;
+    if (key_line_start_ == p_) {
+      q = key_colon_;  // looks_like_key() found it here
+    } else {
+      while (!(*q == ':' && blank_at(q + 1))) ++q;  // looks_like_key() found it
+    }
+    const char* e = q;
+    while (e > start && (e[-1] == ' ' || e[-1] == '\t')) --e;
+    const std::string_view text(start, static_cast<size_t>(e - start));
+    if (text == "<<") throw Unsupported{};  // merge keys: yaml-cpp path
+    p_ = q;
+    if (!key_needs_resolution(*start)) return std::string(text);
+    std::optional<std::string> key = resolve_plain_key(text);
+    if (!key) throw Unsupported{};
+    return std::move(*key);
   }
 
   void parse_block_node(int indent, Json& out) {
@@ -308,7 +310,7 @@ class FastParser {
 
   void parse_block_map(int indent, Json& out) {
     DepthGuard guard(this);
-    out = Json::object();
+    out = empty_object();
     auto& object = out.get_ref<Json::object_t&>();
     object.reserve(8);
     while (true) {
@@ -343,7 +345,7 @@ class FastParser {
 
   void parse_block_seq(int indent, Json& out) {
     DepthGuard guard(this);
-    out = Json::array();
+    out = empty_array();
     auto& array = out.get_ref<Json::array_t&>();
     size_t index = 0;
     while (true) {
@@ -733,7 +735,7 @@ class FastParser {
   void parse_flow_sequence(Json& out) {
     DepthGuard guard(this);
     ++p_;
-    out = Json::array();
+    out = empty_array();
     auto& array = out.get_ref<Json::array_t&>();
     size_t index = 0;
     do {
@@ -753,7 +755,7 @@ class FastParser {
   void parse_flow_mapping(Json& out) {
     DepthGuard guard(this);
     ++p_;
-    out = Json::object();
+    out = empty_object();
     auto& object = out.get_ref<Json::object_t&>();
     do {
       skip_flow_ws();
@@ -775,16 +777,11 @@ class FastParser {
   }
 
   std::string parse_flow_key() {
-    std::string key;
-    if (*p_ == '"') {
-      key = parse_double_quoted();
-    } else if (*p_ == '\'') {
-      key = parse_single_quoted();
-    } else if (!resolve_plain_key(scan_flow_plain(), key)) {
-      throw Unsupported{};
-    }
-    if (key == "<<") throw Unsupported{};  // a merge key: yaml-cpp
-    return key;
+    std::optional<std::string> key = *p_ == '"'    ? parse_double_quoted()
+                                     : *p_ == '\'' ? parse_single_quoted()
+                                                   : resolve_plain_key(scan_flow_plain());
+    if (!key || *key == "<<") throw Unsupported{};  // a merge key: yaml-cpp
+    return std::move(*key);
   }
 
   const char* p_;

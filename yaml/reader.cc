@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <string>
 
 #include "engine/json_parse.h"
 #include "yaml/fast_parser.h"
@@ -260,7 +262,7 @@ class YamlCppConverter {
         convert_map(node, out, depth);
         return;
       case YAML::NodeType::Sequence: {
-        out = Json::array();
+        out = empty_array();
         for (const YAML::Node& item : node) {
           convert(item, out.emplace_back(), depth + 1);
         }
@@ -303,19 +305,19 @@ class YamlCppConverter {
     }
     const std::string& tag = key.Tag();
     if (tag == "?" || tag.empty()) {
-      std::string out;
-      if (!resolve_plain_key(utf8_from_yaml_cpp(key.Scalar()), out)) {
+      std::optional<std::string> out = resolve_plain_key(utf8_from_yaml_cpp(key.Scalar()));
+      if (!out) {
         throw LimitExceeded{
             "mapping key \"" + key.Scalar() + "\" is not a string, number or boolean; quote it",
             key.Mark().line};
       }
-      return out;
+      return std::move(*out);
     }
     return utf8_from_yaml_cpp(key.Scalar());
   }
 
   void convert_map(const YAML::Node& node, Json& out, int depth) {
-    out = Json::object();
+    out = empty_object();
     auto& object = out.get_ref<Json::object_t&>();
     std::vector<YAML::Node> merge_storage;
     for (auto it = node.begin(); it != node.end(); ++it) {

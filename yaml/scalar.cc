@@ -270,35 +270,26 @@ Json resolve_plain_scalar(std::string_view s) {
   return std::string(s);
 }
 
-bool resolve_plain_key(std::string_view text, std::string& out) {
+std::optional<std::string> resolve_plain_key(std::string_view text) {
   // A letter or '~' starts no number: only the words of yaml_word are not their own text, and
   // no Json is built for the rest (most keys: "name", "image").
   if (!text.empty() && (is_letter(text.front()) || text.front() == '~')) {
     switch (yaml_word(text)) {
       case Word::kNull:
-        return false;
+        return std::nullopt;
       case Word::kTrue:
-        out = "true";
-        return true;
+        return "true";
       case Word::kFalse:
-        out = "false";
-        return true;
+        return "false";
       case Word::kNone:
-        out.assign(text);
-        return true;
+        return std::string(text);
     }
   }
   Json v = resolve_plain_scalar(text);
-  if (v.is_string()) {
-    out = v.get<std::string>();
-  } else if (v.is_boolean()) {
-    out = v.get<bool>() ? "true" : "false";
-  } else if (v.is_number_integer()) {
-    out = v.dump();
-  } else {
-    return false;
-  }
-  return true;
+  if (v.is_string()) return std::move(v.get_ref<std::string&>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return v.dump();
+  return std::nullopt;
 }
 
 bool plain_scalar_is_safe(std::string_view s) {

@@ -8,6 +8,7 @@
 //   resolve_plain_scalar("on") == true;   resolve_plain_scalar("500m") == "500m"
 //   plain_scalar_is_safe("1") == false    // the emitter must quote it: "1"
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,8 +20,8 @@ namespace gpuadmit::yaml {
 Json resolve_plain_scalar(std::string_view text);
 
 // A JSON object key from a plain scalar key: sigs.k8s.io/yaml stringifies non-string keys
-// (`true:` → "true", `1:` → "1"). Returns false for keys it rejects (null, floats).
-bool resolve_plain_key(std::string_view text, std::string& out);
+// (`true:` → "true", `1:` → "1"). nullopt for keys it rejects (null, floats).
+std::optional<std::string> resolve_plain_key(std::string_view text);
 
 // A whole double (as go's encoding/json prints it without exponent, |d| < 1e21) becomes an
 // integer, as kubectl's YAML → JSON conversion and the API server's decoder see it.
