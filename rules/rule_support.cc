@@ -19,11 +19,6 @@ const Json* lookup(const Json* metadata, std::string_view section, std::string_v
   return (v != nullptr && v->is_string()) ? v : nullptr;
 }
 
-const Json* metadata_at(const Json& object, const JsonPointer& pointer) {
-  const Json* m = find_pointer(object, pointer);
-  return m != nullptr && m->is_object() ? m : nullptr;
-}
-
 }  // namespace
 
 std::string container_label(const ContainerRef& ref) {
@@ -127,7 +122,8 @@ std::optional<int64_t> mig_compute_slices(std::string_view profile) {
 std::string setting_path(const PodView& pod, std::string_view key) {
   const PodSpecLocation& location = pod.location();
   const Json* pod_meta = pod.metadata();
-  const Json* top_meta = metadata_at(pod.object(), JsonPointer("/metadata"));
+  const Json* top_meta = find_member(pod.object(), "metadata");
+  if (top_meta != nullptr && !top_meta->is_object()) top_meta = nullptr;
   auto path_of = [&](const JsonPointer& meta, std::string_view section) {
     return dotted_path(meta) + "." + std::string(section) + "[\"" + std::string(key) + "\"]";
   };
