@@ -6,7 +6,7 @@
 # with wrk, as the SPEC's "load generator included" says.
 #
 #   bench/webhook_load.sh [-c CONNECTIONS] [-d SECONDS] [-n RUNS] [-t WRK_THREADS]
-#                         [--threads N] [--log-level L] [--no-build]
+#                         [--threads N] [--log-level L] [--body FILE] [--no-build]
 #
 #   -c N           kept-alive connections, like the API server's to one replica (default 8)
 #   -d SECONDS     duration of each measured wrk run (default 10)
@@ -16,6 +16,9 @@
 #   --threads N    gpuadmit serve --threads (default 6, the serve default)
 #   --log-level L  gpuadmit serve --log-level (default info: one decision line per review, as
 #                  in production; the log goes to a file in the temporary directory)
+#   --body FILE    the AdmissionReview POSTed (default bench/webhook-review.json;
+#                  bench/webhook-review-managed-fields.json is the same pod with the
+#                  managedFields the API server adds; a path relative to the repository)
 #   --no-build     use the existing build/gpuadmit
 #   Environment: WARMUP (seconds per server before the runs, 2), BUILD_DIR (build), JOBS (2),
 #   KEEP=DIR (copy wrk's reports, the logs and nginx's configuration there).
@@ -29,13 +32,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-connections=8 duration=10 runs=3 wrk_threads=2 server_threads=6 log_level=info build=1
+connections=8 duration=10 runs=3 wrk_threads=2 server_threads=6 log_level=info build=1 body_file=
 warmup=${WARMUP:-2}
 gpuadmit_port=${GPUADMIT_PORT:-18443} metrics_port=${METRICS_PORT:-18090}
 nginx_port=${NGINX_PORT:-18444}
 build_dir=${BUILD_DIR:-build}
 
-usage() { sed -n '8,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '8,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
   case $1 in
     -c) connections=${2:?}; shift 2 ;;
@@ -44,6 +47,7 @@ while (($#)); do
     -t) wrk_threads=${2:?}; shift 2 ;;
     --threads) server_threads=${2:?}; shift 2 ;;
     --log-level) log_level=${2:?}; shift 2 ;;
+    --body) body_file=${2:?}; shift 2 ;;
     --no-build) build=0; shift ;;
     -h | --help) usage ;;
     *) echo "webhook_load: unknown argument $1" >&2; usage ;;
@@ -78,7 +82,8 @@ if ((build)); then
 fi
 gpuadmit=$repo/$build_dir/gpuadmit
 [ -x "$gpuadmit" ] || die "$gpuadmit not built"
-body=$repo/bench/webhook-review.json
+body=$(realpath "${body_file:-bench/webhook-review.json}")
+[ -f "$body" ] || die "--body $body_file: no such file"
 script=$repo/bench/webhook_load.lua
 
 for port in "$gpuadmit_port" "$metrics_port" "$nginx_port"; do

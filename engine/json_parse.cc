@@ -138,13 +138,18 @@ struct NumberScan {
   std::int64_t exponent = 0;
 };
 
+// Where an open object sits in an AdmissionReview, for parse_admission_review_json: the way to
+// the two metadata objects whose managedFields are checked and dropped.
+enum class ReviewSite : std::uint8_t { kNone, kReview, kRequest, kObject, kMetadata };
+
 class Parser {
  public:
-  Parser(std::string_view text, Scratch& scratch, std::size_t max_depth)
+  Parser(std::string_view text, Scratch& scratch, std::size_t max_depth, bool review)
       : p_(reinterpret_cast<const unsigned char*>(text.data())),
         end_(p_ + text.size()),
         scratch_(scratch),
-        max_depth_(max_depth) {}
+        max_depth_(max_depth),
+        next_site_(review ? ReviewSite::kReview : ReviewSite::kNone) {}
 
   bool parse(Json& root);
   bool too_deep() const { return too_deep_; }
@@ -162,6 +167,7 @@ class Parser {
     std::size_t base;  // index of the container's first child in its scratch stack
     std::size_t slot;  // where the finished container goes
     bool object;
+    ReviewSite site = ReviewSite::kNone;
     std::unique_ptr<KeyIndex> keys = nullptr;  // built once the object is large
   };
 
@@ -199,7 +205,16 @@ class Parser {
   enum class Next { kValue, kEnd, kError };
   Next next_slot(Json& root, bool opened, std::size_t& slot);
   // An object member's `"key" :`; `slot` is its value's place (a repeated key's old one).
-  bool member_slot(std::size_t& slot);
+  // kSkipped: the member was a review's managedFields, its value checked and dropped.
+  enum class MemberSlot { kValue, kSkipped, kError };
+  MemberSlot member_slot(std::size_t& slot);
+  // The site of the member `key` of an object at `parent`.
+  static ReviewSite child_site(ReviewSite parent, std::string_view key);
+  // Checks the value at p_ exactly as parse_value and the frames after it would, depth limit
+  // included, and builds nothing.
+  bool skip_value();
+  bool skip_key();     // `"key" :` inside a skipped object
+  bool skip_scalar();  // a string, literal or number at p_
 
   bool parse_string(std::string_view& out);
   bool unescape(const unsigned char*& p, std::string& out);
@@ -215,8 +230,10 @@ class Parser {
   Scratch& scratch_;
   const std::size_t max_depth_;
   bool too_deep_ = false;
+  ReviewSite next_site_;       // the site of the next container opened
   std::string unescaped_;      // the value of the last string that had escapes
   std::vector<Frame> frames_;  // the open containers, innermost last
+  std::string skipped_;        // skip_value's open containers: their closing bytes
 };
 
 // The first byte at or after `p` that is not kPlain, or `end`.
@@ -603,7 +620,9 @@ bool Parser::open_container(std::size_t slot, Json& root, bool& opened) {
     too_deep_ = true;
     return false;
   }
-  frames_.push_back({object ? scratch_.members.size() : scratch_.elements.size(), slot, object});
+  frames_.push_back(
+      {object ? scratch_.members.size() : scratch_.elements.size(), slot, object, next_site_});
+  next_site_ = ReviewSite::kNone;
   opened = true;
   skip_whitespace();
   if (p_ != end_ && *p_ == (object ? '}' : ']')) {
@@ -618,44 +637,61 @@ bool Parser::open_container(std::size_t slot, Json& root, bool& opened) {
 Parser::Next Parser::next_slot(Json& root, bool opened, std::size_t& slot) {
   bool expect_member = opened && frames_.back().object;
   bool expect_element = opened && !frames_.back().object;
-  while (!expect_member && !expect_element) {
-    skip_whitespace();
-    if (frames_.empty()) {
-      // nlohmann's lexer reads a NUL byte as the end of input.
-      return p_ == end_ || *p_ == '\0' ? Next::kEnd : Next::kError;
+  for (;;) {
+    while (!expect_member && !expect_element) {
+      skip_whitespace();
+      if (frames_.empty()) {
+        // nlohmann's lexer reads a NUL byte as the end of input.
+        return p_ == end_ || *p_ == '\0' ? Next::kEnd : Next::kError;
+      }
+      if (p_ == end_) return Next::kError;
+      const Frame& top = frames_.back();
+      if (*p_ == ',') {
+        ++p_;
+        (top.object ? expect_member : expect_element) = true;
+      } else if (*p_ == (top.object ? '}' : ']')) {
+        ++p_;
+        close(top, root);
+        frames_.pop_back();
+      } else {
+        return Next::kError;
+      }
     }
-    if (p_ == end_) return Next::kError;
-    const Frame& top = frames_.back();
-    if (*p_ == ',') {
-      ++p_;
-      (top.object ? expect_member : expect_element) = true;
-    } else if (*p_ == (top.object ? '}' : ']')) {
-      ++p_;
-      close(top, root);
-      frames_.pop_back();
-    } else {
-      return Next::kError;
+    if (expect_element) {
+      next_site_ = ReviewSite::kNone;
+      scratch_.elements.emplace_back();
+      slot = (scratch_.elements.size() - 1) | kElement;
+      note_waiting();
+      return Next::kValue;
+    }
+    switch (member_slot(slot)) {
+      case MemberSlot::kValue:
+        return Next::kValue;
+      case MemberSlot::kError:
+        return Next::kError;
+      case MemberSlot::kSkipped:  // as after any value: a ',' or the object's end comes next
+        expect_member = false;
+        break;
     }
   }
-  if (expect_element) {
-    scratch_.elements.emplace_back();
-    slot = (scratch_.elements.size() - 1) | kElement;
-    note_waiting();
-    return Next::kValue;
-  }
-  return member_slot(slot) ? Next::kValue : Next::kError;
 }
 
 // A repeated key keeps its first position and takes the last value, as nlohmann's
 // json_sax_dom_parser (object->operator[](key), then assignment).
-bool Parser::member_slot(std::size_t& slot) {
+Parser::MemberSlot Parser::member_slot(std::size_t& slot) {
   skip_whitespace();
-  if (p_ == end_ || *p_ != '"') return false;
+  if (p_ == end_ || *p_ != '"') return MemberSlot::kError;
   std::string_view key;
-  if (!parse_string(key)) return false;
+  if (!parse_string(key)) return MemberSlot::kError;
   skip_whitespace();
-  if (p_ == end_ || *p_ != ':') return false;
+  if (p_ == end_ || *p_ != ':') return MemberSlot::kError;
   ++p_;
+  if (frames_.back().site != ReviewSite::kNone) {
+    if (frames_.back().site == ReviewSite::kMetadata && key == "managedFields") {
+      return skip_value() ? MemberSlot::kSkipped : MemberSlot::kError;
+    }
+    next_site_ = child_site(frames_.back().site, key);
+  }
   slot = find_member_slot(frames_.back(), key);
   if (slot == kRoot) {
     scratch_.members.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
@@ -666,16 +702,111 @@ bool Parser::member_slot(std::size_t& slot) {
       index->emplace(std::hash<std::string_view>()(key), slot);
     }
   }
+  return MemberSlot::kValue;
+}
+
+ReviewSite Parser::child_site(ReviewSite parent, std::string_view key) {
+  switch (parent) {
+    case ReviewSite::kReview:
+      return key == "request" ? ReviewSite::kRequest : ReviewSite::kNone;
+    case ReviewSite::kRequest:
+      return key == "object" || key == "oldObject" ? ReviewSite::kObject : ReviewSite::kNone;
+    case ReviewSite::kObject:
+      return key == "metadata" ? ReviewSite::kMetadata : ReviewSite::kNone;
+    default:
+      return ReviewSite::kNone;
+  }
+}
+
+bool Parser::skip_key() {
+  skip_whitespace();
+  if (p_ == end_ || *p_ != '"') return false;
+  std::string_view key;
+  if (!parse_string(key)) return false;
+  skip_whitespace();
+  if (p_ == end_ || *p_ != ':') return false;
+  ++p_;
   return true;
+}
+
+// A string, literal or number, checked as parse_value checks it.
+bool Parser::skip_scalar() {
+  switch (*p_) {
+    case '"': {
+      std::string_view ignored;
+      return parse_string(ignored);
+    }
+    case 't':
+      return literal("true", 4);
+    case 'f':
+      return literal("false", 5);
+    case 'n':
+      return literal("null", 4);
+    default: {
+      Json number;  // a number holds no allocation
+      return parse_number(number);
+    }
+  }
+}
+
+// The grammar of parse_value, open_container and next_slot without their frames: the skipped
+// value's open containers are only their closing bytes in `skipped_`, and count against the depth
+// limit as frames would.
+bool Parser::skip_value() {
+  skipped_.clear();
+  for (;;) {
+    skip_whitespace();
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '{':
+      case '[': {
+        const bool object = *p_ == '{';
+        ++p_;
+        if (frames_.size() + skipped_.size() == max_depth_) {
+          too_deep_ = true;
+          return false;
+        }
+        skipped_.push_back(object ? '}' : ']');
+        skip_whitespace();
+        if (p_ != end_ && *p_ == skipped_.back()) {
+          ++p_;
+          skipped_.pop_back();
+          break;
+        }
+        if (object && !skip_key()) return false;
+        continue;  // the container's first value
+      }
+      default:
+        if (!skip_scalar()) return false;
+        break;
+    }
+    // After a value: the containers that close here, then a ',' and the next value, or the end.
+    for (;;) {
+      if (skipped_.empty()) return true;
+      skip_whitespace();
+      if (p_ == end_) return false;
+      if (*p_ == skipped_.back()) {
+        ++p_;
+        skipped_.pop_back();
+        continue;
+      }
+      if (*p_ != ',') return false;
+      ++p_;
+      if (skipped_.back() == '}' && !skip_key()) return false;
+      break;
+    }
+  }
 }
 
 }  // namespace
 
-JsonParseResult parse_json(std::string_view text, Json& out, std::size_t max_depth) {
+namespace {
+
+JsonParseResult parse(std::string_view text, Json& out, std::size_t max_depth, bool review) {
   // The children of open containers wait here; reused across calls on the same thread.
   thread_local Scratch scratch;
   scratch.peak = 0;
-  Parser parser(text, scratch, max_depth);
+  Parser parser(text, scratch, max_depth, review);
   const bool ok = parser.parse(out);
   if (scratch.peak > 4096) {
     scratch = Scratch();  // after a huge document: its capacity goes too
@@ -686,6 +817,17 @@ JsonParseResult parse_json(std::string_view text, Json& out, std::size_t max_dep
   if (ok) return JsonParseResult::kOk;
   out = Json(Json::value_t::discarded);
   return parser.too_deep() ? JsonParseResult::kTooDeep : JsonParseResult::kInvalid;
+}
+
+}  // namespace
+
+JsonParseResult parse_json(std::string_view text, Json& out, std::size_t max_depth) {
+  return parse(text, out, max_depth, /*review=*/false);
+}
+
+JsonParseResult parse_admission_review_json(std::string_view text, Json& out,
+                                            std::size_t max_depth) {
+  return parse(text, out, max_depth, /*review=*/true);
 }
 
 namespace {

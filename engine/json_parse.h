@@ -22,14 +22,25 @@ enum class JsonParseResult { kOk, kInvalid, kTooDeep };
 // that is invalid before it gets that deep is kInvalid even if it nests deeper later.
 JsonParseResult parse_json(std::string_view text, Json& out, std::size_t max_depth);
 
-// An upper bound of the heap bytes parse_json(text, out, max_depth) holds at its peak — the value
-// it builds and the scratch stacks of the containers still open — or the value holds while it is
-// destroyed (nlohmann's destructor moves children onto a stack), from one pass over the text
-// that builds nothing (~10 times faster than parsing; tens of times for text that is mostly
-// long strings). The webhook sizes a large review's share
-// of its memory budget with it (webhook/connection_pool.h). The model, per value, is this
-// parser's allocations with libstdc++ on a 64-bit target (tests/engine/json_parse_memory_test.cpp
-// holds it to what a parse allocates, on adversarial shapes and on every corpus file):
+// The same for an admission.k8s.io AdmissionReview, except that the `managedFields` of
+// request.object.metadata and request.oldObject.metadata are checked as JSON (valid, within the
+// depth limit) but not built: `out` has no such member. The API server's field manager sets them
+// before mutating admission (a controller's Pod carries about as many bytes of them as of its
+// spec), and no rule or mutator reads them: the webhook answers the same without them
+// (tests/engine/admission_managed_fields_test.cpp holds it to the whole tree's answer). Objects
+// elsewhere keep theirs.
+JsonParseResult parse_admission_review_json(std::string_view text, Json& out,
+                                            std::size_t max_depth);
+
+// An upper bound of the heap bytes parse_json(text, out, max_depth) holds at its peak (and so
+// parse_admission_review_json, which builds a part of it) — the value it builds and the scratch
+// stacks of the containers still open — or the value holds while it is destroyed (nlohmann's
+// destructor moves children onto a stack), from one pass over the text that builds nothing (~10
+// times faster than parsing; tens of times for text that is mostly long strings). The webhook
+// sizes a large review's share of its memory budget with it (webhook/connection_pool.h). The
+// model, per value, is this parser's allocations with libstdc++ on a 64-bit target
+// (tests/engine/json_parse_memory_test.cpp holds it to what a parse allocates, on adversarial
+// shapes and on every corpus file):
 //   - a slot of 16 bytes in its array (48 with the key, in an object) both in a scratch stack
 //     while its container is open and in the container's storage once it closes; each stack is
 //     a vector, up to 3 times its peak while it grows;
