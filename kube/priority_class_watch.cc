@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/shared_slot.h"
 #include "kube/api_client.h"
 
 namespace gpuadmit::kube {
@@ -71,7 +72,7 @@ struct PriorityClassWatch::Impl {
 
   PriorityClassWatchConfig config;
   ApiClient api;
-  std::atomic<std::shared_ptr<const Snapshot>> snapshot;
+  SharedSlot<const Snapshot> snapshot;
   std::atomic<std::uint64_t> lists{0}, events{0}, errors{0};
   std::mutex mutex;  // stopping, and the pause between attempts
   std::condition_variable wake;

@@ -18,6 +18,7 @@
 #include "certs/key_pair.h"
 #include "engine/admission.h"
 #include "engine/json_dump.h"
+#include "engine/shared_slot.h"
 #include "policies/loader.h"
 #include "webhook/connection_pool.h"
 #include "webhook/httplib_bridge.h"
@@ -130,8 +131,8 @@ struct Server::Impl {
   const Pipeline& pipeline;
   const Logger& logger;
   Metrics metrics;
-  std::atomic<PolicyPtr> policy;
-  std::atomic<certs::KeyPairPtr> key_pair;
+  SharedSlot<const CompiledPolicy> policy;
+  SharedSlot<const certs::KeyPair> key_pair;
   std::string tls_setup_error;  // set by setup_tls, read once after construction
   HttpsServer https;
   PlainServer metrics_http;
@@ -216,7 +217,7 @@ struct Server::Impl {
 // handshake frees nothing in use. (cpp-httplib 0.11.4 has no certificate swap API.)
 int Server::Impl::install_key_pair(SSL* ssl, void* arg) {
   auto* self = static_cast<Impl*>(arg);
-  const certs::KeyPairPtr pair = self->key_pair.load(std::memory_order_acquire);
+  const certs::KeyPairPtr pair = self->key_pair.load();
   if (!pair) return 0;
   if (SSL_use_certificate(ssl, pair->certificate()) != 1 ||
       SSL_use_PrivateKey(ssl, pair->key()) != 1 || SSL_set1_chain(ssl, pair->chain()) != 1) {
@@ -416,7 +417,7 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   if (!is_json_content_type(content_type)) {
     return refuse_review(endpoint_name, 415, "Content-Type must be application/json", remote, -1);
   }
-  const PolicyPtr current = policy.load(std::memory_order_acquire);
+  const PolicyPtr current = policy.load();
   const std::unique_ptr<const ClaimResolver> claims =
       config.claims_for_review ? config.claims_for_review() : nullptr;
   AdmissionResult result = handle_admission_review_text(
@@ -675,7 +676,7 @@ void Server::Impl::check_policy() {
     }
     return;
   }
-  policy.store(std::move(loaded.policy), std::memory_order_release);
+  policy.store(std::move(loaded.policy));
   const std::uint64_t generation = metrics.policy_generation.fetch_add(1) + 1;
   metrics.policy_reload_success.fetch_add(1);
   logger.info("policy reloaded", {{"path", config.policy_path}, {"generation", generation}});
@@ -699,7 +700,7 @@ void Server::Impl::check_key_pair() {
   const certs::KeyPairPtr pair = std::get<certs::KeyPairPtr>(std::move(loaded));
   metrics.cert_expiry_unix.store(pair->not_after_unix());
   metrics.cert_reload_success.fetch_add(1);
-  key_pair.store(pair, std::memory_order_release);
+  key_pair.store(pair);
   logger.info("certificate reloaded",
               {{"serial", pair->serial_hex()}, {"not_after", pair->not_after_unix()}});
 }
@@ -708,7 +709,7 @@ void Server::Impl::check_priority_classes() {
   const PriorityClassSource* cluster = config.priority_classes;
   if (cluster == nullptr || !cluster->synced()) return;
   const std::uint64_t generation = metrics.policy_generation.load();
-  const PolicyPtr current = policy.load(std::memory_order_acquire);
+  const PolicyPtr current = policy.load();
   if (generation == checked_policy_generation && cluster->version() == checked_priority_version) {
     return;
   }
