@@ -213,7 +213,8 @@ class Parser {
   // Checks the value at p_ exactly as parse_value and the frames after it would, depth limit
   // included, and builds nothing.
   bool skip_value();
-  bool skip_key();     // `"key" :` inside a skipped object
+  // `"key" :` at p_ (whitespace around it skipped); `key` views the key's value.
+  bool read_key(std::string_view& key);
   bool skip_scalar();  // a string, literal or number at p_
 
   bool parse_string(std::string_view& out);
@@ -679,13 +680,8 @@ Parser::Next Parser::next_slot(Json& root, bool opened, std::size_t& slot) {
 // A repeated key keeps its first position and takes the last value, as nlohmann's
 // json_sax_dom_parser (object->operator[](key), then assignment).
 Parser::MemberSlot Parser::member_slot(std::size_t& slot) {
-  skip_whitespace();
-  if (p_ == end_ || *p_ != '"') return MemberSlot::kError;
   std::string_view key;
-  if (!parse_string(key)) return MemberSlot::kError;
-  skip_whitespace();
-  if (p_ == end_ || *p_ != ':') return MemberSlot::kError;
-  ++p_;
+  if (!read_key(key)) return MemberSlot::kError;
   if (frames_.back().site != ReviewSite::kNone) {
     if (frames_.back().site == ReviewSite::kMetadata && key == "managedFields") {
       return skip_value() ? MemberSlot::kSkipped : MemberSlot::kError;
@@ -718,10 +714,9 @@ ReviewSite Parser::child_site(ReviewSite parent, std::string_view key) {
   }
 }
 
-bool Parser::skip_key() {
+bool Parser::read_key(std::string_view& key) {
   skip_whitespace();
   if (p_ == end_ || *p_ != '"') return false;
-  std::string_view key;
   if (!parse_string(key)) return false;
   skip_whitespace();
   if (p_ == end_ || *p_ != ':') return false;
@@ -773,7 +768,8 @@ bool Parser::skip_value() {
           skipped_.pop_back();
           break;
         }
-        if (object && !skip_key()) return false;
+        std::string_view key;
+        if (object && !read_key(key)) return false;
         continue;  // the container's first value
       }
       default:
@@ -792,7 +788,8 @@ bool Parser::skip_value() {
       }
       if (*p_ != ',') return false;
       ++p_;
-      if (skipped_.back() == '}' && !skip_key()) return false;
+      std::string_view key;
+      if (skipped_.back() == '}' && !read_key(key)) return false;
       break;
     }
   }
