@@ -7,6 +7,7 @@
 
 #include "engine/dra.h"
 #include "engine/json.h"
+#include "engine/node_source.h"
 #include "engine/pod_view.h"
 #include "engine/priority_classes.h"
 #include "engine/resources.h"
@@ -37,6 +38,8 @@ struct RequestContext {
   std::vector<std::string> added_ephemeral_containers;  // their names
   // The cluster's PriorityClasses (EvaluateOptions::priority_classes); null: not known.
   const PriorityClassSource* priority_classes = nullptr;
+  // The cluster's Nodes (EvaluateOptions::nodes); null: not known.
+  const NodeSource* nodes = nullptr;
 };
 
 // False for a container an ephemeral-container UPDATE does not add (RequestContext::

@@ -233,6 +233,7 @@ void start_request(Run& run) {
     request.added_ephemeral_containers = added_ephemeral_containers(object, run.options.old_object);
   }
   request.priority_classes = run.options.priority_classes;
+  request.nodes = run.options.nodes;
   run.tenant = run.policy.tenant_for(run.options.ns);
   if (run.tenant != nullptr) run.e.tenant = run.tenant->name;
   // Staged rollout (docs/rollout.md): a tenant may keep its pod specs unmutated.

@@ -16,6 +16,7 @@
 #include "engine/finding.h"
 #include "engine/json.h"
 #include "engine/mutator.h"
+#include "engine/node_source.h"
 #include "engine/rule.h"
 #include "policies/compiled_policy.h"
 
@@ -57,6 +58,8 @@ struct EvaluateOptions {
   // The cluster's PriorityClasses (engine/priority_classes.h); null: the policy's declarations
   // stand in for them.
   const PriorityClassSource* priority_classes = nullptr;
+  // The cluster's Nodes (engine/node_source.h); null: unknown, `spec.nodeName` is not judged.
+  const NodeSource* nodes = nullptr;
 };
 
 // A mutator that could not complete (engine/mutator.h MutationOutcome::failed).

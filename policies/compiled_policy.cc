@@ -245,7 +245,8 @@ Action CompiledPolicy::action_for(std::string_view rule_id, Action default_actio
   }
   if (rule_id == "GPU009") {
     // `strip` removes the offending tolerations and selectors; whatever it cannot remove
-    // (e.g. a nodeName) is still denied.
+    // (the key-less wildcard; a nodeName on a GPU pool's node, with the cluster's Nodes known)
+    // is still denied.
     return e.non_gpu_on_gpu_pool == Action::kStrip ? Action::kDeny : e.non_gpu_on_gpu_pool;
   }
   if (rule_id == "GPU014") return e.fragmentation;
