@@ -1,9 +1,9 @@
 // gpuadmit serve: the admission webhook (SPEC §7). In steps: the flags → ServerConfig
 // (parse_flags: parse_settings, parse_numbers, parse_registration), what the server reads from the
-// cluster (start_cluster_reads: DRA claims, PriorityClasses), the pipeline built from the default
-// mutators and rules (as `review` and `lint` build theirs), its own webhook configurations once
-// it is ready and the native policies (cli/webhook_registrar.h), signals handled on a thread of
-// their own, and the shutdown deadline kept even if a drain would not end (serve_until_stopped).
+// cluster (start_cluster_reads: DRA claims, PriorityClasses, Nodes), the pipeline built from the
+// default mutators and rules (as `review` and `lint` build theirs), its own webhook configurations
+// once it is ready and the native policies (cli/webhook_registrar.h), signals handled on a thread
+// of their own, and the shutdown deadline kept even if a drain would not end (serve_until_stopped).
 
 #include <malloc.h>
 #include <signal.h>
@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/webhook_registrar.h"
 #include "kube/kube_claim_resolver.h"
+#include "kube/node_watch.h"
 #include "kube/priority_class_watch.h"
 #include "mutators/all_mutators.h"
 #include "render/cluster_objects.h"
@@ -41,7 +42,8 @@ constexpr const char* kServeUsage =
     "                      [--shutdown-deadline SECONDS] [--memory-budget BYTES]\n"
     "                      [--request-timeout SECONDS]\n"
     "                      [--dra-lookup [--dra-lookup-timeout MS] [--dra-lookup-deadline MS]]\n"
-    "                      [--cluster-priority-classes] [--templates mutate|validate]\n"
+    "                      [--cluster-priority-classes] [--node-watch]\n"
+    "                      [--templates mutate|validate]\n"
     "                      [--register-webhooks --webhook-service NAME --webhook-namespace NS\n"
     "                       --webhook-ca-bundle FILE [--webhook-owner CLUSTERROLE]\n"
     "                       [--webhook-failure-policy Fail|Ignore] [--webhook-mutating-timeout S]\n"
@@ -56,6 +58,7 @@ struct ServeFlags {
   std::chrono::milliseconds dra_timeout = kube::KubeClaimResolverConfig{}.timeout;
   std::chrono::milliseconds dra_deadline = kube::KubeClaimResolverConfig{}.review_deadline;
   bool cluster_priority_classes = false;
+  bool node_watch = false;                        // GPU009 on spec.nodeName (docs/rules.md)
   std::optional<RegistrarSettings> registration;  // --register-webhooks
 };
 
@@ -133,6 +136,7 @@ std::optional<std::string> parse_settings(const Args& args, ServeFlags& flags) {
     }
   }
   flags.cluster_priority_classes = args.has("cluster-priority-classes");
+  flags.node_watch = args.has("node-watch");
   const std::string templates = args.value_or("templates", "mutate");
   const auto mode = parse_template_mode(templates);
   if (!mode) return "--templates must be mutate or validate, not \"" + templates + "\"";
@@ -233,37 +237,37 @@ std::optional<std::string> parse_registration(const Args& args, ServeFlags& flag
 // The flags, or the exit code after the message (2: bad usage; 0: --help).
 std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error = Args::parse(
-          argv,
-          {"policy",
-           "tls-cert",
-           "tls-key",
-           "listen",
-           "metrics-listen",
-           "client-ca",
-           "threads",
-           "max-body",
-           "log-level",
-           "watch-interval-ms",
-           "shutdown-delay",
-           "shutdown-deadline",
-           "memory-budget",
-           "request-timeout",
-           "dra-lookup-timeout",
-           "dra-lookup-deadline",
-           "templates",
-           "webhook-service",
-           "webhook-namespace",
-           "webhook-ca-bundle",
-           "webhook-owner",
-           "webhook-failure-policy",
-           "webhook-mutating-timeout",
-           "webhook-validating-timeout",
-           "webhook-exclude-namespace",
-           "register-native",
-           "native-api"},
-          {"dra-lookup", "cluster-priority-classes", "register-webhooks", "webhook-opt-out-label"},
-          args)) {
+  if (auto error = Args::parse(argv,
+                               {"policy",
+                                "tls-cert",
+                                "tls-key",
+                                "listen",
+                                "metrics-listen",
+                                "client-ca",
+                                "threads",
+                                "max-body",
+                                "log-level",
+                                "watch-interval-ms",
+                                "shutdown-delay",
+                                "shutdown-deadline",
+                                "memory-budget",
+                                "request-timeout",
+                                "dra-lookup-timeout",
+                                "dra-lookup-deadline",
+                                "templates",
+                                "webhook-service",
+                                "webhook-namespace",
+                                "webhook-ca-bundle",
+                                "webhook-owner",
+                                "webhook-failure-policy",
+                                "webhook-mutating-timeout",
+                                "webhook-validating-timeout",
+                                "webhook-exclude-namespace",
+                                "register-native",
+                                "native-api"},
+                               {"dra-lookup", "cluster-priority-classes", "node-watch",
+                                "register-webhooks", "webhook-opt-out-label"},
+                               args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kServeUsage;
     return 2;
   }
@@ -294,20 +298,38 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
 struct ClusterReads {
   std::unique_ptr<kube::KubeClaimResolver> claims;
   std::unique_ptr<kube::PriorityClassWatch> priority_classes;
+  std::unique_ptr<kube::NodeWatch> nodes;
 };
 
-// --dra-lookup and --cluster-priority-classes: in-cluster API access (docs/dra.md "API lookup",
-// docs/mutations.md "Priority"), wired into the server's configuration. An error (one line)
-// when they are asked for outside a pod.
+// --node-watch: the cluster's Nodes, read-only and cached (kube/node_watch.h), for GPU009's
+// spec.nodeName; /readyz waits for the first list.
+void start_node_watch(const kube::InClusterAccess& in_cluster, const webhook::Logger& logger,
+                      webhook::ServerConfig& config, ClusterReads& reads,
+                      std::vector<std::function<void(std::string&)>>& metrics) {
+  kube::NodeWatchConfig watch;
+  watch.access = in_cluster;
+  watch.on_error = [&logger](const std::string& error) {
+    logger.warn("reading the cluster's Nodes failed; the last ones read stay", {{"error", error}});
+  };
+  reads.nodes = std::make_unique<kube::NodeWatch>(std::move(watch));
+  config.nodes = reads.nodes.get();
+  metrics.push_back([watch = reads.nodes.get()](std::string& out) { watch->render_metrics(out); });
+}
+
+// --dra-lookup, --cluster-priority-classes and --node-watch: in-cluster API access (docs/dra.md
+// "API lookup", docs/mutations.md "Priority", docs/rules.md GPU009), wired into the server's
+// configuration. An error (one line) when they are asked for outside a pod.
 std::optional<std::string> start_cluster_reads(ServeFlags& flags, const webhook::Logger& logger,
                                                webhook::ServerConfig& config, ClusterReads& reads) {
-  if (!flags.dra_lookup && !flags.cluster_priority_classes && !flags.registration) {
+  if (!flags.dra_lookup && !flags.cluster_priority_classes && !flags.node_watch &&
+      !flags.registration) {
     return std::nullopt;
   }
   auto access = kube::InClusterAccess::from_environment();
   if (auto* error = std::get_if<std::string>(&access)) {
     const char* flag = flags.dra_lookup                 ? "--dra-lookup"
                        : flags.cluster_priority_classes ? "--cluster-priority-classes"
+                       : flags.node_watch               ? "--node-watch"
                        : flags.registration->webhooks   ? "--register-webhooks"
                                                         : "--register-native";
     return std::string(flag) + ": " + *error;
@@ -340,6 +362,7 @@ std::optional<std::string> start_cluster_reads(ServeFlags& flags, const webhook:
     metrics.push_back(
         [watch = reads.priority_classes.get()](std::string& out) { watch->render_metrics(out); });
   }
+  if (flags.node_watch) start_node_watch(in_cluster, logger, config, reads, metrics);
   config.extra_metrics = [metrics = std::move(metrics)](std::string& out) {
     for (const auto& render : metrics) render(out);
   };
@@ -443,6 +466,7 @@ int serve_command(const std::vector<std::string>& argv) {
                {"client_ca", !config.client_ca_path.empty()},
                {"dra_lookup", reads.claims != nullptr},
                {"cluster_priority_classes", reads.priority_classes != nullptr},
+               {"node_watch", reads.nodes != nullptr},
                {"register_webhooks", settings_webhooks},
                {"register_native", native_mode},
                {"startup_us", ready_us}});

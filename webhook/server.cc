@@ -202,6 +202,9 @@ struct Server::Impl {
     if (config.priority_classes != nullptr && !config.priority_classes->synced()) {
       return "the cluster's PriorityClasses are not listed yet";
     }
+    if (config.nodes != nullptr && !config.nodes->synced()) {
+      return "the cluster's Nodes are not listed yet";
+    }
     return "";
   }
   // The policy's priorityClasses against the cluster's, after either changed: the differences
@@ -420,8 +423,9 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   const PolicyPtr current = policy.load();
   const std::unique_ptr<const ClaimResolver> claims =
       config.claims_for_review ? config.claims_for_review() : nullptr;
-  AdmissionResult result = handle_admission_review_text(
-      body, endpoint, pipeline, *current, claims.get(), config.templates, config.priority_classes);
+  AdmissionResult result =
+      handle_admission_review_text(body, endpoint, pipeline, *current, claims.get(),
+                                   config.templates, config.priority_classes, config.nodes);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)

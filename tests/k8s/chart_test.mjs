@@ -293,10 +293,12 @@ function checkWiring(objects, values, where) {
     `${where}: the security context`);
   // RBAC: exactly what the server's code asks the API for (docs/install.md, "RBAC").
   const dra = values.dra.lookup.enabled, classes = values.priorityClasses.fromCluster;
-  const usesApi = dra || classes || registers || native;
+  const nodes = values.nodeWatch.enabled;
+  const usesApi = dra || classes || nodes || registers || native;
   check(pod.automountServiceAccountToken === usesApi, `${where}: service-account token mounted only when the server talks to the API`);
   check(args.includes("--dra-lookup") === dra, `${where}: --dra-lookup only with dra.lookup`);
   check(args.includes("--cluster-priority-classes") === classes, `${where}: --cluster-priority-classes only with priorityClasses.fromCluster`);
+  check(args.includes("--node-watch") === nodes, `${where}: --node-watch only with nodeWatch.enabled`);
   const role = find(objects, "ClusterRole");
   const webhookKinds = ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"];
   // kube/webhook_registration.h: GET, POST, PUT by name; prune's labelled list and DELETE.
@@ -311,6 +313,7 @@ function checkWiring(objects, values, where) {
     ...(registers || native ? [
       { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], resourceNames: [fullname], verbs: ["get"] }] : []),
     ...(classes ? [{ apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs: ["list", "watch"] }] : []),
+    ...(nodes ? [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }] : []),
     ...(dra ? [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get"] }] : []),
   ];
   check(Boolean(role) === usesApi && (!role || isDeepStrictEqual(role.rules, expectedRules)),

@@ -62,7 +62,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 
 {{- define "gpuadmit.usesApi" -}}
-{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled .Values.priorityClasses.fromCluster .Values.dra.lookup.enabled -}}
+{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled .Values.priorityClasses.fromCluster .Values.nodeWatch.enabled .Values.dra.lookup.enabled -}}
 {{- end -}}
 
 {{- define "gpuadmit.tlsSecretName" -}}
@@ -146,6 +146,27 @@ and version as render does.
 {{- end -}}
 {{- end -}}
 {{- $rules | toJson -}}
+{{- end -}}
+
+{{/*
+The validating webhook's rules, as a JSON list: gpuadmit.webhookRules and every Pod UPDATE, which
+its matchConditions narrow to those that change placement or CDI devices (gpuadmit render's
+pod_update_rule; docs/decisions.md, "Pod UPDATE").
+*/}}
+{{- define "gpuadmit.validatingWebhookRules" -}}
+{{- $rules := include "gpuadmit.webhookRules" . | fromJsonArray -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "apiVersions" (list "*") "operations" (list "UPDATE") "resources" (list "pods") "scope" "Namespaced") -}}
+{{- $rules | toJson -}}
+{{- end -}}
+
+{{/*
+The validating webhook's matchCondition for Pod UPDATE: every request but a Pod UPDATE that
+changes none of spec.tolerations, spec.nodeSelector, spec.affinity, spec.schedulingGates and the
+cdi.k8s.io/ annotations — gpuadmit render's pod_update_condition, character for character
+(render/webhook_configuration.cc; tests/k8s/chart_test.mjs compares them).
+*/}}
+{{- define "gpuadmit.podUpdateCondition" -}}
+request.operation != 'UPDATE' || request.resource.group != '' || request.resource.resource != 'pods' || (has(request.subResource) && request.subResource != '') || [((type(object) == map && 'spec' in object && type(object['spec']) == map) ? object['spec'] : {})].map(s, [((type(oldObject) == map && 'spec' in oldObject && type(oldObject['spec']) == map) ? oldObject['spec'] : {})].map(o, [[((type(object) == map && 'metadata' in object && type(object['metadata']) == map) ? object['metadata'] : {})].map(mv, ((type(mv) == map && 'annotations' in mv && type(mv['annotations']) == map) ? mv['annotations'] : {}))[0]].map(a, [[((type(oldObject) == map && 'metadata' in oldObject && type(oldObject['metadata']) == map) ? oldObject['metadata'] : {})].map(mv, ((type(mv) == map && 'annotations' in mv && type(mv['annotations']) == map) ? mv['annotations'] : {}))[0]].map(b, ['tolerations', 'nodeSelector', 'affinity', 'schedulingGates'].exists(f, (f in s) != (f in o) || (f in s && s[f] != o[f])) || a.exists(k, k.startsWith('cdi.k8s.io/') && (!(k in b) || a[k] != b[k])) || b.exists(k, k.startsWith('cdi.k8s.io/') && !(k in a)))[0])[0])[0])[0]
 {{- end -}}
 
 {{/*
