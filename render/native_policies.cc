@@ -225,10 +225,15 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                     const std::vector<std::string>& ids, Json actions, std::vector<Json>& out) {
   if (validations.empty()) return;
   const std::string name = "gpuadmit-" + scope.name + "-" + std::string(suffix);
+  // Pod UPDATEs as the validating webhook gets them (render/webhook_configuration.h): those that
+  // change placement or CDI devices, judged by the same validations as a CREATE.
+  Json rules = resource_rules(policy, false);
+  rules.push_back(pod_update_rule());
   Json spec = {{"failurePolicy", "Fail"},
-               {"matchConstraints",
-                {{"resourceRules", resource_rules(policy, false)}, {"matchPolicy", "Equivalent"}}}};
-  if (!scope.match_conditions.empty()) spec["matchConditions"] = scope.match_conditions;
+               {"matchConstraints", {{"resourceRules", rules}, {"matchPolicy", "Equivalent"}}}};
+  Json conditions = scope.match_conditions;
+  conditions.push_back(pod_update_condition());
+  spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, scope.tenant, CelLevel::kValidating);
   spec["validations"] = std::move(validations);
   out.push_back({{"apiVersion", std::string(kApi) + "v1"},

@@ -27,7 +27,8 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU007", C::kYes, K::kCorrectness, "the classes' MIG profiles are literals"},
     {"GPU008", C::kYes, K::kCorrectness, "per container, over the resource names"},
     {"GPU009", C::kYes, K::kSafety,
-     "Toleration.ToleratesTaint and the pools' labels written out per taint and label"},
+     "Toleration.ToleratesTaint and the pools' labels written out per taint and label; "
+     "`spec.nodeName` not checked (a Node lookup: *Differences*)"},
     {"GPU010", C::kYes, K::kSecurity, "the tenant's allowed classes are literals"},
     {"GPU011", C::kYes, K::kCorrectness,
      "the per-key satisfiability of In, NotIn, Exists, DoesNotExist, Gt and Lt, decided in CEL"},
