@@ -164,7 +164,7 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 		if samePath(policy, genPolicy) && o.generate > 0 {
 			facts, _ := ReadPolicyFacts(policy)
 			if len(facts.Namespaces) > 0 {
-				checks = controllerCases(facts.Namespaces[0])
+				checks = append(controllerCases(facts.Namespaces[0]), podUpdateCases(facts.Namespaces[0], facts)...)
 			}
 			for _, c := range checks {
 				work = append(work, namedRequest{"controller case: " + c.name, c.req})
