@@ -38,12 +38,7 @@ void default_webhook(Json& webhook, bool mutating) {
   set_default(webhook, "matchPolicy", "Equivalent");
   set_default(webhook, "namespaceSelector", empty_object());
   set_default(webhook, "objectSelector", empty_object());
-  set_default(webhook, "sideEffects", "Unknown");
-  set_default(webhook, "timeoutSeconds", 30);
-  const Json* versions = find_member(webhook, "admissionReviewVersions");
-  if (versions == nullptr || !versions->is_array() || versions->empty()) {
-    webhook["admissionReviewVersions"] = Json::array({"v1"});
-  }
+  set_default(webhook, "timeoutSeconds", 10);
   if (mutating) set_default(webhook, "reinvocationPolicy", "Never");
   if (Json* client = find_member(webhook, "clientConfig")) {
     if (Json* service = find_member(*client, "service")) set_default(*service, "port", 443);

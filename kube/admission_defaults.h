@@ -10,9 +10,10 @@
 // The defaults are Kubernetes' (pkg/apis/admissionregistration/v1/defaults.go and
 // v1beta1/defaults.go, applied as zz_generated.defaults.go nests them):
 //   webhooks[] (v1)         failurePolicy Fail, matchPolicy Equivalent, namespaceSelector {},
-//                           objectSelector {}, sideEffects Unknown, timeoutSeconds 30,
-//                           admissionReviewVersions [v1], reinvocationPolicy Never (mutating),
-//                           clientConfig.service.port 443, rules[].scope "*"
+//                           objectSelector {}, timeoutSeconds 10, reinvocationPolicy Never
+//                           (mutating), clientConfig.service.port 443, rules[].scope "*"
+//                           (sideEffects and admissionReviewVersions have no default in v1:
+//                           they are required, v1beta1's Unknown, 30 s and [v1beta1] are gone)
 //   ValidatingAdmissionPolicy, MutatingAdmissionPolicy spec: failurePolicy Fail
 //   a policy's spec.matchConstraints, a binding's spec.matchResources (MatchResources):
 //                           matchPolicy Equivalent, namespaceSelector {}, objectSelector {},

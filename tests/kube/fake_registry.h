@@ -96,10 +96,10 @@ class FakeRegistry {
 
   // What the API server's defaulting adds, listed here from Kubernetes' source independently of
   // kube/admission_defaults.cc (pkg/apis/admissionregistration/v1/defaults.go: a webhook's
-  // failurePolicy, matchPolicy, selectors, sideEffects, timeoutSeconds, admissionReviewVersions,
-  // reinvocationPolicy, service port, rule scope; v1beta1/defaults.go: a policy's failurePolicy,
-  // MatchResources' matchPolicy and selectors), and an empty list dropped (omitempty); plus, when
-  // set, a field no Kubernetes release defaults today, as a later one might.
+  // failurePolicy, matchPolicy, selectors, timeoutSeconds 10, reinvocationPolicy, service port,
+  // rule scope; v1beta1/defaults.go: a policy's failurePolicy, MatchResources' matchPolicy and
+  // selectors), and an empty list dropped (omitempty); plus, when set, a field no Kubernetes
+  // release defaults today, as a later one might.
   void add_defaults(Json& object) const {
     const auto fill = [](Json& o, const char* key, const Json& value) {
       if (!o.contains(key)) o[key] = value;
@@ -130,9 +130,7 @@ class FakeRegistry {
       fill(w, "matchPolicy", "Equivalent");
       fill(w, "namespaceSelector", Json::object());
       fill(w, "objectSelector", Json::object());
-      fill(w, "sideEffects", "Unknown");
-      fill(w, "timeoutSeconds", 30);
-      fill(w, "admissionReviewVersions", Json::array({"v1"}));
+      fill(w, "timeoutSeconds", 10);
       if (kind == "MutatingWebhookConfiguration") fill(w, "reinvocationPolicy", "Never");
       if (w["clientConfig"].contains("service")) fill(w["clientConfig"]["service"], "port", 443);
       for (Json& rule : w["rules"]) fill(rule, "scope", "*");
