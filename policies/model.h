@@ -154,6 +154,10 @@ struct WorkloadDecl {
 
 struct Policy {
   std::string name;
+  // metadata.annotations["gpuadmit.io/generation"], 0 without: the policy author's ordering of
+  // versions of this policy; `gpuadmit register` never overwrites objects written for a higher
+  // one (kube/webhook_registration.h).
+  std::uint64_t generation = 0;
   std::vector<std::string> gpu_resources;  // extra whole-GPU resource names
   std::vector<GpuClass> classes;           // in file order
   std::vector<PriorityClassDecl> priority_classes;

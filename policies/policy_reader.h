@@ -32,6 +32,8 @@ namespace gpuadmit::policy_reader {
 
 inline constexpr std::string_view kApiVersion = "gpuadmit.io/v1alpha1";
 inline constexpr std::string_view kKind = "GPUPolicy";
+// The metadata annotation that orders versions of a policy (Policy::generation).
+inline constexpr std::string_view kGenerationAnnotation = "gpuadmit.io/generation";
 inline constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 // A real policy is a few hundred lines; these bound the work on hostile input (huge files,
 // billion-laughs aliases, which yaml-cpp keeps as shared nodes but a walk would expand).
@@ -104,6 +106,7 @@ class PolicyReader {
   // ---- the document (loader.cc) ------------------------------------------------------------
   void read_policy(const YAML::Node& root);
   void read_metadata(const YAML::Node& node);
+  void read_generation(const YAML::Node& node, const std::string& path, const std::string& text);
   void read_spec(const YAML::Node& node, const std::string& path);
   void check_references();
 

@@ -50,8 +50,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default (printf "%s-policy" (include "gpuadmit.fullname" .)) .Values.existingPolicyConfigMap -}}
 {{- end -}}
 
-{{/* The server talks to the Kubernetes API (a service-account token is mounted): true/false. */}}
-{{- /* The server writes the webhook configurations (serve --register-webhooks). */ -}}
+{{- /* The registrar writes the webhook configurations (register --register-webhooks). */ -}}
 {{- define "gpuadmit.registersWebhooks" -}}
 {{- and .Values.webhook.enabled (eq .Values.webhook.registration "gpuadmit") -}}
 {{- end -}}
@@ -61,8 +60,28 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- and .Values.webhook.enabled (eq .Values.webhook.registration "chart") -}}
 {{- end -}}
 
+{{- /* The server reads the Kubernetes API (a service-account token is mounted): true/false. It
+never writes to it: registration is the registrar's (templates/registrar.yaml). */ -}}
 {{- define "gpuadmit.usesApi" -}}
-{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled .Values.priorityClasses.fromCluster .Values.nodeWatch.enabled .Values.dra.lookup.enabled -}}
+{{- or .Values.priorityClasses.fromCluster .Values.nodeWatch.enabled .Values.dra.lookup.enabled -}}
+{{- end -}}
+
+{{- /* The registrar runs (`gpuadmit register --watch`): it has something to register. */ -}}
+{{- define "gpuadmit.registrar" -}}
+{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled -}}
+{{- end -}}
+
+{{- define "gpuadmit.registrarName" -}}
+{{- printf "%s-registrar" (include "gpuadmit.fullname" . | trunc 53 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- /* The registrar's Pods: another app.kubernetes.io/name, so that neither the server's Service
+nor its Deployment, PodDisruptionBudget or NetworkPolicy (which select the server's labels)
+selects them. */ -}}
+{{- define "gpuadmit.registrarSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpuadmit.name" . | trunc 53 | trimSuffix "-" }}-registrar
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: registrar
 {{- end -}}
 
 {{- define "gpuadmit.tlsSecretName" -}}
