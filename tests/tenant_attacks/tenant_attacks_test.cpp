@@ -5,6 +5,8 @@
 //   request:  an admission.k8s.io/v1 AdmissionRequest: operation, namespace, userInfo (default: a
 //             tenant user, `alice`, system:authenticated), object, oldObject, subResource
 //   claims:   ResourceClaims / ResourceClaimTemplates the pod's claims resolve to (optional)
+//   nodes:    the cluster's Node objects, as the webhook's Node watch holds them (`serve
+//             --node-watch`): GPU009 then judges spec.nodeName (optional; none: not judged)
 //   expect:   per endpoint the rule ids of the answer:
 //               mutate / validate: {allowed, deny: [ids], warn: [ids], patched: bool (optional)}
 //               lint: {deny: [ids], warn: [ids]} (optional; `gpuadmit lint` of the object)
@@ -23,6 +25,7 @@
 
 #include "engine/admission.h"
 #include "engine/json_dump.h"
+#include "engine/node_source.h"
 #include "lint/manifest_claims.h"
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
@@ -49,6 +52,7 @@ struct AttackCase {
   std::string policy_file;
   Json request;
   Json claims = Json::array();
+  Json nodes = Json::array();
   Json expect;
 };
 
@@ -84,6 +88,7 @@ std::vector<AttackCase> load_cases() {
     REQUIRE(doc.contains("expect"));
     c.request = doc.at("request");
     if (doc.contains("claims")) c.claims = doc.at("claims");
+    if (doc.contains("nodes")) c.nodes = doc.at("nodes");
     c.expect = doc.at("expect");
     cases.push_back(std::move(c));
   }
@@ -140,8 +145,10 @@ Verdict expected_verdict(const Json& expect) {
 
 Verdict admission_verdict(const AttackCase& c, Endpoint endpoint, const ClaimResolver* claims) {
   const std::string body = dump_json(review_of(c));
-  AdmissionResult result =
-      handle_admission_review_text(body, endpoint, pipeline(), *load_policy(c.policy_file), claims);
+  const StaticNodeSource nodes(std::vector<Json>(c.nodes.begin(), c.nodes.end()));
+  AdmissionResult result = handle_admission_review_text(
+      body, endpoint, pipeline(), *load_policy(c.policy_file), claims, TemplateMode::kMutate,
+      nullptr, c.nodes.empty() ? nullptr : &nodes);
   INFO(c.name << (result.error ? ": " + result.error->message : ""));
   REQUIRE(result.outcome);
   const Json& response = result.outcome->response.at("response");
