@@ -567,6 +567,12 @@ std::string selects_pool_value(const CompiledPolicy& policy, std::string_view ke
          "[" + std::string(key) + "])";
 }
 
+std::string is_pool_label(const CompiledPolicy& policy, std::string_view key) {
+  const std::string labels = pool_labels(policy);
+  if (labels == "{}") return "false";
+  return "(" + std::string(key) + " in " + labels + ")";
+}
+
 std::string expression_selects_pool(const CompiledPolicy& policy, std::string_view expression) {
   const std::string labels = pool_labels(policy);
   if (labels == "{}") return "false";

@@ -80,6 +80,8 @@ std::string targets_gpu_pool(const CompiledPolicy& policy, std::string_view spec
 std::string selects_pool_value(const CompiledPolicy& policy, std::string_view key,
                                std::string_view value);
 std::string expression_selects_pool(const CompiledPolicy& policy, std::string_view expression);
+// `key` (a CEL string) is a label some class's nodeSelector names.
+std::string is_pool_label(const CompiledPolicy& policy, std::string_view key);
 // `cls` names a class of the policy.
 std::string known_class(const CompiledPolicy& policy, std::string_view cls);
 // A CEL predicate over a resource name expression.

@@ -38,14 +38,33 @@ TEST_CASE("mutator strip-gpu-pool: non-GPU pods lose what places them on GPU poo
            pod(R"("nodeSelector":{"kubernetes.io/os":"linux"},)")},
           {"a label value no class has is not a pool", "default",
            pod(R"("nodeSelector":{"nvidia.com/gpu.product":"Tesla-K80"},)"), ""},
-          {"a required term selecting a pool goes as a whole; the others stay", "default",
+          {"from a required term only the pool values go; the user's own values and terms stay",
+           "default",
            pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"nvidia.com/gpu.product",
                "operator":"In","values":["NVIDIA-L4","x"]},{"key":"zone","operator":"In",
                "values":["a"]}]},{"matchExpressions":[{"key":"zone","operator":"In",
                "values":["b"]}]}])") +
                ","),
-           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"zone","operator":"In",
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"nvidia.com/gpu.product",
+               "operator":"In","values":["x"]},{"key":"zone","operator":"In",
+               "values":["a"]}]},{"matchExpressions":[{"key":"zone","operator":"In",
                "values":["b"]}]}])") +
+               ",")},
+          {"an In left with no value goes; the term keeps the user's zone", "default",
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"zone","operator":"In",
+               "values":["a"]},{"key":"nvidia.com/gpu.product","operator":"In",
+               "values":["Tesla-T4","NVIDIA-L4"]}]}])") +
+               ","),
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"zone","operator":"In",
+               "values":["a"]}]}])") +
+               ",")},
+          {"a term left with matchFields only stays", "default",
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"nvidia.com/gpu.product",
+               "operator":"In","values":["Tesla-T4"]}],"matchFields":[{"key":"metadata.name",
+               "operator":"In","values":["n1"]}]}])") +
+               ","),
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[],"matchFields":[{"key":
+               "metadata.name","operator":"In","values":["n1"]}]}])") +
                ",")},
           {"Exists on a pool label selects the pools", "default",
            pod(R"("affinity":{"podAffinity":{"x":1},"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
