@@ -26,6 +26,10 @@ struct RequestContext {
   std::string name;
   Operation operation = Operation::kCreate;
   bool daemonset_owned = false;  // a Pod whose controller ownerReference is a DaemonSet
+  // AdmissionRequest.userInfo.username: who sent the object; "" in lint and for a review without
+  // userInfo. An ownerReference is believed only from its kind's controller (engine/controllers.h
+  // sent_by_owner_controller).
+  std::string username;
   // The object is judged, not patched (engine/controllers.h TemplateTreatment::kJudge): the
   // mutators run on a copy so that the rules see what the object's Pods will be given at their
   // CREATE; a mutation Pods do not get (Kueue's queue label on the object) does not run.

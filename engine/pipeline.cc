@@ -227,6 +227,7 @@ void start_request(Run& run) {
   request.name = object_name(object);
   request.operation = run.options.operation;
   request.daemonset_owned = controlled_by_daemonset(object);
+  request.username = run.options.username;
   request.judge_only = run.options.judge_only;
   if (run.options.ephemeral_update) {
     request.ephemeral_update = true;

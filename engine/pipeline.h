@@ -40,7 +40,8 @@ struct EvaluateOptions {
   const ClaimResolver* claims = nullptr;
   // AdmissionRequest.userInfo.username: who submits the object ("" in lint and without a
   // review). Only the scheduler's claims may skip the claim rules (engine/dra.h
-  // is_scheduler_extended_resource_claim).
+  // is_scheduler_extended_resource_claim), and an ownerReference is believed only from its
+  // kind's controller (engine/controllers.h sent_by_owner_controller).
   std::string username = {};
   // false (lint): a mutator that fails is an error finding whatever the policy's
   // `enforcement.mutationFailurePolicy` says; true: the policy decides (the webhook).

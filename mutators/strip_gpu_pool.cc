@@ -62,7 +62,7 @@ bool erase_if(Json& container, Pred drop) {
 // GPU pools are tainted so that only GPU pods run there; a pod that asks for no GPU but tolerates
 // those taints or selects the pools' labels takes a GPU node's CPU and memory and keeps it from
 // scaling down. GPU009 reports such pods; with nonGpuOnGpuPool: strip this mutation removes,
-// from non-GPU pods only (DaemonSet pods excepted like GPU009: node agents must run everywhere):
+// from non-GPU pods only (node agents excepted like GPU009: they must run everywhere):
 //  - tolerations that name a key and tolerate a class taint (Toleration.ToleratesTaint). The
 //    key-less {operator: Exists} wildcard is kept: it also tolerates node.kubernetes.io/
 //    not-ready, unreachable and every other taint, and removing it would change how the pod is

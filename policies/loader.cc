@@ -154,7 +154,7 @@ void PolicyReader::read_generation(const YAML::Node& node, const std::string& pa
 void PolicyReader::read_spec(const YAML::Node& node, const std::string& path) {
   auto m = map(node, path,
                {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement", "workloads",
-                "nvidiaRuntimeClasses"});
+                "controllers", "nvidiaRuntimeClasses"});
   if (!m) return;
   with(*m, "gpuResources", [&](const YAML::Node& n, const std::string& p) {
     auto items = list(n, p);
@@ -179,6 +179,8 @@ void PolicyReader::read_spec(const YAML::Node& node, const std::string& path) {
   with(*m, "enforcement",
        [&](const YAML::Node& n, const std::string& p) { read_enforcement(n, p); });
   with(*m, "workloads", [&](const YAML::Node& n, const std::string& p) { read_workloads(n, p); });
+  with(*m, "controllers",
+       [&](const YAML::Node& n, const std::string& p) { read_controllers(n, p); });
   with(*m, "nvidiaRuntimeClasses",
        [&](const YAML::Node& n, const std::string& p) { read_nvidia_runtime_classes(n, p); });
 }

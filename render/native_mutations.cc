@@ -447,7 +447,7 @@ std::string priority(const CompiledPolicy& policy, const Tenant& tenant) {
 
 std::string strip_gpu_pool(const CompiledPolicy& policy) {
   MapBuilder mb;
-  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node();
+  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node(policy);
   const std::string tolerations =
       member_ops(applies + " && 'tolerations' in c.spec && type(c.spec.tolerations) == list", "ps",
                  "/tolerations", "c.spec.tolerations",
@@ -511,11 +511,11 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
 
 // --- 9. GPU visibility --------------------------------------------------------------------------
 
-std::string gpu_visibility() {
+std::string gpu_visibility(const CompiledPolicy& policy) {
   MapBuilder mb;
   // CREATE and UPDATE alike (docs/decisions.md, "Controllers converge"): on UPDATE the model
   // holds only the templates that changed, and immutable templates are never admitted.
-  const std::string applies = "!" + cel::runs_on_every_node();
+  const std::string applies = "!" + cel::runs_on_every_node(policy);
   const std::string may_get_gpus = "(k.g.exists(e, e.pa) || size(" +
                                    list_field(map_field("k.c", "resources"), "claims") + ") > 0)";
   const std::string entry =
@@ -583,7 +583,7 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant
   }
   if (e.non_gpu_on_gpu_pool == Action::kStrip)
     all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
-  if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility());
+  if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility(policy));
   if (tenant != nullptr) all.emplace_back("queue", queue_label(policy, *tenant));
   std::vector<NativeMutation> out;
   for (auto& [name, expression] : all) {

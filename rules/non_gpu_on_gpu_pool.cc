@@ -143,14 +143,14 @@ void report_node_name(const PodContext& ctx, const Json& spec, const std::string
 
 // GPU nodes are tainted so that only GPU pods land there (SPEC §3 `taints`). A pod that asks for
 // no GPU but tolerates those taints or selects the pools' labels takes CPU and memory a GPU pod
-// needs, and keeps the node from scaling down. DaemonSet pods (device plugin, DCGM exporter,
-// node agents) must run on every node and are excepted, as are exempt namespaces (which never
-// reach rules). Only required placement counts: a preferred affinity does not put the pod on a
-// GPU node unless it also tolerates the taints, which is reported; so does a nodeName, which
-// puts it there whatever it tolerates. A GPU pod bound by name to another class's node needs no
-// rule: the class's required node affinity the mutation gave it is checked by the kubelet
-// (AdmissionCheck's NodeAffinity in the same generalFilter). With nonGpuOnGpuPool: strip
-// the mutation removes these before rules run.
+// needs, and keeps the node from scaling down. Node agents (the device plugin, DCGM exporter:
+// DaemonSets and their pods in the policy's nodeAgents namespaces) must run on every node and
+// are excepted, as are exempt namespaces (which never reach rules). Only required placement
+// counts: a preferred affinity does not put the pod on a GPU node unless it also tolerates the
+// taints, which is reported; so does a nodeName, which puts it there whatever it tolerates. A
+// GPU pod bound by name to another class's node needs no rule: the class's required node
+// affinity the mutation gave it is checked by the kubelet (AdmissionCheck's NodeAffinity in the
+// same generalFilter). With nonGpuOnGpuPool: strip the mutation removes these before rules run.
 class NonGpuOnGpuPoolRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU009"; }

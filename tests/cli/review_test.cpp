@@ -132,7 +132,8 @@ TEST_CASE("review: GPU versions of the API fixtures: the patch applies and is id
 }
 
 TEST_CASE("review: deny findings answer 403 with every violation, warn findings are warnings") {
-  // The golden fleet: class t4 (4 GPUs per node, whole GPUs) in a namespace of no tenant.
+  // The golden fleet: class t4 (4 GPUs per node, whole GPUs) in default, tenant open (every class,
+  // no limits, defaults or priority).
   const std::string policy = std::string(GPUADMIT_SOURCE_DIR) + "/tests/cases/policy.yaml";
   auto review = [&](const std::string& name, const std::string& containers) {
     Json object =

@@ -87,11 +87,18 @@ TEST_CASE("mutator strip-gpu-pool: non-GPU pods lose what places them on GPU poo
            pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)",
                R"([{"name":"c","resources":{"limits":{"nvidia.com/gpu":1}}}])"),
            ""},
-          {"DaemonSets are excepted (node agents run everywhere)", "default",
+          {"DaemonSets in a nodeAgents namespace are excepted (node agents run everywhere)",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},"spec":
                {"template":{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
                "containers":[{"name":"c"}]}}}})",
            ""},
+          {"a DaemonSet elsewhere is stripped like any workload", "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},"spec":
+               {"template":{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
+               "containers":[{"name":"c"}]}}}})",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},"spec":
+               {"template":{"spec":{"tolerations":[],"containers":[{"name":"c"}]}}}})"},
           {"a Deployment template is stripped", "default",
            R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":
                {"template":{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
@@ -101,8 +108,11 @@ TEST_CASE("mutator strip-gpu-pool: non-GPU pods lose what places them on GPU poo
       });
   run_mutation_cases(
       *mutator, policy,
-      {{"a Pod owned by a DaemonSet is excepted", "default",
-        pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)"), ""}},
+      {{"a Pod owned by a DaemonSet is excepted in a nodeAgents namespace", "node-agents",
+        pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)"), ""},
+       {"a Pod owned by a DaemonSet elsewhere is stripped", "default",
+        pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)"),
+        pod(R"("tolerations":[],)")}},
       [](RequestContext& request) { request.daemonset_owned = true; });
 }
 

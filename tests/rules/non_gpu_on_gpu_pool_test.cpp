@@ -107,12 +107,20 @@ TEST_CASE("rule GPU009: non-GPU pods must not tolerate or select GPU pools", "[r
                     R"("tolerations":[{"operator":"Exists"}],
                        "nodeSelector":{"nvidia.com/gpu.product":"NVIDIA-L4"})"),
            {}},
-          {"DaemonSet templates are excepted",
-           "default",
+          {"DaemonSet templates are excepted in a nodeAgents namespace",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{
                "template":{"spec":{"containers":[{"name":"agent"}],
                "tolerations":[{"operator":"Exists"}]}}}})",
            {}},
+          {"DaemonSet templates elsewhere are judged like any workload",
+           "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{
+               "template":{"spec":{"containers":[{"name":"agent"}],
+               "tolerations":[{"operator":"Exists"}]}}}})",
+           {"spec.template.spec.tolerations[0] | toleration {\"operator\":\"Exists\"} tolerates "
+            "the taint nvidia.com/gpu:NoSchedule of GPU pools a100, mig, l4" +
+            std::string(kWhat)}},
           {"templates report template paths",
            "default",
            make_deployment(web(),
@@ -124,13 +132,18 @@ TEST_CASE("rule GPU009: non-GPU pods must not tolerate or select GPU pools", "[r
       });
 }
 
-TEST_CASE("rule GPU009: DaemonSet-owned pods are excepted", "[rules][GPU009]") {
+TEST_CASE("rule GPU009: DaemonSet-owned pods are excepted in nodeAgents namespaces only",
+          "[rules][GPU009]") {
   auto policy = policy_from_yaml(kFleetPolicy);
   auto rule = make_non_gpu_on_gpu_pool_rule();
-  PodFixture pod(policy, tolerating(R"([{"operator":"Exists"}])"), "default");
-  CHECK(check_rule(*rule, pod).size() == 1);
-  pod.request.daemonset_owned = true;
-  CHECK(check_rule(*rule, pod).empty());
+  PodFixture agent(policy, tolerating(R"([{"operator":"Exists"}])"), "node-agents");
+  CHECK(check_rule(*rule, agent).size() == 1);
+  agent.request.daemonset_owned = true;
+  CHECK(check_rule(*rule, agent).empty());
+  // Anyone may write a DaemonSet ownerReference, or create a DaemonSet, in their namespace.
+  PodFixture tenant(policy, tolerating(R"([{"operator":"Exists"}])"), "ml-a");
+  tenant.request.daemonset_owned = true;
+  CHECK(check_rule(*rule, tenant).size() == 1);
 }
 
 // spec.nodeName: judged with the cluster's Nodes (RequestContext::nodes: `serve --node-watch`),
