@@ -105,8 +105,8 @@ class GpuVisibilityRule final : public Rule {
     // The pod's own settings were judged at its CREATE and an ephemeral-container UPDATE
     // cannot change them.
     if (ctx.request != nullptr && ctx.request->ephemeral_update) return;
-    check_cdi_annotations(pod, !with_gpu.empty(), out);
     if (with_gpu.empty()) check_runtime_class(pod, *ctx.policy, out);
+    check_cdi_annotations(pod, !with_gpu.empty(), out);
   }
 
  private:
