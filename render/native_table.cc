@@ -52,7 +52,8 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU023", C::kNo, K::kCorrectness,
      "needs another object (the claim the pod names): a policy sees only the request"},
     {"GPU024", C::kYes, K::kSecurity,
-     "env, volume mounts (paths normalized), runtime class and CDI annotations"},
+     "env, envFrom, volume mounts (device-list paths cleaned as Go's filepath.Clean, exactly up "
+     "to 64 elements; see Differences), runtime class and CDI annotations"},
     {"GPU025", C::kYes, K::kCorrectness,
      "the table's queue site (own labels, jobTemplate, each pod template), the known controller "
      "kinds and their controllers' users (request.userInfo.username) are literals"},

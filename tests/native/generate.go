@@ -8,7 +8,8 @@ package main
 // firstAvailable alternatives), tolerations
 // (matching the policy's taints, wildcards, others), node affinity with 0-3 required terms,
 // nodeSelector, an existing priority, labels and annotations naming classes, MIG profiles and
-// workloads, pod-level resources; as Pods, Deployments, StatefulSets, Jobs, CronJobs and
+// workloads, pod-level resources, what GPU024 judges (NVIDIA_VISIBLE_DEVICES, valueFrom, envFrom,
+// device-list mounts by many spellings, hostPath device nodes, CDI annotations); as Pods, Deployments, StatefulSets, Jobs, CronJobs and
 // DaemonSets in the policy's tenant namespaces, exempt namespaces and others; CREATE, and for
 // the workloads UPDATE with an old object; for Pods also UPDATE pairs (docs/decisions.md "Pod
 // UPDATE"): an old Pod that was gated and had fewer tolerations, selectors, affinity or CDI
@@ -288,6 +289,12 @@ func (g *Generator) objectMeta(name, ns string) metav1.ObjectMeta {
 		}
 		m.Annotations["gpuadmit.io/mig-profile"] = g.pick(append(g.facts.MIGProfiles, "4g.40gb"))
 	}
+	if g.chance(0.04) {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations["cdi.k8s.io/extra"] = "nvidia.com/gpu=all"
+	}
 	return m
 }
 
@@ -379,6 +386,14 @@ func (g *Generator) podSpec() corev1.PodSpec {
 	if g.chance(0.05) {
 		s.RuntimeClassName = ptrTo("nvidia")
 	}
+	for _, c := range append(append([]corev1.Container{}, s.Containers...), s.InitContainers...) {
+		if len(c.VolumeMounts) > 0 {
+			s.Volumes = []corev1.Volume{{Name: "e", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: g.pick([]string{"/dev/nvidia0", "/dev", "/dev/shm", "/var/log"})}}}}
+			break
+		}
+	}
 	return s
 }
 
@@ -418,7 +433,54 @@ func (g *Generator) container(name string, gpu bool) corev1.Container {
 	if g.chance(0.2) {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "LOG_LEVEL", Value: "info"})
 	}
+	g.visibility(&c)
 	return c
+}
+
+// visibility adds what GPU024 judges on every container (issue 34 points 3 and 4): the
+// variable from valueFrom, envFrom with and without a prefix, and volume mounts at the
+// device-list folder by the spellings filepath.Clean maps under it (and near misses), or of
+// the node's device nodes (podSpec adds the volumes "e" and "dev").
+func (g *Generator) visibility(c *corev1.Container) {
+	if g.chance(0.03) {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "NVIDIA_VISIBLE_DEVICES", ValueFrom: &corev1.EnvVarSource{
+			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "gpu-env"}, Key: "devices"}}})
+	}
+	if g.chance(0.06) {
+		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{Prefix: g.pick([]string{"", "", "APP_", "NVIDIA_"}),
+			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-env"}}})
+	}
+	for i, n := 0, g.mounts(); i < n; i++ {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: g.pick([]string{"e", "e", "dev"}), MountPath: g.mountPath()})
+	}
+}
+
+func (g *Generator) mounts() int {
+	if !g.chance(0.15) {
+		return 0
+	}
+	return 1 + g.r.Intn(2)
+}
+
+// mountPath: a spelling of the device-list folder, or 1-10 random elements (fewer than the
+// 64 the native CEL decides exactly with ".." elements; docs/native.md).
+func (g *Generator) mountPath() string {
+	if g.chance(0.4) {
+		return g.pick([]string{"/data", "/var/run/nvidia-container-devices/all", "/var/run/nvidia-container-devicesall",
+			"/var/run/x/../nvidia-container-devices/all", "//var/run/./nvidia-container-devices/0",
+			"var/run/nvidia-container-devices/1", "/run/nvidia-container-devices/all",
+			"/var/run/nvidia-container-devices/../all", "/var/run/nvidia-container-devices"})
+	}
+	elements := []string{"", ".", "..", "..", "var", "run", "x", "nvidia-container-devices", "nvidia-container-devicesall", "all"}
+	parts := make([]string, 1+g.r.Intn(10))
+	for i := range parts {
+		parts[i] = g.pick(elements)
+	}
+	p := strings.Join(parts, "/")
+	if g.chance(0.8) {
+		p = "/" + p
+	}
+	return p
 }
 
 func (g *Generator) tolerations() []corev1.Toleration {
