@@ -107,12 +107,14 @@ enum class Scope {
 // that changes none of it (a label, an annotation, a finalizer, an image) passes untouched, so
 // that a Pod admitted before a stricter policy is never refused its controllers' updates. A
 // review without oldObject cannot say what changed: judged.
+// Exemption unchanged-pod-update (docs/security.md): decided by the API server's oldObject.
 Scope pod_update_scope(const Json& request, const Json& object) {
   const Json* old_object = find_member(request, "oldObject");
   if (old_object == nullptr || !old_object->is_object()) return Scope::kPodUpdate;
   return pod_placement_changed(object, *old_object) ? Scope::kPodUpdate : Scope::kNone;
 }
 
+// Exemption operations (docs/security.md): by the API server's operation and subresource.
 Scope scope_of(const Json& request, const std::optional<Operation>& operation, const Json* object) {
   if (!operation || object == nullptr || !object->is_object()) return Scope::kNone;
   const std::string_view subresource = string_member(request, "subResource");

@@ -24,6 +24,7 @@ bool controlled_by_daemonset(const Json& object) {
   return owner && owner->kind == "DaemonSet";
 }
 
+// Exemption node-agents (docs/security.md): DaemonSets in the policy's nodeAgents namespaces.
 bool runs_on_every_node(const PodContext& ctx) {
   const RequestContext* request = ctx.request;
   return request != nullptr && ctx.policy != nullptr &&
@@ -66,6 +67,7 @@ std::optional<TemplateMode> parse_template_mode(std::string_view text) {
   return std::nullopt;
 }
 
+// Exemption judged-templates (docs/security.md): judged, never patched; never admits more.
 TemplateTreatment template_treatment(const Json& object, Operation operation, TemplateMode mode) {
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");

@@ -19,6 +19,7 @@ std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocat
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");
   if (const std::optional<OwnerReference> owner = controller_reference(object)) {
+    // Exemption kueue-owner (docs/security.md): the owner is believed from its controller only.
     if (known_kind(owner->api_version, owner->kind, policy) &&
         sent_by_owner_controller(*owner, sender, policy)) {
       return std::nullopt;

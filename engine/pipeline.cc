@@ -204,6 +204,7 @@ enum class ObjectKind { kOther, kClaim, kWorkload };
 // specs), the claim rules (a DRA claim), or mutate and check its pod specs.
 ObjectKind classify(Run& run) {
   if (!run.object.is_object()) return ObjectKind::kOther;
+  // Exemption exempt-namespaces (docs/security.md): the policy's enforcement.exempt.namespaces.
   if (run.policy.is_exempt(run.options.ns)) {
     run.e.exempt = true;
     return ObjectKind::kOther;
