@@ -40,8 +40,8 @@ bool controlled_by_daemonset(const Json& object);
 // the policy's `enforcement.nodeAgents.namespaces`. GPU009, GPU024, GPU026, the strip and the
 // GPU-visibility mutation leave them alone. Anyone who may create a DaemonSet or write an
 // ownerReference may claim to be one; only the namespace, which the policy names, makes it so:
-// elsewhere a DaemonSet and its pods are judged like any workload (docs/decisions.md, "Node
-// agents").
+// elsewhere a DaemonSet and its pods are judged like any workload (docs/decisions.md, "Whom
+// gpuadmit believes").
 bool runs_on_every_node(const PodContext& ctx);
 
 // The user kube-controller-manager sends its requests as when it runs without

@@ -5,9 +5,9 @@
 // believed only when its controller sent the object (engine/controllers.h
 // sent_by_owner_controller).
 //
-//   if (auto site = kueue_queue_site(job, location, policy, sender)) site->metadata;  //
-//   "/metadata" kueue_queue_name(job, site->metadata)                 // "team-a", or "" when none
-//   is named
+//   auto site = kueue_queue_site(job, location, policy, sender);  // believes owners from sender
+//   if (site) site->metadata;                                   // "/metadata"
+//   kueue_queue_name(job, site->metadata)      // "team-a", or "" when none is named
 
 #include <optional>
 #include <string>

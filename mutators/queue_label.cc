@@ -35,7 +35,8 @@ class QueueLabelMutator final : public Mutator {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const Json& object = pod.view().object();
-      const std::string_view sender = ctx.request != nullptr ? ctx.request->username : "";
+      const std::string_view sender =
+          ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
       const std::optional<QueueSite> site =
           kueue_queue_site(object, pod.view().location(), *ctx.policy, sender);
       if (!site || !kueue_queue_name(object, site->metadata).empty()) return false;

@@ -52,7 +52,8 @@ class QueueRequiredRule final : public Rule {
     // Only new workloads: one admitted before the requirement keeps running and may be updated.
     if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate) return;
     const Json& object = pod.object();
-    const std::string_view sender = ctx.request != nullptr ? ctx.request->username : "";
+    const std::string_view sender =
+        ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
     // One finding per workload: at its first GPU pod spec (the pipeline tells).
     if (const std::optional<OwnerReference> owner =
             kueue_unbelieved_owner(object, *ctx.policy, sender)) {

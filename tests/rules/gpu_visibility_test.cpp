@@ -161,7 +161,7 @@ TEST_CASE("rule GPU024: no GPU without a request", "[rules][GPU024]") {
                {"template":{"spec":{"containers":[{"name":"c","env":[{"name":
                "NVIDIA_VISIBLE_DEVICES","value":"all"}]}]}}}})",
            {"spec.template.spec.containers[0].env[0] | " +
-            env_message("container c", "sets NVIDIA_VISIBLE_DEVICES to \"all\"")}},
+            env_message("container c requests no GPU", "sets NVIDIA_VISIBLE_DEVICES to \"all\"")}},
       });
 }
 
