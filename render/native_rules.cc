@@ -299,7 +299,7 @@ std::string fragmentation(const CompiledPolicy& policy) {
 }
 
 std::string non_gpu_on_gpu_pool(const CompiledPolicy& policy) {
-  return "(c.gpu || " + cel::runs_on_every_node() + " || !" +
+  return "(c.gpu || " + cel::runs_on_every_node(policy) + " || !" +
          cel::targets_gpu_pool(policy, "c.spec") + ")";
 }
 
@@ -401,9 +401,9 @@ std::string gpu_visibility(const CompiledPolicy& policy) {
                              ".exists(a, a.startsWith('cdi.k8s.io/')) && (" + "c.cs.exists(k, " +
                              may_get_gpus + ") || !(" + string_field("c.spec", "runtimeClassName") +
                              " in " + string_list(runtimes) + ")))";
-  return "(" + cel::runs_on_every_node() + " || (c.cs.all(k, " + env_ok + " && " + env_from_ok +
-         " && " + device_list_ok + " && (" + may_get_gpus + " || " + host_path_ok + ")) && " +
-         pod_ok + "))";
+  return "(" + cel::runs_on_every_node(policy) + " || (c.cs.all(k, " + env_ok + " && " +
+         env_from_ok + " && " + device_list_ok + " && (" + may_get_gpus + " || " + host_path_ok +
+         ")) && " + pod_ok + "))";
 }
 
 // --- GPU026: no privileged container on GPU nodes ---------------------------------------------
@@ -420,22 +420,24 @@ std::string privileged_container(const CompiledPolicy& policy) {
   }
   const std::string privileged =
       let("sx", map_field("k.c", "securityContext"), "'privileged' in sx && sx.privileged == true");
-  return "(" + cel::runs_on_every_node() + " || !c.cs.exists(k, " + privileged +
+  return "(" + cel::runs_on_every_node(policy) + " || !c.cs.exists(k, " + privileged +
          ") || (!c.gpu && !" + let("tl", list_field("c.spec", "tolerations"), any_of(pools)) + "))";
 }
 
 // --- GPU025: the workload names a Kueue queue (workload level) -------------------------------
 
-// rules/queue_required.cc: on CREATE, a GPU pod spec whose queue site names no queue — the
-// workload's ('top', 'cron'), or each GPU pod template's own ('tpl').
+// rules/queue_required.cc: on CREATE, a GPU workload that names a controller Kueue integrates
+// which did not send it (Kueue leaves it alone), or a GPU pod spec whose queue site names no
+// queue — the workload's ('top', 'cron'), or each GPU pod template's own ('tpl').
 std::optional<std::string> queue_required(const CompiledPolicy& policy, const Tenant& t) {
   if (!t.queue || !t.queue->require) return std::nullopt;
-  return "!(request.operation == 'CREATE' && " +
+  return "!(request.operation == 'CREATE' && ((variables.ctx.exists(c, c.gpu) && " +
+         cel::kueue_unbelieved_owner(policy) + ") || " +
          let("qp", cel::kueue_queue_place(policy),
              "qp == 'tpl' ? variables.ctx.exists(c, c.gpu && " + cel::queue_named_in("c.meta") +
                  " == '') : (qp != '' && variables.ctx.exists(c, c.gpu) && " +
                  cel::kueue_queue_name("qp") + " == '')") +
-         ")";
+         "))";
 }
 
 }  // namespace
@@ -626,7 +628,13 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   out.push_back({"GPU002", per_pod(whole_quantities()),
                  "GPU quantities must be whole non-negative numbers: a GPU cannot be split by "
                  "quantity (use a MIG profile or a time-sliced class)"});
-  if (tenant != nullptr) {
+  if (tenant == nullptr) {
+    // rules/allowed_classes.cc: a namespace of no tenant may not use GPUs.
+    out.push_back({"GPU003", per_pod("!c.gpu"),
+                   "this namespace belongs to no tenant of the policy; it may not use GPUs: ask "
+                   "the platform team for a tenant whose namespaces match it, or a catch-all "
+                   "tenant (namespaces: [\".*\"]) last in spec.tenants"});
+  } else {
     if (auto x = allowed_classes(policy, *tenant)) {
       out.push_back({"GPU003", per_pod(*x),
                      "the pod's GPU class is not allowed for " + who +
@@ -697,11 +705,13 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   out.push_back({"GPU026", per_pod(privileged_container(policy)),
                  "a privileged container sees every GPU of its node, whatever it requests: drop "
                  "privileged and grant only the capabilities it needs, or run a node agent as a "
-                 "DaemonSet"});
+                 "DaemonSet in one of the policy's nodeAgents namespaces"});
   if (auto x = tenant != nullptr ? queue_required(policy, *tenant) : std::nullopt) {
     out.push_back({"GPU025", *x,
-                   who + " runs GPU workloads through Kueue, but this one names no LocalQueue; "
-                         "set the label kueue.x-k8s.io/queue-name"});
+                   who + " runs GPU workloads through Kueue, but this one names no LocalQueue, "
+                         "or names a controller Kueue manages that did not create it; set the "
+                         "label kueue.x-k8s.io/queue-name, and remove an ownerReference of "
+                         "your own"});
   }
   return out;
 }

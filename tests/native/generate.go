@@ -11,7 +11,9 @@ package main
 // workloads, pod-level resources, what GPU024 judges (NVIDIA_VISIBLE_DEVICES, valueFrom, envFrom,
 // device-list mounts by many spellings, hostPath device nodes, CDI annotations); as Pods, Deployments, StatefulSets, Jobs, CronJobs and
 // DaemonSets in the policy's tenant namespaces, exempt namespaces and others; CREATE, and for
-// the workloads UPDATE with an old object. The values come from the policy file (its classes,
+// the workloads UPDATE with an old object; for Pods also UPDATE pairs (docs/decisions.md "Pod
+// UPDATE"): an old Pod that was gated and had fewer tolerations, selectors, affinity or CDI
+// annotations (judged), or that differed only in a label (passed untouched). The values come from the policy file (its classes,
 // taints, product labels, MIG profiles, priority classes, tenants' namespaces), so most objects
 // meet the policy's features.
 
@@ -152,13 +154,14 @@ func concreteNamespace(pattern string) string {
 // Generator draws objects from a seeded source.
 type Generator struct {
 	r     *rand.Rand
+	u     *rand.Rand // the Pod UPDATE pairs' own source: r's sequence stays what it was
 	facts *PolicyFacts
 	n     int
 }
 
 // NewGenerator makes a generator; one seed gives one sequence.
 func NewGenerator(seed int64, facts *PolicyFacts) *Generator {
-	return &Generator{r: rand.New(rand.NewSource(seed)), facts: facts}
+	return &Generator{r: rand.New(rand.NewSource(seed)), u: rand.New(rand.NewSource(seed ^ 0x5eed)), facts: facts}
 }
 
 func (g *Generator) chance(p float64) bool { return g.r.Float64() < p }
@@ -204,7 +207,44 @@ func (g *Generator) Next() Request {
 		}
 		return Request{Object: obj, OldObject: old, Operation: admission.Update}
 	}
+	if pod, ok := obj.(*corev1.Pod); ok && g.u.Float64() < 0.25 {
+		return Request{Object: obj, OldObject: g.podBefore(pod), Operation: admission.Update}
+	}
 	return Request{Object: obj, Operation: admission.Create}
+}
+
+// podBefore is the Pod `pod` was before an UPDATE: half the time gated and without some of what
+// Kubernetes lets an UPDATE add (tolerations at any time; nodeSelector, node affinity while
+// gated: ValidatePodUpdate) or without its CDI annotations — a placement change, judged; else
+// the same Pod but for a label, which no side judges.
+func (g *Generator) podBefore(pod *corev1.Pod) *corev1.Pod {
+	old := pod.DeepCopy()
+	if g.u.Float64() < 0.5 {
+		old.Labels = map[string]string{"app": old.Name, "revision": "1"}
+		return old
+	}
+	old.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+	switch g.u.Intn(4) {
+	case 0:
+		if n := len(old.Spec.Tolerations); n > 0 {
+			old.Spec.Tolerations = old.Spec.Tolerations[:g.u.Intn(n)]
+		}
+	case 1:
+		old.Spec.NodeSelector = nil
+	case 2:
+		old.Spec.Affinity = nil
+	default:
+		pod.Annotations = mergeAnnotations(pod.Annotations, "cdi.k8s.io/gpus", "nvidia.com/gpu=all")
+	}
+	return old
+}
+
+func mergeAnnotations(a map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range a {
+		out[k] = v
+	}
+	return out
 }
 
 // setController gives the object a controller, as its controller would: a Pod's ReplicaSet,

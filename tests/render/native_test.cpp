@@ -157,7 +157,9 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(deny["metadata"]["labels"] == Json({{"app.kubernetes.io/managed-by", "gpuadmit"}}));
   const Json& spec = deny["spec"];
   CHECK(spec["failurePolicy"] == "Fail");
-  CHECK_FALSE(spec.contains("matchConditions"));  // ".*" and literal exempt names only
+  // ".*" and literal exempt names only: no scope condition, just the validating webhook's Pod
+  // UPDATE condition (render/webhook_configuration.h).
+  CHECK(spec["matchConditions"] == Json::array({render::pod_update_condition()}));
   CHECK(spec["matchConstraints"]["matchPolicy"] == "Equivalent");
   // The webhook's kinds and operations, but no subresource: `kubectl debug`'s
   // pods/ephemeralcontainers UPDATE carries the whole Pod, whose other containers the native
@@ -167,7 +169,10 @@ TEST_CASE("native: the default policy's objects, full") {
     if (k.resource.find('/') == std::string::npos) whole.push_back(k);
   }
   CHECK(whole.size() + 1 == render::admitted_kinds(*policy).size());
-  CHECK(spec["matchConstraints"]["resourceRules"] == render::webhook_rules(whole));
+  // And Pod UPDATE, as the validating webhook gets it; the mutating policy never does.
+  Json rules = render::webhook_rules(whole);
+  rules.push_back(render::pod_update_rule());
+  CHECK(spec["matchConstraints"]["resourceRules"] == rules);
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
   CHECK(variables ==

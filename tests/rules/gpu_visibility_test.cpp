@@ -149,12 +149,19 @@ TEST_CASE("rule GPU024: no GPU without a request", "[rules][GPU024]") {
            make_deployment(cpu(env(R"("value":"all")"))),
            {"spec.template.spec.containers[0].env[1] | " +
             env_message(kWeb, "sets NVIDIA_VISIBLE_DEVICES to \"all\"")}},
-          {"a DaemonSet is excepted (node agents need every GPU)",
-           "default",
+          {"a DaemonSet in a nodeAgents namespace is excepted (node agents need every GPU)",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},"spec":
                {"template":{"spec":{"containers":[{"name":"c","env":[{"name":
                "NVIDIA_VISIBLE_DEVICES","value":"all"}]}]}}}})",
            {}},
+          {"a DaemonSet elsewhere is judged",
+           "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},"spec":
+               {"template":{"spec":{"containers":[{"name":"c","env":[{"name":
+               "NVIDIA_VISIBLE_DEVICES","value":"all"}]}]}}}})",
+           {"spec.template.spec.containers[0].env[0] | " +
+            env_message("container c", "sets NVIDIA_VISIBLE_DEVICES to \"all\"")}},
       });
 }
 
@@ -407,11 +414,15 @@ TEST_CASE("rule GPU024: envFrom on a container without GPUs", "[rules][GPU024]")
       });
 }
 
-TEST_CASE("rule GPU024: a DaemonSet-owned pod is excepted", "[rules][GPU024]") {
+TEST_CASE("rule GPU024: a DaemonSet-owned pod is excepted in a nodeAgents namespace only",
+          "[rules][GPU024]") {
   auto policy = policy_from_yaml(kFleetPolicy);
-  PodFixture pod(policy, make_pod(cpu(env(R"("value":"all")"))));
-  pod.request.daemonset_owned = true;
-  CHECK(check_rule(*make_gpu_visibility_rule(), pod).empty());
+  PodFixture agent(policy, make_pod(cpu(env(R"("value":"all")"))), "node-agents");
+  agent.request.daemonset_owned = true;
+  CHECK(check_rule(*make_gpu_visibility_rule(), agent).empty());
+  PodFixture tenant(policy, make_pod(cpu(env(R"("value":"all")"))), "ml-a");
+  tenant.request.daemonset_owned = true;
+  CHECK(check_rule(*make_gpu_visibility_rule(), tenant).size() == 1);
 }
 
 // `kubectl debug` (pods/ephemeralcontainers): the containers that UPDATE adds are judged, the
