@@ -367,10 +367,15 @@ std::string gpu_visibility(const CompiledPolicy& policy) {
       list_field("k.c", "env") + ".all(v, !" + names_visible_devices +
       " || (!('valueFrom' in v && v.valueFrom != null) && (!('value' in v) || v.value == null || "
       "(type(v.value) == string && v.value in ['', 'void', 'none']))))";
-  // envFrom: safe behind an env entry for the variable only where the container requests no GPU.
+  // envFrom: safe behind an env entry for the variable only where the container requests no GPU
+  // — with `fix` always there, as the webhook judges every such container as mutated (a template
+  // the mutating policies leave alone included).
+  const std::string hidden =
+      policy.policy().enforcement.gpu_visibility == Action::kFix
+          ? std::string("true")
+          : list_field("k.c", "env") + ".exists(v, " + names_visible_devices + ")";
   const std::string env_from_ok =
-      "((!" + may_get_gpus + " && " + list_field("k.c", "env") + ".exists(v, " +
-      names_visible_devices + ")) || " + list_field("k.c", "envFrom") +
+      "((!" + may_get_gpus + " && " + hidden + ") || " + list_field("k.c", "envFrom") +
       ".all(f, type(f) != map || !'NVIDIA_VISIBLE_DEVICES'.startsWith(" +
       string_field("f", "prefix") + ")))";
   const std::string device_list_ok = list_field("k.c", "volumeMounts") +

@@ -86,6 +86,10 @@ class GpuVisibilityRule final : public Rule {
              std::vector<Violation>& out) const override {
     if (runs_on_every_node(ctx)) return;
     const GpuResources gpu(pod, ctx);
+    // With `fix`, every container that requests no GPU is judged with the mutation's
+    // NVIDIA_VISIBLE_DEVICES=void in its env (a Pod is mutated first, a template judged as its
+    // Pods will be: engine/controllers.h), which takes precedence over envFrom.
+    const bool hidden_by_mutation = ctx.policy->policy().enforcement.gpu_visibility == Action::kFix;
     std::string with_gpu;  // the first container that requests GPUs, for the messages
     for (size_t i = 0; i < pod.containers().size() && with_gpu.empty(); ++i) {
       if (container_may_get_gpus(pod, i, *gpu)) with_gpu = container_label(pod.containers()[i]);
@@ -99,7 +103,7 @@ class GpuVisibilityRule final : public Rule {
           gets_gpus ? container_label(ref) + " requests GPUs" : who_requests_none(ref, with_gpu),
           gets_gpus};
       check_env(pod, subject, out);
-      check_env_from(pod, subject, out);
+      check_env_from(pod, subject, hidden_by_mutation, out);
       check_mounts(pod, subject, out);
     }
     // The pod's own settings were judged at its CREATE and an ephemeral-container UPDATE
@@ -146,14 +150,16 @@ class GpuVisibilityRule final : public Rule {
 
   // envFrom: the keys of a ConfigMap or Secret are unknown at admission, and the tenant may
   // write both. `env` takes precedence over `envFrom` (kubelet makeEnvironmentVariables), so a
-  // container that requests no GPU is safe once its env names the variable (the mutation writes
-  // void); one that requests GPUs has no value that keeps its allocation, so only a prefix that
-  // cannot spell NVIDIA_VISIBLE_DEVICES makes envFrom safe there.
-  static void check_env_from(const PodView& pod, const Subject& s, std::vector<Violation>& out) {
+  // container that requests no GPU is safe once its env names the variable (with `fix` the
+  // mutation writes void: judged so even on a template gpuadmit does not patch); one that
+  // requests GPUs has no value that keeps its allocation, so only a prefix that cannot spell
+  // NVIDIA_VISIBLE_DEVICES makes envFrom safe there.
+  static void check_env_from(const PodView& pod, const Subject& s, bool hidden_by_mutation,
+                             std::vector<Violation>& out) {
     const Json& container = pod.container(*s.ref);
     const Json* from = find_member(container, "envFrom");
     if (from == nullptr || !from->is_array()) return;
-    if (!s.gets_gpus && env_names_visible_devices(container)) return;
+    if (!s.gets_gpus && (hidden_by_mutation || env_names_visible_devices(container))) return;
     for (size_t i = 0; i < from->size(); ++i) {
       const Json& source = (*from)[i];
       if (!source.is_object() || !env_from_may_set_visible_devices(string_member(source, "prefix")))

@@ -442,7 +442,7 @@ func (g *Generator) container(name string, gpu bool) corev1.Container {
 // device-list folder by the spellings filepath.Clean maps under it (and near misses), or of
 // the node's device nodes (podSpec adds the volumes "e" and "dev").
 func (g *Generator) visibility(c *corev1.Container) {
-	if g.chance(0.03) {
+	if g.chance(0.03) && !hasEnv(c, "NVIDIA_VISIBLE_DEVICES") {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "NVIDIA_VISIBLE_DEVICES", ValueFrom: &corev1.EnvVarSource{
 			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "gpu-env"}, Key: "devices"}}})
 	}
@@ -451,8 +451,20 @@ func (g *Generator) visibility(c *corev1.Container) {
 			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-env"}}})
 	}
 	for i, n := 0, g.mounts(); i < n; i++ {
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: g.pick([]string{"e", "e", "dev"}), MountPath: g.mountPath()})
+		// Mount paths are a list map's keys: unique, as the API server requires.
+		if p := g.mountPath(); i == 0 || c.VolumeMounts[0].MountPath != p {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: g.pick([]string{"e", "e", "dev"}), MountPath: p})
+		}
 	}
+}
+
+func hasEnv(c *corev1.Container, name string) bool {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *Generator) mounts() int {

@@ -370,11 +370,18 @@ TEST_CASE("rule GPU024: device-list mounts by any spelling", "[rules][GPU024]") 
 }
 
 // envFrom on a container that requests no GPU: `env` takes precedence over `envFrom`, so it is
-// safe once env names the variable (the gpu-visibility mutation writes void); without it (deny
-// or warn enforcement, no mutation) a ConfigMap could carry `all`.
+// safe once env names the variable. With `gpuVisibility: fix` the mutation writes void, and the
+// rule judges every such container as mutated (a template gpuadmit does not patch included);
+// with deny or warn (no mutation) a ConfigMap could carry `all`.
 TEST_CASE("rule GPU024: envFrom on a container without GPUs", "[rules][GPU024]") {
-  auto policy = policy_from_yaml(kFleetPolicy);
   auto rule = make_gpu_visibility_rule();
+  const std::string from_app = env_from(R"({"configMapRef":{"name":"app"}})");
+  SECTION("fix: the mutation's void takes precedence") {
+    PodFixture pod(policy_from_yaml(kFleetPolicy), make_pod(cpu(from_app)));
+    CHECK(check_rule(*rule, pod).empty());
+  }
+  auto policy =
+      policy_from_yaml(std::string(kFleetPolicy) + "  enforcement:\n    gpuVisibility: deny\n");
   run_cases(
       *rule, policy,
       {
