@@ -378,10 +378,10 @@ TEST_CASE("rule GPU024: envFrom on a container without GPUs", "[rules][GPU024]")
   const std::string from_app = env_from(R"({"configMapRef":{"name":"app"}})");
   SECTION("fix: the mutation's void takes precedence") {
     PodFixture pod(policy_from_yaml(kFleetPolicy), make_pod(cpu(from_app)));
-    CHECK(check_rule(*rule, pod).empty());
+    CHECK(check_rule(*rule, pod) == std::vector<std::string>{});
   }
   auto policy =
-      policy_from_yaml(std::string(kFleetPolicy) + "  enforcement:\n    gpuVisibility: deny\n");
+      policy_from_yaml(std::string(kFleetPolicy) + "    gpuVisibility: deny\n");
   run_cases(
       *rule, policy,
       {
