@@ -69,6 +69,8 @@ void explain(const AdmissionOutcome& outcome, const std::string& policy_file) {
 
 }  // namespace
 
+// long: the flags read and checked in order (policy, endpoint, templates, claims, nodes), each
+// with its own usage error, then one review.
 int review_command(const std::vector<std::string>& argv) {
   Args args;
   if (auto error = Args::parse(argv, {"policy", "endpoint", "claims", "nodes", "templates"},

@@ -445,25 +445,10 @@ std::string priority(const CompiledPolicy& policy, const Tenant& tenant) {
 
 // --- 8. strip GPU pool --------------------------------------------------------------------------
 
-std::string strip_gpu_pool(const CompiledPolicy& policy) {
-  MapBuilder mb;
-  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node(policy);
-  const std::string tolerations =
-      member_ops(applies + " && 'tolerations' in c.spec && type(c.spec.tolerations) == list", "ps",
-                 "/tolerations", "c.spec.tolerations",
-                 "c.spec.tolerations.filter(t, !(type(t) == map && " + string_field("t", "key") +
-                     " != '' && " + cel::tolerates_any(policy, "t") + "))");
-  const std::string selector =
-      member_ops(applies + " && 'nodeSelector' in c.spec && type(c.spec.nodeSelector) == map", "ps",
-                 "/nodeSelector", "c.spec.nodeSelector",
-                 let("ns", "c.spec.nodeSelector",
-                     "ns.filter(sk, !(type(ns[sk]) == string && " +
-                         cel::selects_pool_value(policy, "sk", "ns[sk]") +
-                         ")).transformMapEntry(si, sk, {sk: ns[sk]})"));
-  // mutators/strip_gpu_pool.cc: from each required term, `Exists` on a class label and the
-  // class values of an `In` on one (an `In` left with none goes); a term left with no
-  // expression and no matchFields goes; with none left, the required affinity goes, and an
-  // affinity left empty with it.
+// mutators/strip_gpu_pool.cc over the required terms `ts`: from each, `Exists` on a class
+// label and the class values of an `In` on one (an `In` left with none goes); a term left with
+// no expression and no matchFields goes.
+std::string stripped_terms(const CompiledPolicy& policy, MapBuilder& mb) {
   const std::string key = "(type(e) == map ? " + string_field("e", "key") + " : '')";
   const std::string op = string_field("e", "operator");  // read behind type(e) == map
   const std::string in_values =
@@ -484,7 +469,26 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
               "nx == xs ? {'d': false, 't': dyn(t)} : {'d': size(nx) == 0 && size(" +
                   list_field("t", "matchFields") + ") == 0, 't': dyn(" +
                   mb.with("t", "'matchExpressions'", "nx") + ")}"));
-  const std::string kept = "ts.map(t, " + term + ").filter(z, !z.d).map(z, z.t)";
+  return "ts.map(t, " + term + ").filter(z, !z.d).map(z, z.t)";
+}
+
+std::string strip_gpu_pool(const CompiledPolicy& policy) {
+  MapBuilder mb;
+  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node(policy);
+  const std::string tolerations =
+      member_ops(applies + " && 'tolerations' in c.spec && type(c.spec.tolerations) == list", "ps",
+                 "/tolerations", "c.spec.tolerations",
+                 "c.spec.tolerations.filter(t, !(type(t) == map && " + string_field("t", "key") +
+                     " != '' && " + cel::tolerates_any(policy, "t") + "))");
+  const std::string selector =
+      member_ops(applies + " && 'nodeSelector' in c.spec && type(c.spec.nodeSelector) == map", "ps",
+                 "/nodeSelector", "c.spec.nodeSelector",
+                 let("ns", "c.spec.nodeSelector",
+                     "ns.filter(sk, !(type(ns[sk]) == string && " +
+                         cel::selects_pool_value(policy, "sk", "ns[sk]") +
+                         ")).transformMapEntry(si, sk, {sk: ns[sk]})"));
+  // With no term left, the required affinity goes, and an affinity left empty with it.
+  const std::string kept = stripped_terms(policy, mb);
   const std::string stripped =
       let("af", "c.spec.affinity",
           let("na", map_field("af", "nodeAffinity"),
@@ -511,7 +515,7 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
 
 // --- 9. GPU visibility --------------------------------------------------------------------------
 
-std::string gpu_visibility(const CompiledPolicy& policy) {
+std::string gpu_visibility_mutation(const CompiledPolicy& policy) {
   MapBuilder mb;
   // CREATE and UPDATE alike (docs/decisions.md, "Controllers converge"): on UPDATE the model
   // holds only the templates that changed, and immutable templates are never admitted.
@@ -583,7 +587,8 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant
   }
   if (e.non_gpu_on_gpu_pool == Action::kStrip)
     all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
-  if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility(policy));
+  if (e.gpu_visibility == Action::kFix)
+    all.emplace_back("gpu-visibility", gpu_visibility_mutation(policy));
   if (tenant != nullptr) all.emplace_back("queue", queue_label(policy, *tenant));
   std::vector<NativeMutation> out;
   for (auto& [name, expression] : all) {
