@@ -16,6 +16,9 @@ constexpr const char* kUsage = R"(usage: gpuadmit <command> [flags]
 commands:
   serve   --policy P --tls-cert C --tls-key K [--listen ADDR] [--metrics-listen ADDR]
           [--client-ca CA] [--threads N] [--max-body BYTES] [--log-level L]
+  register --webhook-namespace NS [--policy P] [--webhook-owner CLUSTERROLE]
+          [--register-webhooks --webhook-service NAME --webhook-ca-bundle FILE ...]
+          [--register-native full|fallback] [--watch]   (in a pod: writes admission config)
   lint    [--policy P] [--namespace NS] [--output text|json|sarif|junit] [--fix [--write DIR]]
           [--explain] PATH...
   review  [--policy P] [--endpoint mutate|validate] [--explain] < review.json
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
     if (command == "policy") return policy_command(args);
     if (command == "review") return review_command(args);
     if (command == "serve") return serve_command(args);
+    if (command == "register") return register_command(args);
     if (command == "certs") return certs_command(args);
     if (command == "lint") return lint_command(args);
     if (command == "render") return render_command(args);

@@ -1,9 +1,11 @@
 // gpuadmit review: one AdmissionReview on stdin, the response review on stdout, no network.
 
+#include <cstdio>
 #include <iostream>
 #include <iterator>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -13,13 +15,40 @@
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
+#include "yaml/reader.h"
 
 namespace gpuadmit::cli {
 namespace {
 
 constexpr const char* kReviewUsage =
     "usage: gpuadmit review [--policy P] [--endpoint mutate|validate] [--claims FILE]... "
-    "[--templates mutate|validate] [--explain] < review.json\n";
+    "[--nodes FILE]... [--templates mutate|validate] [--explain] < review.json\n";
+
+// The Node objects of a manifest file (`kubectl get nodes -o yaml`: a List, or documents), added
+// to `out`; false when the file cannot be opened or a document cannot be parsed.
+bool read_nodes(const std::string& path, std::vector<Json>& out) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  const bool json_file = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+  yaml::DocumentStream stream(file);
+  yaml::SourceDocument source;
+  bool ok = true;
+  while (ok && stream.next(source)) {
+    yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
+    if (doc.error) ok = false;
+    if (doc.empty || doc.error) continue;
+    const Json* items = find_member(doc.value, "items");
+    if (items != nullptr && items->is_array()) {
+      for (const Json& item : *items) {
+        if (string_member(item, "kind") == "Node") out.push_back(item);
+      }
+    } else if (string_member(doc.value, "kind") == "Node") {
+      out.push_back(std::move(doc.value));
+    }
+  }
+  std::fclose(file);
+  return ok;
+}
 
 // --explain (docs/explain.md): on standard error, so the AdmissionReview on standard output is
 // unchanged; one line per mutation applied and per finding, with the policy field behind it.
@@ -42,8 +71,8 @@ void explain(const AdmissionOutcome& outcome, const std::string& policy_file) {
 
 int review_command(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error =
-          Args::parse(argv, {"policy", "endpoint", "claims", "templates"}, {"explain"}, args)) {
+  if (auto error = Args::parse(argv, {"policy", "endpoint", "claims", "nodes", "templates"},
+                               {"explain"}, args)) {
     std::cerr << "gpuadmit review: " << *error << "\n" << kReviewUsage;
     return 2;
   }
@@ -81,12 +110,26 @@ int review_command(const std::vector<std::string>& argv) {
       return 2;
     }
   }
+  // --nodes: the cluster's Nodes, as the webhook's node watch holds them (`serve --node-watch`):
+  // GPU009 then judges a pod's spec.nodeName (docs/rules.md); without it nodeName is not judged.
+  std::optional<StaticNodeSource> nodes;
+  if (args.has("nodes")) {
+    std::vector<Json> objects;
+    for (const std::string& file : args.values("nodes")) {
+      if (!read_nodes(file, objects)) {
+        std::cerr << "gpuadmit review: --nodes " << file
+                  << ": cannot read the file as YAML or JSON manifests\n";
+        return 2;
+      }
+    }
+    nodes.emplace(objects);
+  }
   const std::string body((std::istreambuf_iterator<char>(std::cin)),
                          std::istreambuf_iterator<char>());
   const Pipeline pipeline(default_mutators(), default_rules());
   AdmissionResult result = handle_admission_review_text(
       body, endpoint_name == "mutate" ? Endpoint::kMutate : Endpoint::kValidate, pipeline,
-      *loaded.policy, claims ? &*claims : nullptr, *templates);
+      *loaded.policy, claims ? &*claims : nullptr, *templates, nullptr, nodes ? &*nodes : nullptr);
   if (result.error) {
     std::cerr << "gpuadmit review: <stdin>: " << result.error->message << "\n";
     return 2;

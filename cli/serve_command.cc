@@ -1,9 +1,10 @@
 // gpuadmit serve: the admission webhook (SPEC §7). In steps: the flags → ServerConfig
-// (parse_flags: parse_settings, parse_numbers, parse_registration), what the server reads from the
-// cluster (start_cluster_reads: DRA claims, PriorityClasses), the pipeline built from the default
-// mutators and rules (as `review` and `lint` build theirs), its own webhook configurations once
-// it is ready and the native policies (cli/webhook_registrar.h), signals handled on a thread of
-// their own, and the shutdown deadline kept even if a drain would not end (serve_until_stopped).
+// (parse_flags: parse_settings, parse_numbers), what the server reads from the cluster
+// (start_cluster_reads: DRA claims, PriorityClasses, Nodes), the pipeline built from the default
+// mutators and rules (as `review` and `lint` build theirs), signals handled on a thread of their
+// own, and the shutdown deadline kept even if a drain would not end (serve_until_stopped).
+// The server writes nothing to the API: its webhook configurations and the native policies are
+// `gpuadmit register`'s, a process without a listener (docs/install.md, "Least privilege").
 
 #include <malloc.h>
 #include <signal.h>
@@ -21,11 +22,10 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/webhook_registrar.h"
 #include "kube/kube_claim_resolver.h"
+#include "kube/node_watch.h"
 #include "kube/priority_class_watch.h"
 #include "mutators/all_mutators.h"
-#include "render/cluster_objects.h"
 #include "rules/all_rules.h"
 #include "webhook/log.h"
 #include "webhook/server.h"
@@ -41,12 +41,8 @@ constexpr const char* kServeUsage =
     "                      [--shutdown-deadline SECONDS] [--memory-budget BYTES]\n"
     "                      [--request-timeout SECONDS]\n"
     "                      [--dra-lookup [--dra-lookup-timeout MS] [--dra-lookup-deadline MS]]\n"
-    "                      [--cluster-priority-classes] [--templates mutate|validate]\n"
-    "                      [--register-webhooks --webhook-service NAME --webhook-namespace NS\n"
-    "                       --webhook-ca-bundle FILE [--webhook-owner CLUSTERROLE]\n"
-    "                       [--webhook-failure-policy Fail|Ignore] [--webhook-mutating-timeout S]\n"
-    "                       [--webhook-validating-timeout S] [--webhook-exclude-namespace NS]...\n"
-    "                       [--webhook-opt-out-label]]\n";
+    "                      [--cluster-priority-classes] [--node-watch]\n"
+    "                      [--templates mutate|validate]\n";
 
 // What the flags say, beyond the server's own configuration.
 struct ServeFlags {
@@ -56,7 +52,7 @@ struct ServeFlags {
   std::chrono::milliseconds dra_timeout = kube::KubeClaimResolverConfig{}.timeout;
   std::chrono::milliseconds dra_deadline = kube::KubeClaimResolverConfig{}.review_deadline;
   bool cluster_priority_classes = false;
-  std::optional<RegistrarSettings> registration;  // --register-webhooks
+  bool node_watch = false;  // GPU009 on spec.nodeName (docs/rules.md)
 };
 
 template <typename T>
@@ -133,6 +129,7 @@ std::optional<std::string> parse_settings(const Args& args, ServeFlags& flags) {
     }
   }
   flags.cluster_priority_classes = args.has("cluster-priority-classes");
+  flags.node_watch = args.has("node-watch");
   const std::string templates = args.value_or("templates", "mutate");
   const auto mode = parse_template_mode(templates);
   if (!mode) return "--templates must be mutate or validate, not \"" + templates + "\"";
@@ -140,130 +137,38 @@ std::optional<std::string> parse_settings(const Args& args, ServeFlags& flags) {
   return std::nullopt;
 }
 
-// --register-webhooks' own --webhook-* flags into `s` (render's WebhookTarget).
-std::optional<std::string> parse_webhook_target(const Args& args, const ServeFlags& flags,
-                                                RegistrarSettings& s) {
-  render::WebhookTarget& target = s.target;
-  for (const char* name : {"webhook-service", "webhook-namespace", "webhook-ca-bundle"}) {
-    if (!args.has(name)) return "--register-webhooks needs --" + std::string(name);
-  }
-  target.service = *args.value("webhook-service");
-  target.ns = *args.value("webhook-namespace");
-  s.ca_bundle_path = *args.value("webhook-ca-bundle");
-  target.failure_policy = args.value_or("webhook-failure-policy", "Fail");
-  if (target.failure_policy != "Fail" && target.failure_policy != "Ignore") {
-    return "--webhook-failure-policy must be Fail or Ignore, not \"" + target.failure_policy + "\"";
-  }
-  for (auto [name, out] : {std::pair{"webhook-mutating-timeout", &target.mutating_timeout},
-                           std::pair{"webhook-validating-timeout", &target.validating_timeout}}) {
-    if (auto text = args.value(name)) {
-      // admissionregistration/v1 validation: timeoutSeconds between 1 and 30.
-      if (!parse_number(*text, *out) || *out < 1 || *out > 30) {
-        return "--" + std::string(name) +
-               " must be a whole number of seconds from 1 to 30, "
-               "not \"" +
-               *text + "\"";
-      }
+// The flags `serve --register-*` took before registration moved to `gpuadmit register`: the
+// serving process holds no token that may write admission configuration (docs/install.md, "Least
+// privilege"). Named, so that an old command line fails with where they went.
+std::optional<std::string> removed_flag(const std::vector<std::string>& argv) {
+  for (const std::string& arg : argv) {
+    if (arg == "--") break;
+    const std::string name = arg.substr(0, arg.find('='));
+    if (name == "--register-webhooks" || name == "--register-native" || name == "--native-api" ||
+        name.rfind("--webhook-", 0) == 0) {
+      return name +
+             " was removed from serve: webhook configurations and native policies are registered "
+             "by `gpuadmit register`, which takes the same flags and runs apart from the server "
+             "(docs/install.md, \"Least privilege\")";
     }
   }
-  target.excluded = args.values("webhook-exclude-namespace");
-  for (const std::string& ns : target.excluded) {
-    if (!render::is_literal_namespace(ns)) {
-      return "--webhook-exclude-namespace must be a namespace name, not \"" + ns + "\"";
-    }
-  }
-  target.opt_out_label = args.has("webhook-opt-out-label");
-  target.templates = flags.config.templates;  // the webhooks route what the server mutates
-  return std::nullopt;
-}
-
-// --register-native and --native-api into `s`: render --native's options, with the release
-// namespace and opt-out label the webhooks are given (docs/native.md "Installed by the server").
-std::optional<std::string> parse_native(const Args& args, RegistrarSettings& s) {
-  const std::string mode = *args.value("register-native");
-  const std::optional<render::native::NativeMode> named = render::native::native_mode_named(mode);
-  if (!named) return "--register-native must be full or fallback, not \"" + mode + "\"";
-  // The owner names the release's objects (the prune's label) and deletes them on uninstall.
-  for (const char* name : {"webhook-namespace", "webhook-owner"}) {
-    if (!args.has(name)) return "--register-native needs --" + std::string(name);
-  }
-  render::native::NativeOptions native;
-  native.mode = *named;
-  native.mutating_api = args.value_or("native-api", "v1");
-  if (!render::native::is_mutating_api(native.mutating_api)) {
-    return "--native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), not \"" +
-           native.mutating_api + "\"";
-  }
-  native.release_namespace = *args.value("webhook-namespace");
-  native.opt_out_label = args.has("webhook-opt-out-label");
-  s.native = std::move(native);
-  return std::nullopt;
-}
-
-// --register-webhooks, --register-native and the flags they take.
-std::optional<std::string> parse_registration(const Args& args, ServeFlags& flags) {
-  const bool webhooks = args.has("register-webhooks"), native = args.has("register-native");
-  for (const char* name :
-       {"webhook-service", "webhook-ca-bundle", "webhook-failure-policy",
-        "webhook-mutating-timeout", "webhook-validating-timeout", "webhook-exclude-namespace"}) {
-    if (args.has(name) && !webhooks) return "--" + std::string(name) + " needs --register-webhooks";
-  }
-  for (const char* name : {"webhook-namespace", "webhook-owner", "webhook-opt-out-label"}) {
-    if (args.has(name) && !webhooks && !native) {
-      return "--" + std::string(name) + " needs --register-webhooks or --register-native";
-    }
-  }
-  if (args.has("native-api") && !native) return std::string("--native-api needs --register-native");
-  if (!webhooks && !native) return std::nullopt;
-  RegistrarSettings s;
-  s.policy_path = flags.config.policy_path;
-  s.webhooks = webhooks;
-  if (webhooks) {
-    if (auto error = parse_webhook_target(args, flags, s)) return error;
-  }
-  if (native) {
-    if (auto error = parse_native(args, s)) return error;
-  }
-  s.registration.owner_cluster_role = args.value_or("webhook-owner", "");
-  s.registration.timeout = std::chrono::milliseconds(2000);
-  flags.registration = std::move(s);
   return std::nullopt;
 }
 
 // The flags, or the exit code after the message (2: bad usage; 0: --help).
 std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) {
+  if (auto error = removed_flag(argv)) {
+    std::cerr << "gpuadmit serve: " << *error << "\n";
+    return 2;
+  }
   Args args;
-  if (auto error = Args::parse(
-          argv,
-          {"policy",
-           "tls-cert",
-           "tls-key",
-           "listen",
-           "metrics-listen",
-           "client-ca",
-           "threads",
-           "max-body",
-           "log-level",
-           "watch-interval-ms",
-           "shutdown-delay",
-           "shutdown-deadline",
-           "memory-budget",
-           "request-timeout",
-           "dra-lookup-timeout",
-           "dra-lookup-deadline",
-           "templates",
-           "webhook-service",
-           "webhook-namespace",
-           "webhook-ca-bundle",
-           "webhook-owner",
-           "webhook-failure-policy",
-           "webhook-mutating-timeout",
-           "webhook-validating-timeout",
-           "webhook-exclude-namespace",
-           "register-native",
-           "native-api"},
-          {"dra-lookup", "cluster-priority-classes", "register-webhooks", "webhook-opt-out-label"},
-          args)) {
+  if (auto error =
+          Args::parse(argv,
+                      {"policy", "tls-cert", "tls-key", "listen", "metrics-listen", "client-ca",
+                       "threads", "max-body", "log-level", "watch-interval-ms", "shutdown-delay",
+                       "shutdown-deadline", "memory-budget", "request-timeout",
+                       "dra-lookup-timeout", "dra-lookup-deadline", "templates"},
+                      {"dra-lookup", "cluster-priority-classes", "node-watch"}, args)) {
     std::cerr << "gpuadmit serve: " << *error << "\n" << kServeUsage;
     return 2;
   }
@@ -281,9 +186,7 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
   config.client_ca_path = args.value_or("client-ca", "");
   config.listen = args.value_or("listen", config.listen);
   config.metrics_listen = args.value_or("metrics-listen", config.metrics_listen);
-  std::optional<std::string> error = parse_settings(args, flags);
-  if (!error) error = parse_registration(args, flags);
-  if (error) {
+  if (auto error = parse_settings(args, flags)) {
     std::cerr << "gpuadmit serve: " << *error << "\n";
     return 2;
   }
@@ -294,26 +197,40 @@ std::variant<ServeFlags, int> parse_flags(const std::vector<std::string>& argv) 
 struct ClusterReads {
   std::unique_ptr<kube::KubeClaimResolver> claims;
   std::unique_ptr<kube::PriorityClassWatch> priority_classes;
+  std::unique_ptr<kube::NodeWatch> nodes;
 };
 
-// --dra-lookup and --cluster-priority-classes: in-cluster API access (docs/dra.md "API lookup",
-// docs/mutations.md "Priority"), wired into the server's configuration. An error (one line)
-// when they are asked for outside a pod.
+// --node-watch: the cluster's Nodes, read-only and cached (kube/node_watch.h), for GPU009's
+// spec.nodeName; /readyz waits for the first list.
+void start_node_watch(const kube::InClusterAccess& in_cluster, const webhook::Logger& logger,
+                      webhook::ServerConfig& config, ClusterReads& reads,
+                      std::vector<std::function<void(std::string&)>>& metrics) {
+  kube::NodeWatchConfig watch;
+  watch.access = in_cluster;
+  watch.on_error = [&logger](const std::string& error) {
+    logger.warn("reading the cluster's Nodes failed; the last ones read stay", {{"error", error}});
+  };
+  reads.nodes = std::make_unique<kube::NodeWatch>(std::move(watch));
+  config.nodes = reads.nodes.get();
+  metrics.push_back([watch = reads.nodes.get()](std::string& out) { watch->render_metrics(out); });
+}
+
+// --dra-lookup, --cluster-priority-classes and --node-watch: in-cluster API access (docs/dra.md
+// "API lookup", docs/mutations.md "Priority", docs/rules.md GPU009), wired into the server's
+// configuration. An error (one line) when they are asked for outside a pod.
 std::optional<std::string> start_cluster_reads(ServeFlags& flags, const webhook::Logger& logger,
                                                webhook::ServerConfig& config, ClusterReads& reads) {
-  if (!flags.dra_lookup && !flags.cluster_priority_classes && !flags.registration) {
+  if (!flags.dra_lookup && !flags.cluster_priority_classes && !flags.node_watch) {
     return std::nullopt;
   }
   auto access = kube::InClusterAccess::from_environment();
   if (auto* error = std::get_if<std::string>(&access)) {
     const char* flag = flags.dra_lookup                 ? "--dra-lookup"
                        : flags.cluster_priority_classes ? "--cluster-priority-classes"
-                       : flags.registration->webhooks   ? "--register-webhooks"
-                                                        : "--register-native";
+                                                        : "--node-watch";
     return std::string(flag) + ": " + *error;
   }
   const kube::InClusterAccess& in_cluster = std::get<kube::InClusterAccess>(access);
-  if (flags.registration) flags.registration->registration.access = in_cluster;
   std::vector<std::function<void(std::string&)>> metrics;
   if (flags.dra_lookup) {
     kube::KubeClaimResolverConfig lookup;
@@ -340,6 +257,7 @@ std::optional<std::string> start_cluster_reads(ServeFlags& flags, const webhook:
     metrics.push_back(
         [watch = reads.priority_classes.get()](std::string& out) { watch->render_metrics(out); });
   }
+  if (flags.node_watch) start_node_watch(in_cluster, logger, config, reads, metrics);
   config.extra_metrics = [metrics = std::move(metrics)](std::string& out) {
     for (const auto& render : metrics) render(out);
   };
@@ -424,13 +342,6 @@ int serve_command(const std::vector<std::string>& argv) {
     return 2;
   }
   webhook::Server& server = **created;
-  const bool settings_webhooks = flags.registration && flags.registration->webhooks;
-  const std::string_view native_mode =
-      flags.registration && flags.registration->native
-          ? render::native::native_mode_name(flags.registration->native->mode)
-          : "off";
-  std::optional<WebhookRegistrar> registrar;
-  if (flags.registration) registrar.emplace(*std::move(flags.registration), server, logger);
   const auto ready_us = std::chrono::duration_cast<std::chrono::microseconds>(
                             std::chrono::steady_clock::now() - started)
                             .count();
@@ -443,8 +354,7 @@ int serve_command(const std::vector<std::string>& argv) {
                {"client_ca", !config.client_ca_path.empty()},
                {"dra_lookup", reads.claims != nullptr},
                {"cluster_priority_classes", reads.priority_classes != nullptr},
-               {"register_webhooks", settings_webhooks},
-               {"register_native", native_mode},
+               {"node_watch", reads.nodes != nullptr},
                {"startup_us", ready_us}});
   return serve_until_stopped(server, config, logger, signals);
 }

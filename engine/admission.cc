@@ -8,6 +8,7 @@
 #include "engine/join.h"
 #include "engine/json_dump.h"
 #include "engine/json_parse.h"
+#include "engine/pod_update.h"
 
 namespace gpuadmit {
 namespace {
@@ -40,17 +41,25 @@ std::optional<Operation> parse_operation(std::string_view op) {
   return std::nullopt;
 }
 
+// What the cluster tells the evaluation, beyond the review.
+struct ClusterFacts {
+  const ClaimResolver* claims;
+  TemplateMode templates;
+  const PriorityClassSource* priority_classes;
+  const NodeSource* nodes;
+};
+
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims, TemplateMode templates,
-                              const PriorityClassSource* priority_classes);
+                              const ClusterFacts& cluster);
 
 }  // namespace
 
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims, TemplateMode templates,
-                                             const PriorityClassSource* priority_classes) {
+                                             const PriorityClassSource* priority_classes,
+                                             const NodeSource* nodes) {
   // parse_admission_review_json accepts exactly what Json::parse would and builds the same tree
   // less the objects' managedFields, which nothing here reads, at a fraction of the cost; it
   // stops at the depth limit itself. The answer is the one of a depth scan before parsing: an
@@ -63,8 +72,8 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
   }
   if (parsed != JsonParseResult::kOk) return fail("request body is not valid JSON");
   // The review is ours: the object is mutated in place, not copied.
-  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy, claims,
-                                         templates, priority_classes);
+  AdmissionResult result = answer_review(review, &review, endpoint, pipeline, policy,
+                                         {claims, templates, priority_classes, nodes});
   // The response holds all a caller of the text API needs: the review is freed here, children
   // first (cheaper than the destructor's node stack).
   free_json(review);
@@ -74,20 +83,38 @@ AdmissionResult handle_admission_review_text(std::string_view body, Endpoint end
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
                                         const ClaimResolver* claims, TemplateMode templates,
-                                        const PriorityClassSource* priority_classes) {
-  return answer_review(review, nullptr, endpoint, pipeline, policy, claims, templates,
-                       priority_classes);
+                                        const PriorityClassSource* priority_classes,
+                                        const NodeSource* nodes) {
+  return answer_review(review, nullptr, endpoint, pipeline, policy,
+                       {claims, templates, priority_classes, nodes});
 }
 
 namespace {
 
-// What of a request is evaluated (SPEC §7.1; docs/decisions.md, "Controllers converge").
+// What of a request is evaluated (SPEC §7.1; docs/decisions.md, "Controllers converge" and
+// "Pod UPDATE").
 enum class Scope {
-  kNone,       // allowed untouched: DELETE, CONNECT, a Pod's UPDATE, other subresources
+  kNone,       // allowed untouched: DELETE, CONNECT, a Pod's UPDATE that changes no placement,
+               // other subresources
   kObject,     // a CREATE, or a workload's UPDATE (only its templates that changed)
   kEphemeral,  // pods/ephemeralcontainers: the ephemeral containers the UPDATE adds
+  kPodUpdate,  // a Pod's UPDATE that changes its placement or CDI devices: judged, never patched
 };
 
+// A Pod's UPDATE is judged where it changes what decides placement or devices
+// (engine/pod_update.h): a Pod must not gain by UPDATE what its CREATE would have been denied —
+// a CPU pod admitted clean and gated, then given a GPU pool's toleration and nodeSelector. One
+// that changes none of it (a label, an annotation, a finalizer, an image) passes untouched, so
+// that a Pod admitted before a stricter policy is never refused its controllers' updates. A
+// review without oldObject cannot say what changed: judged.
+// Exemption unchanged-pod-update (docs/security.md): decided by the API server's oldObject.
+Scope pod_update_scope(const Json& request, const Json& object) {
+  const Json* old_object = find_member(request, "oldObject");
+  if (old_object == nullptr || !old_object->is_object()) return Scope::kPodUpdate;
+  return pod_placement_changed(object, *old_object) ? Scope::kPodUpdate : Scope::kNone;
+}
+
+// Exemption operations (docs/security.md): by the API server's operation and subresource.
 Scope scope_of(const Json& request, const std::optional<Operation>& operation, const Json* object) {
   if (!operation || object == nullptr || !object->is_object()) return Scope::kNone;
   const std::string_view subresource = string_member(request, "subResource");
@@ -100,8 +127,8 @@ Scope scope_of(const Json& request, const std::optional<Operation>& operation, c
   }
   if (!subresource.empty()) return Scope::kNone;
   if (*operation == Operation::kCreate) return Scope::kObject;
-  // A Pod's spec is immutable but for a few fields; its UPDATE is not judged again.
-  if (*operation == Operation::kUpdate && !is_pod) return Scope::kObject;
+  if (*operation == Operation::kUpdate)
+    return is_pod ? pod_update_scope(request, *object) : Scope::kObject;
   return Scope::kNone;
 }
 
@@ -118,6 +145,17 @@ void set_scope_options(Scope scope, const Json& request, const Json& object, End
   if (scope == Scope::kEphemeral) {
     options.ephemeral_update = true;
     options.mutate = endpoint == Endpoint::kMutate;
+    return;
+  }
+  // The rules over the Pod as it would be stored, on either endpoint, as the validating webhook
+  // judges a CREATE: nothing is patched (the API server lets an UPDATE only add tolerations and,
+  // while gated, selectors, so a strip could only make it fail), and no mutator runs for the
+  // rules' sake either — the strip would hide the very toleration the UPDATE adds. The
+  // validating webhook alone is sent these (render/webhook_configuration.h): it sees the Pod
+  // after every mutating webhook, what is stored.
+  if (scope == Scope::kPodUpdate) {
+    options.mutate = false;
+    options.judge_only = false;
     return;
   }
   const bool is_pod = string_member(object, "kind") == "Pod";
@@ -224,8 +262,7 @@ Json evaluated_response(const AdmissionOutcome& outcome, Endpoint endpoint) {
 // place), else nullptr.
 AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint,
                               const Pipeline& pipeline, const CompiledPolicy& policy,
-                              const ClaimResolver* claims, TemplateMode templates,
-                              const PriorityClassSource* priority_classes) {
+                              const ClusterFacts& cluster) {
   Expected<const Json*> checked = review_request(review);
   if (!checked) return fail(std::move(checked).error());
   const Json& request = **checked;
@@ -246,14 +283,15 @@ AdmissionResult answer_review(const Json& review, Json* owned, Endpoint endpoint
   options.operation = *operation;
   options.patch_as_text = true;    // the response carries the patch as text, nothing else reads it
   options.copy_unchanged = false;  // nor the mutated object
-  options.claims = claims;
+  options.claims = cluster.claims;
   // Who submits the object (k8s.io/api/admission/v1 AdmissionRequest.UserInfo, an
   // authentication/v1 UserInfo): the scheduler's DRA claims are recognised by it (engine/dra.h).
   if (const Json* user = find_member(request, "userInfo")) {
     options.username = std::string(string_member(*user, "username"));
   }
-  set_scope_options(scope, request, *object, endpoint, templates, options);
-  options.priority_classes = priority_classes;
+  set_scope_options(scope, request, *object, endpoint, cluster.templates, options);
+  options.priority_classes = cluster.priority_classes;
+  options.nodes = cluster.nodes;
   if (owned != nullptr) {
     Json& writable = *find_member(*find_member(*owned, "request"), "object");  // == *object
     outcome.evaluation = pipeline.evaluate_in_place(writable, options, policy);

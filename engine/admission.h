@@ -41,17 +41,20 @@ struct AdmissionResult {
 // API lookup, review's --claims files); null: none resolve. `templates`: whether workload
 // templates are mutated or only judged (`serve --templates`, engine/controllers.h).
 // `priority_classes` are the cluster's (EvaluateOptions::priority_classes: the webhook's
-// optional watch); null: unknown.
+// optional watch); null: unknown. `nodes` likewise (EvaluateOptions::nodes: `serve
+// --node-watch`, `review --nodes`).
 AdmissionResult handle_admission_review_text(std::string_view body, Endpoint endpoint,
                                              const Pipeline& pipeline, const CompiledPolicy& policy,
                                              const ClaimResolver* claims = nullptr,
                                              TemplateMode templates = TemplateMode::kMutate,
-                                             const PriorityClassSource* priority_classes = nullptr);
+                                             const PriorityClassSource* priority_classes = nullptr,
+                                             const NodeSource* nodes = nullptr);
 AdmissionResult handle_admission_review(const Json& review, Endpoint endpoint,
                                         const Pipeline& pipeline, const CompiledPolicy& policy,
                                         const ClaimResolver* claims = nullptr,
                                         TemplateMode templates = TemplateMode::kMutate,
-                                        const PriorityClassSource* priority_classes = nullptr);
+                                        const PriorityClassSource* priority_classes = nullptr,
+                                        const NodeSource* nodes = nullptr);
 
 // The outcome's AdmissionReview response as text, as the webhook sends it (engine/json_dump.h;
 // invalid UTF-8 in a message replaced, never thrown on).

@@ -7,6 +7,7 @@
 
 #include "engine/dra.h"
 #include "engine/json.h"
+#include "engine/node_source.h"
 #include "engine/pod_view.h"
 #include "engine/priority_classes.h"
 #include "engine/resources.h"
@@ -25,6 +26,10 @@ struct RequestContext {
   std::string name;
   Operation operation = Operation::kCreate;
   bool daemonset_owned = false;  // a Pod whose controller ownerReference is a DaemonSet
+  // AdmissionRequest.userInfo.username: who sent the object; "" in lint and for a review without
+  // userInfo. An ownerReference is believed only from its kind's controller (engine/controllers.h
+  // sent_by_owner_controller).
+  std::string username;
   // The object is judged, not patched (engine/controllers.h TemplateTreatment::kJudge): the
   // mutators run on a copy so that the rules see what the object's Pods will be given at their
   // CREATE; a mutation Pods do not get (Kueue's queue label on the object) does not run.
@@ -37,6 +42,8 @@ struct RequestContext {
   std::vector<std::string> added_ephemeral_containers;  // their names
   // The cluster's PriorityClasses (EvaluateOptions::priority_classes); null: not known.
   const PriorityClassSource* priority_classes = nullptr;
+  // The cluster's Nodes (EvaluateOptions::nodes); null: not known.
+  const NodeSource* nodes = nullptr;
 };
 
 // False for a container an ephemeral-container UPDATE does not add (RequestContext::

@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "engine/context.h"
 #include "engine/json.h"
@@ -35,9 +36,38 @@ std::optional<OwnerReference> controller_reference(const Json& object);
 bool controlled_by_daemonset(const Json& object);
 
 // Node agents — the device plugin, DCGM exporter, GPU Feature Discovery — run as DaemonSets and
-// need every GPU and every node: a DaemonSet, or a Pod whose controller is one. GPU009, the
-// strip and the GPU-visibility mutation and rule leave them alone.
+// need every GPU and every node: a DaemonSet, or a Pod whose controller is one, in a namespace of
+// the policy's `enforcement.nodeAgents.namespaces`. GPU009, GPU024, GPU026, the strip and the
+// GPU-visibility mutation leave them alone. Anyone who may create a DaemonSet or write an
+// ownerReference may claim to be one; only the namespace, which the policy names, makes it so:
+// elsewhere a DaemonSet and its pods are judged like any workload (docs/decisions.md, "Whom
+// gpuadmit believes").
 bool runs_on_every_node(const PodContext& ctx);
+
+// The user kube-controller-manager sends its requests as when it runs without
+// --use-service-account-credentials (kubeadm and managed clusters run with it: then each
+// controller is its own service account, kube_controller_users()).
+inline constexpr std::string_view kKubeControllerManagerUser = "system:kube-controller-manager";
+
+// A built-in controller of kube-controller-manager: the kind whose children it creates, and the
+// service account it sends its requests as with --use-service-account-credentials
+// (system:serviceaccount:kube-system:<name>; the names of the bootstrap controller roles,
+// plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go).
+struct ControllerUser {
+  std::string_view group;  // "" is the core group
+  std::string_view kind;
+  std::string_view username;
+};
+const std::vector<ControllerUser>& kube_controller_users();
+
+// True when the request's sender (`username`, AdmissionRequest.userInfo.username) is the
+// controller of `owner`'s kind: kube-controller-manager's for the built-in kinds
+// (kube_controller_users(), or kKubeControllerManagerUser for any of them), the policy's
+// `controllers` for the rest. Only then is an ownerReference believed: anyone who may create an
+// object may write any ownerReferences into it. "" (lint, a review without userInfo) believes no
+// owner.
+bool sent_by_owner_controller(const OwnerReference& owner, std::string_view username,
+                              const CompiledPolicy& policy);
 
 // How the webhook treats workload templates (`serve --templates`, docs/install.md "GitOps").
 enum class TemplateMode {

@@ -83,6 +83,7 @@ bool is_claim_object(std::string_view api_version, std::string_view kind) {
   return slash != std::string_view::npos && api_version.substr(0, slash) == kResourceApiGroup;
 }
 
+// Exemption scheduler-claim (docs/security.md): believed from the scheduler's identity only.
 bool is_scheduler_extended_resource_claim(const Json& object, std::string_view kind,
                                           std::string_view username) {
   if (kind != "ResourceClaim" || username != kSchedulerUser) return false;

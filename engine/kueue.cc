@@ -15,11 +15,15 @@ bool known_kind(std::string_view api_version, std::string_view kind, const Compi
 }  // namespace
 
 std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocation& location,
-                                          const CompiledPolicy& policy) {
+                                          const CompiledPolicy& policy, std::string_view sender) {
   const std::string_view api_version = string_member(object, "apiVersion");
   const std::string_view kind = string_member(object, "kind");
   if (const std::optional<OwnerReference> owner = controller_reference(object)) {
-    if (known_kind(owner->api_version, owner->kind, policy)) return std::nullopt;
+    // Exemption kueue-owner (docs/security.md): the owner is believed from its controller only.
+    if (known_kind(owner->api_version, owner->kind, policy) &&
+        sent_by_owner_controller(*owner, sender, policy)) {
+      return std::nullopt;
+    }
   }
   // A policy `workloads` kind (which wins over the table for its apiVersion) has no Kueue
   // integration: its pods are the pod integration's.
@@ -39,6 +43,20 @@ std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocat
       return QueueSite{location.metadata, true};
   }
   return std::nullopt;
+}
+
+std::optional<OwnerReference> kueue_unbelieved_owner(const Json& object,
+                                                     const CompiledPolicy& policy,
+                                                     std::string_view sender) {
+  if (sender.empty()) return std::nullopt;
+  const std::optional<OwnerReference> owner = controller_reference(object);
+  if (!owner) return std::nullopt;
+  const std::string_view group = api_group_of(owner->api_version);
+  const WorkloadKind* k = find_workload_kind(owner->api_version, owner->kind);
+  const bool kueue_skips = k != nullptr && (k->kueue == KueueQueue::kOwnLabels ||
+                                            (group == "apps" && owner->kind == "ReplicaSet"));
+  if (!kueue_skips || sent_by_owner_controller(*owner, sender, policy)) return std::nullopt;
+  return owner;
 }
 
 const std::vector<KueueManagedKind>& kueue_managed_kinds() {

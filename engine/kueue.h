@@ -1,16 +1,20 @@
 #pragma once
 // Where Kueue reads a workload's queue (the kueue.x-k8s.io/queue-name label of a LocalQueue),
 // decided as Kueue decides which objects it manages (docs/mutations.md §10, GPU025): the kind's
-// column of the table (engine/workload_kinds.h KueueQueue), unless an owner holds it.
+// column of the table (engine/workload_kinds.h KueueQueue), unless an owner holds it — an owner
+// believed only when its controller sent the object (engine/controllers.h
+// sent_by_owner_controller).
 //
-//   if (auto site = kueue_queue_site(job, location, policy)) site->metadata;  // "/metadata"
-//   kueue_queue_name(job, site->metadata)                 // "team-a", or "" when none is named
+//   auto site = kueue_queue_site(job, location, policy, sender);  // believes owners from sender
+//   if (site) site->metadata;                                   // "/metadata"
+//   kueue_queue_name(job, site->metadata)      // "team-a", or "" when none is named
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/json.h"
 #include "engine/workload.h"
 #include "policies/compiled_policy.h"
@@ -32,13 +36,28 @@ struct QueueSite {
 
 // Where the queue of the workload holding the pod spec at `location` is read, or nullopt when
 // it is not this object's to name: its controller is a kind gpuadmit knows (the table's or a
-// policy `workloads` kind). Kueue then finds the queue on the closest ancestor it manages
-// (jobframework FindAncestorJobManagedByKueue, through ReplicaSets to their Deployment), and
-// gpuadmit judged that ancestor's queue when it was created. A Pod with no controller, or with
-// a controller gpuadmit does not know (Argo Workflows, Tekton, …), is Kueue's pod integration's:
-// its own labels.
+// policy `workloads` kind) and `sender` (AdmissionRequest.userInfo.username) is that kind's
+// controller. Kueue then finds the queue on the closest ancestor it manages (jobframework
+// FindAncestorJobManagedByKueue, through ReplicaSets to their Deployment), and gpuadmit judged
+// that ancestor's queue when it was created. An object with no controller, with a controller
+// gpuadmit does not know (Argo Workflows, Tekton, …), or whose controller did not send it (a
+// tenant's own ownerReference; lint, where no one sent it) names its own: a Pod is Kueue's pod
+// integration's, its own labels.
 std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocation& location,
-                                          const CompiledPolicy& policy);
+                                          const CompiledPolicy& policy, std::string_view sender);
+
+// The controller ownerReference that makes Kueue leave the object alone, when `sender` is not
+// that controller: Kueue leaves a Pod whose controller is a kind it integrates to that kind's
+// workload (pod_webhook.go Default, "Do not suspend a Pod whose owner is already managed by
+// Kueue", looking through a ReplicaSet to its controller) and does not suspend a job whose
+// ancestor it manages (jobframework WorkloadShouldBeSuspended), whatever queue the object names.
+// Such an object, sent by anyone but that controller, runs outside every queue (GPU025).
+// nullopt when the object has no controller, its controller is no kind Kueue integrates (the
+// table's KueueQueue::kOwnLabels kinds, and ReplicaSet), its controller sent it, or `sender` is
+// "" (lint: judged as if it had no owner).
+std::optional<OwnerReference> kueue_unbelieved_owner(const Json& object,
+                                                     const CompiledPolicy& policy,
+                                                     std::string_view sender);
 
 // A kind with a Kueue integration that reads the queue from its own metadata.labels, by API group
 // ("" is the core group) and kind.

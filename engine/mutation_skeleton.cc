@@ -157,7 +157,9 @@ Json mutation_skeleton(const Json& object, const std::vector<PodSpecLocation>& l
       record_spec(skeleton, location, *spec);
     }
     skeleton.record_metadata_member(location.metadata, kMutableMetadataMember);
-    if (const std::optional<QueueSite> queue = kueue_queue_site(object, location, policy)) {
+    // No sender: no owner is believed, so the site is the object's own wherever it has one (a
+    // member recorded and left unwritten costs nothing).
+    if (const std::optional<QueueSite> queue = kueue_queue_site(object, location, policy, "")) {
       skeleton.record_metadata_member(queue->metadata, kMutableQueueMetadataMember);
     }
   }

@@ -204,6 +204,7 @@ enum class ObjectKind { kOther, kClaim, kWorkload };
 // specs), the claim rules (a DRA claim), or mutate and check its pod specs.
 ObjectKind classify(Run& run) {
   if (!run.object.is_object()) return ObjectKind::kOther;
+  // Exemption exempt-namespaces (docs/security.md): the policy's enforcement.exempt.namespaces.
   if (run.policy.is_exempt(run.options.ns)) {
     run.e.exempt = true;
     return ObjectKind::kOther;
@@ -227,12 +228,14 @@ void start_request(Run& run) {
   request.name = object_name(object);
   request.operation = run.options.operation;
   request.daemonset_owned = controlled_by_daemonset(object);
+  request.username = run.options.username;
   request.judge_only = run.options.judge_only;
   if (run.options.ephemeral_update) {
     request.ephemeral_update = true;
     request.added_ephemeral_containers = added_ephemeral_containers(object, run.options.old_object);
   }
   request.priority_classes = run.options.priority_classes;
+  request.nodes = run.options.nodes;
   run.tenant = run.policy.tenant_for(run.options.ns);
   if (run.tenant != nullptr) run.e.tenant = run.tenant->name;
   // Staged rollout (docs/rollout.md): a tenant may keep its pod specs unmutated.

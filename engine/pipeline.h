@@ -16,6 +16,7 @@
 #include "engine/finding.h"
 #include "engine/json.h"
 #include "engine/mutator.h"
+#include "engine/node_source.h"
 #include "engine/rule.h"
 #include "policies/compiled_policy.h"
 
@@ -39,7 +40,8 @@ struct EvaluateOptions {
   const ClaimResolver* claims = nullptr;
   // AdmissionRequest.userInfo.username: who submits the object ("" in lint and without a
   // review). Only the scheduler's claims may skip the claim rules (engine/dra.h
-  // is_scheduler_extended_resource_claim).
+  // is_scheduler_extended_resource_claim), and an ownerReference is believed only from its
+  // kind's controller (engine/controllers.h sent_by_owner_controller).
   std::string username = {};
   // false (lint): a mutator that fails is an error finding whatever the policy's
   // `enforcement.mutationFailurePolicy` says; true: the policy decides (the webhook).
@@ -57,6 +59,8 @@ struct EvaluateOptions {
   // The cluster's PriorityClasses (engine/priority_classes.h); null: the policy's declarations
   // stand in for them.
   const PriorityClassSource* priority_classes = nullptr;
+  // The cluster's Nodes (engine/node_source.h); null: unknown, `spec.nodeName` is not judged.
+  const NodeSource* nodes = nullptr;
 };
 
 // A mutator that could not complete (engine/mutator.h MutationOutcome::failed).

@@ -59,8 +59,9 @@ bool PodWriter::set_annotation(std::string_view key, std::string_view value) {
   return WritableMember(map, key).set(std::string(value));
 }
 
-Json* PodWriter::queue_labels(const CompiledPolicy& policy) {
-  const std::optional<QueueSite> site = kueue_queue_site(*object_, pod_->location(), policy);
+Json* PodWriter::queue_labels(const CompiledPolicy& policy, std::string_view sender) {
+  const std::optional<QueueSite> site =
+      kueue_queue_site(*object_, pod_->location(), policy, sender);
   if (!site) return nullptr;
   const JsonPointer& at = site->metadata;
   if (skeleton_ != nullptr) skeleton_->record_metadata_member(at, kMutableQueueMetadataMember);

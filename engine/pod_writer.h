@@ -83,9 +83,9 @@ class PodWriter {
   // Sets an annotation on the pod (template) metadata; returns true when it changed.
   bool set_annotation(std::string_view key, std::string_view value);
   // The labels of the metadata Kueue reads this pod spec's queue from (engine/kueue.h
-  // kueue_queue_site; created with that metadata when absent), or nullptr when the object names
-  // no queue of its own or that metadata is not an object.
-  Json* queue_labels(const CompiledPolicy& policy);
+  // kueue_queue_site, for the request's `sender`; created with that metadata when absent), or
+  // nullptr when the object names no queue of its own or that metadata is not an object.
+  Json* queue_labels(const CompiledPolicy& policy, std::string_view sender);
 
  private:
   // The view's spec, writable: `object_` is the object the view reads.

@@ -35,11 +35,13 @@ class QueueLabelMutator final : public Mutator {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       const Json& object = pod.view().object();
+      const std::string_view sender =
+          ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
       const std::optional<QueueSite> site =
-          kueue_queue_site(object, pod.view().location(), *ctx.policy);
+          kueue_queue_site(object, pod.view().location(), *ctx.policy, sender);
       if (!site || !kueue_queue_name(object, site->metadata).empty()) return false;
       // Created when absent (a jobTemplate or pod template without metadata).
-      Json* labels = pod.queue_labels(*ctx.policy);
+      Json* labels = pod.queue_labels(*ctx.policy, sender);
       if (labels == nullptr) return false;
       (*labels)[std::string(kQueueNameLabel)] = ctx.tenant->queue->name;
       return true;

@@ -44,27 +44,6 @@ bool tolerates_pool(const CompiledPolicy& policy, const Json& toleration) {
   return false;
 }
 
-// A required nodeSelectorTerm selects a GPU pool when one of its expressions is `key In [...]`
-// with a class value, or `key Exists`, on a class label key.
-bool term_selects_pool(const CompiledPolicy& policy, const Json& term) {
-  const Json* expressions = find_member(term, "matchExpressions");
-  if (expressions == nullptr || !expressions->is_array()) return false;
-  for (const Json& e : *expressions) {
-    const std::string_view key = string_member(e, "key");
-    const std::string_view op = string_member(e, "operator");
-    if (op == "Exists" && selects_pool(policy, key, nullptr)) return true;
-    if (op != "In") continue;
-    std::vector<std::string> values;
-    if (const Json* v = find_member(e, "values"); v != nullptr && v->is_array()) {
-      for (const Json& item : *v) {
-        if (item.is_string()) values.push_back(item.get<std::string>());
-      }
-    }
-    if (selects_pool(policy, key, &values)) return true;
-  }
-  return false;
-}
-
 // Erases the elements of a list for which `drop` is true.
 template <typename Pred>
 bool erase_if(Json& container, Pred drop) {
@@ -83,17 +62,21 @@ bool erase_if(Json& container, Pred drop) {
 // GPU pools are tainted so that only GPU pods run there; a pod that asks for no GPU but tolerates
 // those taints or selects the pools' labels takes a GPU node's CPU and memory and keeps it from
 // scaling down. GPU009 reports such pods; with nonGpuOnGpuPool: strip this mutation removes,
-// from non-GPU pods only (DaemonSet pods excepted like GPU009: node agents must run everywhere):
+// from non-GPU pods only (node agents excepted like GPU009: they must run everywhere):
 //  - tolerations that name a key and tolerate a class taint (Toleration.ToleratesTaint). The
 //    key-less {operator: Exists} wildcard is kept: it also tolerates node.kubernetes.io/
 //    not-ready, unreachable and every other taint, and removing it would change how the pod is
 //    scheduled and evicted everywhere, not only on GPU pools. GPU009 still reports it.
 //  - nodeSelector entries whose key is a class label and whose value one of the class's values;
-//  - required node-affinity terms with an expression `key In [class value]` or `key Exists` on a
-//    class label. The whole term goes (terms are ORed; removing only the expression would widen
-//    it, emptying it would make it match nothing); when no term is left, the required affinity
-//    goes with it, as an empty nodeSelectorTerms list is invalid (and so do a nodeAffinity and
-//    an affinity left empty by that). Preferred affinity does not
+//  - from required node-affinity terms, what selects a GPU pool and nothing else: an expression
+//    `key Exists` on a class label, and in an expression `key In [...]` on a class label the
+//    values that are a class's (an `In` left with no value goes). The user's own expressions
+//    and values stay: a term `zone In [a], product In [A100]` becomes `zone In [a]`, so the pod
+//    keeps its zone. The pod asks for no GPU and no longer tolerates the pools' taints, so the
+//    wider term cannot put it on a GPU node. A term left with no expression and no matchFields
+//    goes (an empty term matches no node: k8s.io/component-helpers nodeaffinity); when no term
+//    is left, the required affinity goes with it, as an empty nodeSelectorTerms list is invalid
+//    (and so do a nodeAffinity and an affinity left empty by that). Preferred affinity does not
 //    put a pod on a tainted node by itself and is kept.
 class StripGpuPoolMutator final : public Mutator {
  public:
@@ -130,6 +113,33 @@ class StripGpuPoolMutator final : public Mutator {
   }
 
  private:
+  // Removes from a required term what selects a GPU pool (see above); true when it changed.
+  static bool strip_term(Json& term, const CompiledPolicy& policy) {
+    Json* expressions = term.is_object() ? find_member(term, "matchExpressions") : nullptr;
+    if (expressions == nullptr || !expressions->is_array()) return false;
+    bool changed = false;
+    for (size_t i = expressions->size(); i-- > 0;) {
+      Json& e = (*expressions)[i];
+      const std::string key(string_member(e, "key"));
+      const std::string_view op = string_member(e, "operator");
+      if (op == "Exists" && selects_pool(policy, key, nullptr)) {
+        expressions->erase(i);
+        changed = true;
+        continue;
+      }
+      Json* values = op == "In" ? find_member(e, "values") : nullptr;
+      if (values == nullptr || !values->is_array()) continue;
+      const bool dropped = erase_if(*values, [&](const Json& v) {
+        const std::vector<std::string> one{v.is_string() ? v.get<std::string>() : ""};
+        return v.is_string() && selects_pool(policy, key, &one);
+      });
+      if (!dropped) continue;
+      changed = true;
+      if (values->empty()) expressions->erase(i);
+    }
+    return changed;
+  }
+
   static bool strip_required_affinity(WritableMember affinity_member,
                                       const CompiledPolicy& policy) {
     Json* affinity = affinity_member.find();
@@ -140,9 +150,19 @@ class StripGpuPoolMutator final : public Mutator {
     if (required == nullptr || !required->is_object()) return false;
     Json* terms = find_member(*required, "nodeSelectorTerms");
     if (terms == nullptr || !terms->is_array()) return false;
-    if (!erase_if(*terms, [&](const Json& term) { return term_selects_pool(policy, term); })) {
-      return false;
+    bool changed = false;
+    for (size_t i = terms->size(); i-- > 0;) {
+      Json& term = (*terms)[i];
+      if (!strip_term(term, policy)) continue;
+      changed = true;
+      const Json* expressions = find_member(term, "matchExpressions");
+      const Json* fields = find_member(term, "matchFields");
+      const bool no_expressions =
+          expressions == nullptr || !expressions->is_array() || expressions->empty();
+      const bool no_fields = fields == nullptr || !fields->is_array() || fields->empty();
+      if (no_expressions && no_fields) terms->erase(i);
     }
+    if (!changed) return false;
     if (terms->empty()) {
       node_affinity->erase("requiredDuringSchedulingIgnoredDuringExecution");
       if (node_affinity->empty()) affinity->erase("nodeAffinity");

@@ -139,6 +139,9 @@ constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
 struct CompiledPolicy::Patterns {
   std::unique_ptr<TenantMatcher> tenants;
   std::unique_ptr<NamespaceMatcher> exempt;
+  std::unique_ptr<NamespaceMatcher> node_agents;
+  // "username\ngroup/Kind" of every spec.controllers entry (a newline ends no username).
+  std::set<std::string, std::less<>> controllers;
   std::map<std::string, size_t, std::less<>> classes;           // name -> index
   std::map<std::string, size_t, std::less<>> priority_classes;  // name -> index
   std::map<std::string, Action, std::less<>> rule_actions;
@@ -159,6 +162,11 @@ CompiledPolicy::CompiledPolicy(Policy policy)
   Patterns& p = *patterns_;
   p.tenants = std::make_unique<TenantMatcher>(policy_.tenants);
   p.exempt = std::make_unique<NamespaceMatcher>(policy_.enforcement.exempt_namespaces);
+  p.node_agents = std::make_unique<NamespaceMatcher>(policy_.enforcement.node_agent_namespaces);
+  for (const ControllerIdentity& c : policy_.controllers) {
+    for (const GroupKind& k : c.kinds)
+      p.controllers.insert(c.username + "\n" + k.group + "/" + k.kind);
+  }
   for (size_t i = 0; i < policy_.classes.size(); ++i) {
     const GpuClass& c = policy_.classes[i];
     p.classes.emplace(c.name, i);  // the first of duplicate names wins
@@ -192,6 +200,19 @@ const Tenant* CompiledPolicy::tenant_for(std::string_view ns) const {
 }
 
 bool CompiledPolicy::is_exempt(std::string_view ns) const { return patterns_->exempt->matches(ns); }
+
+bool CompiledPolicy::is_node_agent_namespace(std::string_view ns) const {
+  return patterns_->node_agents->matches(ns);
+}
+
+bool CompiledPolicy::names_controller(std::string_view username, std::string_view group,
+                                      std::string_view kind) const {
+  if (username.empty() || patterns_->controllers.empty()) return false;
+  std::string key;
+  key.reserve(username.size() + group.size() + kind.size() + 2);
+  key.append(username).append("\n").append(group).append("/").append(kind);
+  return patterns_->controllers.count(key) > 0;
+}
 
 const GpuClass* CompiledPolicy::find_class(std::string_view name) const {
   auto it = patterns_->classes.find(name);
@@ -245,7 +266,8 @@ Action CompiledPolicy::action_for(std::string_view rule_id, Action default_actio
   }
   if (rule_id == "GPU009") {
     // `strip` removes the offending tolerations and selectors; whatever it cannot remove
-    // (e.g. a nodeName) is still denied.
+    // (the key-less wildcard; a nodeName on a GPU pool's node, with the cluster's Nodes known)
+    // is still denied.
     return e.non_gpu_on_gpu_pool == Action::kStrip ? Action::kDeny : e.non_gpu_on_gpu_pool;
   }
   if (rule_id == "GPU014") return e.fragmentation;

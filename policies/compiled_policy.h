@@ -29,6 +29,14 @@ class CompiledPolicy {
   const Tenant* tenant_for(std::string_view ns) const;
   // True when `ns` matches an `enforcement.exempt.namespaces` pattern.
   bool is_exempt(std::string_view ns) const;
+  // True when `ns` matches an `enforcement.nodeAgents.namespaces` pattern: a DaemonSet there, or
+  // a Pod whose controller is one, is a node agent (engine/controllers.h runs_on_every_node).
+  bool is_node_agent_namespace(std::string_view ns) const;
+  // True when the policy's `controllers` name `username` as the controller of objects whose
+  // controller is of API group `group` and kind `kind` (kube-controller-manager's controllers
+  // are engine/controllers.h's, not the policy's).
+  bool names_controller(std::string_view username, std::string_view group,
+                        std::string_view kind) const;
 
   const GpuClass* find_class(std::string_view name) const;
   // The class whose `deviceClasses` names a DRA DeviceClass, with that entry; {nullptr, nullptr}

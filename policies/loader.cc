@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -120,20 +122,39 @@ void PolicyReader::read_metadata(const YAML::Node& node) {
   } else {
     missing(*m, "name");
   }
-  // Accepted (the policy may be kept as a Kubernetes-style object) and otherwise unused.
+  // Accepted (the policy may be kept as a Kubernetes-style object) and otherwise unused, but for
+  // the annotation gpuadmit.io/generation.
   for (std::string_view key : {"labels", "annotations"}) {
     with(*m, key, [&](const YAML::Node& n, const std::string& p) {
       if (auto kv = free_map(n, p)) {
-        for (const Field& f : kv->fields) string(f.value, key_path(p, f.key));
+        for (const Field& f : kv->fields) {
+          const std::string path = key_path(p, f.key);
+          auto value = string(f.value, path);
+          if (value && key == "annotations" && f.key == kGenerationAnnotation) {
+            read_generation(f.value, path, *value);
+          }
+        }
       }
     });
   }
 }
 
+// An annotation's value is a string ("7", as Kubernetes stores annotations): a whole number.
+void PolicyReader::read_generation(const YAML::Node& node, const std::string& path,
+                                   const std::string& text) {
+  std::uint64_t generation = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), generation);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    add(node, path, "must be a whole number (a string such as \"7\"), not " + quote(text));
+    return;
+  }
+  policy_.generation = generation;
+}
+
 void PolicyReader::read_spec(const YAML::Node& node, const std::string& path) {
   auto m = map(node, path,
                {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement", "workloads",
-                "nvidiaRuntimeClasses"});
+                "controllers", "nvidiaRuntimeClasses"});
   if (!m) return;
   with(*m, "gpuResources", [&](const YAML::Node& n, const std::string& p) {
     auto items = list(n, p);
@@ -158,6 +179,8 @@ void PolicyReader::read_spec(const YAML::Node& node, const std::string& path) {
   with(*m, "enforcement",
        [&](const YAML::Node& n, const std::string& p) { read_enforcement(n, p); });
   with(*m, "workloads", [&](const YAML::Node& n, const std::string& p) { read_workloads(n, p); });
+  with(*m, "controllers",
+       [&](const YAML::Node& n, const std::string& p) { read_controllers(n, p); });
   with(*m, "nvidiaRuntimeClasses",
        [&](const YAML::Node& n, const std::string& p) { read_nvidia_runtime_classes(n, p); });
 }

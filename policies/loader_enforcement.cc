@@ -9,7 +9,7 @@ namespace gpuadmit::policy_reader {
 void PolicyReader::read_enforcement(const YAML::Node& node, const std::string& path) {
   auto m = map(node, path,
                {"requestsEqualLimits", "nonGpuOnGpuPool", "fragmentation", "rules", "exempt",
-                "gpuVisibility", "mutationFailurePolicy"});
+                "nodeAgents", "gpuVisibility", "mutationFailurePolicy"});
   if (!m) return;
   Enforcement& e = policy_.enforcement;
   with(*m, "requestsEqualLimits", [&](const YAML::Node& n, const std::string& p) {
@@ -36,6 +36,13 @@ void PolicyReader::read_enforcement(const YAML::Node& node, const std::string& p
     if (!xm) return;
     with(*xm, "namespaces", [&](const YAML::Node& v, const std::string& vp) {
       e.exempt_namespaces = patterns(v, vp);
+    });
+  });
+  with(*m, "nodeAgents", [&](const YAML::Node& n, const std::string& p) {
+    auto am = map(n, p, {"namespaces"});
+    if (!am) return;
+    with(*am, "namespaces", [&](const YAML::Node& v, const std::string& vp) {
+      e.node_agent_namespaces = patterns(v, vp);
     });
   });
 }

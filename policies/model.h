@@ -141,9 +141,29 @@ struct Enforcement {
   // fix: NVIDIA_VISIBLE_DEVICES=void on containers that request no GPU, and GPU024 denies;
   // deny | warn: GPU024 only; off: neither.
   Action gpu_visibility = Action::kFix;
-  std::vector<std::pair<std::string, Action>> rules;             // rule id -> deny | warn | off
-  std::vector<std::string> exempt_namespaces;                    // RE2 full-match patterns
+  std::vector<std::pair<std::string, Action>> rules;  // rule id -> deny | warn | off
+  std::vector<std::string> exempt_namespaces;         // RE2 full-match patterns
+  // nodeAgents.namespaces, RE2 full-match patterns: where a DaemonSet, or a Pod whose controller
+  // is one, is a node agent (the device plugin, DCGM exporter, GPU Feature Discovery) that GPU009,
+  // GPU024, GPU026 and the visibility mutation and strip leave alone. Elsewhere a DaemonSet is a
+  // workload like any other (docs/decisions.md, "Node agents").
+  std::vector<std::string> node_agent_namespaces;
   FailurePolicy mutation_failure_policy = FailurePolicy::kFail;  // mutationFailurePolicy
+};
+
+// A kind by API group ("" is the core group) and kind: `kubeflow.org/PyTorchJob`, `Pod`.
+struct GroupKind {
+  std::string group;
+  std::string kind;
+};
+
+// `spec.controllers[]`: the user a controller sends its requests as, and the kinds whose objects
+// it creates children of (docs/decisions.md, "Who an owner is believed from"). A request from
+// `username` whose object names one of `kinds` as its controller is believed to come from that
+// controller; kube-controller-manager's own controllers are built in (engine/controllers.h).
+struct ControllerIdentity {
+  std::string username;
+  std::vector<GroupKind> kinds;
 };
 
 struct WorkloadDecl {
@@ -154,12 +174,17 @@ struct WorkloadDecl {
 
 struct Policy {
   std::string name;
+  // metadata.annotations["gpuadmit.io/generation"], 0 without: the policy author's ordering of
+  // versions of this policy; `gpuadmit register` never overwrites objects written for a higher
+  // one (kube/webhook_registration.h).
+  std::uint64_t generation = 0;
   std::vector<std::string> gpu_resources;  // extra whole-GPU resource names
   std::vector<GpuClass> classes;           // in file order
   std::vector<PriorityClassDecl> priority_classes;
   std::vector<Tenant> tenants;  // first match wins
   Enforcement enforcement;
   std::vector<WorkloadDecl> workloads;
+  std::vector<ControllerIdentity> controllers;  // operators' identities (spec.controllers)
   // RuntimeClass names that run NVIDIA's container runtime, besides the GPU Operator's `nvidia`,
   // `nvidia-cdi` and `nvidia-legacy` (GPU024).
   std::vector<std::string> nvidia_runtime_classes;

@@ -11,7 +11,7 @@
 //   policies/loader_priority_classes.cc  spec.priorityClasses
 //   policies/loader_tenants.cc           spec.tenants
 //   policies/loader_enforcement.cc       spec.enforcement and a tenant's enforcement
-//   policies/loader_workloads.cc         spec.workloads
+//   policies/loader_workloads.cc         spec.workloads and spec.controllers
 
 #include <yaml-cpp/yaml.h>
 
@@ -32,6 +32,8 @@ namespace gpuadmit::policy_reader {
 
 inline constexpr std::string_view kApiVersion = "gpuadmit.io/v1alpha1";
 inline constexpr std::string_view kKind = "GPUPolicy";
+// The metadata annotation that orders versions of a policy (Policy::generation).
+inline constexpr std::string_view kGenerationAnnotation = "gpuadmit.io/generation";
 inline constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 // A real policy is a few hundred lines; these bound the work on hostile input (huge files,
 // billion-laughs aliases, which yaml-cpp keeps as shared nodes but a walk would expand).
@@ -104,6 +106,7 @@ class PolicyReader {
   // ---- the document (loader.cc) ------------------------------------------------------------
   void read_policy(const YAML::Node& root);
   void read_metadata(const YAML::Node& node);
+  void read_generation(const YAML::Node& node, const std::string& path, const std::string& text);
   void read_spec(const YAML::Node& node, const std::string& path);
   void check_references();
 
@@ -215,6 +218,15 @@ class PolicyReader {
   // "spec.workers[*].template.spec": keys separated by '.', `*` for any map key, a `[*]`
   // suffix for every list element (SPEC §6).
   static bool is_pod_spec_path(std::string_view path);
+  // `controllers: [{username: system:serviceaccount:kubeflow:training-operator, kinds:
+  // [kubeflow.org/PyTorchJob]}]`: who creates the children of which kinds (docs/decisions.md,
+  // "Who an owner is believed from").
+  void read_controllers(const YAML::Node& node, const std::string& path);
+  void read_controller_kinds(const YAML::Node& node, const std::string& path,
+                             ControllerIdentity& c);
+  // `group/Kind` (`kubeflow.org/PyTorchJob`), or `Kind` alone for the core group (`Pod`): the
+  // group a DNS subdomain, the kind a Kubernetes kind name ([A-Z][A-Za-z0-9]*).
+  static std::optional<GroupKind> parse_group_kind(std::string_view text);
 
   std::string file_;
   Policy policy_;

@@ -1,5 +1,7 @@
 #include "render/native_cel.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace gpuadmit::render::native {
@@ -66,6 +68,34 @@ std::string joined(const std::vector<std::string>& terms, std::string_view op,
 }
 
 }  // namespace
+
+namespace {
+
+// A pattern of letters, digits, '-' and '_' matches only itself (policies/compiled_policy.cc
+// is_literal).
+bool literal_pattern(std::string_view pattern) {
+  for (const char c : pattern) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string namespace_in(const std::vector<std::string>& patterns) {
+  std::vector<std::string> plain;
+  std::vector<std::string> terms;
+  for (const std::string& p : patterns) {
+    if (literal_pattern(p)) {
+      if (std::find(plain.begin(), plain.end(), p) == plain.end()) plain.push_back(p);
+    } else {
+      const std::string term = full_match("request.namespace", p);
+      if (std::find(terms.begin(), terms.end(), term) == terms.end()) terms.push_back(term);
+    }
+  }
+  if (!plain.empty()) terms.insert(terms.begin(), "request.namespace in " + string_list(plain));
+  return any_of(terms);
+}
 
 std::string any_of(const std::vector<std::string>& terms) { return joined(terms, " || ", "false"); }
 

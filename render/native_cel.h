@@ -25,6 +25,11 @@ std::string string_list(const std::vector<std::string>& items);
 // RE2::FullMatch (policies/compiled_policy.cc).
 std::string full_match(std::string_view subject, std::string_view pattern);
 
+// `request.namespace` full-matches one of the RE2 patterns (policies/compiled_policy.cc
+// NamespaceMatcher): patterns of letters, digits, '-' and '_' compared as a list, the rest as
+// anchored RE2 matches; "false" when there are none.
+std::string namespace_in(const std::vector<std::string>& patterns);
+
 // "(a || b)", "false" when empty; "(a && b)", "true" when empty.
 std::string any_of(const std::vector<std::string>& terms);
 std::string all_of(const std::vector<std::string>& terms);

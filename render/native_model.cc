@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "engine/controllers.h"
 #include "engine/kueue.h"
 #include "engine/scheduling.h"
 #include "engine/workload.h"
@@ -566,6 +567,12 @@ std::string selects_pool_value(const CompiledPolicy& policy, std::string_view ke
          "[" + std::string(key) + "])";
 }
 
+std::string is_pool_label(const CompiledPolicy& policy, std::string_view key) {
+  const std::string labels = pool_labels(policy);
+  if (labels == "{}") return "false";
+  return "(" + std::string(key) + " in " + labels + ")";
+}
+
 std::string expression_selects_pool(const CompiledPolicy& policy, std::string_view expression) {
   const std::string labels = pool_labels(policy);
   if (labels == "{}") return "false";
@@ -638,12 +645,65 @@ std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
              "(" + app_total + " + " + correction + " + " + overhead + ")");
 }
 
+namespace {
+
+// The object's controller ownerReferences (metav1.GetControllerOf reads the first).
+std::string controller_owners() {
+  return list_field("variables.top", "ownerReferences") +
+         ".filter(o, type(o) == map && 'controller' in o && o.controller == true)";
+}
+
+// "group/Kind" of the ownerReference `owner` (a CEL map): "apps/ReplicaSet", "/Pod".
+std::string owner_group_kind(std::string_view owner) {
+  const std::string av = string_field(owner, "apiVersion");
+  return "((" + av + ".contains('/') ? " + av + ".substring(0, " + av + ".indexOf('/')) : '') + " +
+         "'/' + " + string_field(owner, "kind") + ")";
+}
+
+// {"group/Kind": [users]}: who is believed to send the objects a kind controls
+// (engine/controllers.h sent_by_owner_controller: kube-controller-manager's controllers, then
+// the policy's `controllers`).
+std::string controller_users_map(const CompiledPolicy& policy) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> users;
+  auto add = [&](const std::string& gk, const std::string& user) {
+    auto it =
+        std::find_if(users.begin(), users.end(), [&](const auto& u) { return u.first == gk; });
+    if (it == users.end()) it = users.insert(users.end(), {gk, {}});
+    if (std::find(it->second.begin(), it->second.end(), user) == it->second.end()) {
+      it->second.push_back(user);
+    }
+  };
+  for (const ControllerUser& c : kube_controller_users()) {
+    const std::string gk = std::string(c.group) + "/" + std::string(c.kind);
+    add(gk, std::string(c.username));
+    add(gk, std::string(kKubeControllerManagerUser));
+  }
+  for (const ControllerIdentity& c : policy.policy().controllers) {
+    for (const GroupKind& k : c.kinds) add(k.group + "/" + k.kind, c.username);
+  }
+  std::string out = "{";
+  for (size_t i = 0; i < users.size(); ++i) {
+    out += (i ? ", " : "") + quote(users[i].first) + ": " + string_list(users[i].second);
+  }
+  return out + "}";
+}
+
+// The request's sender is the controller of the kind of `owner` (an ownerReference).
+std::string sender_is_owner_controller(const CompiledPolicy& policy, std::string_view owner) {
+  return let("bm", controller_users_map(policy),
+             let("bk", owner_group_kind(owner),
+                 "request.userInfo.username != '' && bk in bm && request.userInfo.username in "
+                 "bm[bk]"));
+}
+
+}  // namespace
+
 std::string kueue_queue_place(const CompiledPolicy& policy) {
   // engine/kueue.cc kueue_queue_site, from the table's KueueQueue column: no site when the
   // controller is a kind gpuadmit knows (the table's, with or without templates, or a policy
-  // `workloads` kind): Kueue finds the queue on that ancestor. Else a policy workload and a
-  // kPodTemplateLabels kind name it per pod template ('tpl'), a kOwnLabels kind on its own
-  // metadata ('top'), a CronJob on spec.jobTemplate.metadata ('cron').
+  // `workloads` kind) and its controller sent the object: Kueue finds the queue on that ancestor.
+  // Else a policy workload and a kPodTemplateLabels kind name it per pod template ('tpl'), a
+  // kOwnLabels kind on its own metadata ('top'), a CronJob on spec.jobTemplate.metadata ('cron').
   std::vector<std::string> known, own, per_template, workloads;
   for (const WorkloadKind& k : workload_kinds()) {
     const std::string gk = std::string(k.group) + "/" + std::string(k.kind);
@@ -655,20 +715,15 @@ std::string kueue_queue_place(const CompiledPolicy& policy) {
   for (const WorkloadDecl& w : policy.policy().workloads) {
     workloads.push_back(w.api_version + " " + w.kind);
   }
-  const std::string owners =
-      list_field("variables.top", "ownerReferences") +
-      ".filter(o, type(o) == map && 'controller' in o && o.controller == true)";
   const std::string owner_av = string_field("ow[0]", "apiVersion");
   const std::string owner_kind = string_field("ow[0]", "kind");
-  const std::string owner_gk = "((" + owner_av + ".contains('/') ? " + owner_av + ".substring(0, " +
-                               owner_av + ".indexOf('/')) : '') + '/' + " + owner_kind + ")";
   const std::string known_owner = let(
-      "ow", owners,
-      "size(ow) > 0 && (" + owner_gk + " in " + string_list(known) +
+      "ow", controller_owners(),
+      "size(ow) > 0 && (" + owner_group_kind("ow[0]") + " in " + string_list(known) +
           (workloads.empty()
                ? ""
                : " || " + owner_av + " + ' ' + " + owner_kind + " in " + string_list(workloads)) +
-          ")");
+          ") && " + sender_is_owner_controller(policy, "ow[0]"));
   const std::string policy_kind =
       workloads.empty() ? "false"
                         : "variables.av + ' ' + variables.kd in " + string_list(workloads);
@@ -676,6 +731,21 @@ std::string kueue_queue_place(const CompiledPolicy& policy) {
          " ? 'tpl' : variables.gk == " + "'batch/CronJob' ? 'cron' : variables.gk in " +
          string_list(own) + " ? 'top' : variables.gk in " + string_list(per_template) +
          " ? 'tpl' : '')";
+}
+
+std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {
+  // engine/kueue.cc kueue_unbelieved_owner: a controller of a kind Kueue integrates (the table's
+  // kOwnLabels kinds), or a ReplicaSet (Kueue looks through it), that did not send the object.
+  std::vector<std::string> skipped{"apps/ReplicaSet"};
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (k.kueue == KueueQueue::kOwnLabels) {
+      skipped.push_back(std::string(k.group) + "/" + std::string(k.kind));
+    }
+  }
+  return let("ow", controller_owners(),
+             "request.userInfo.username != '' && size(ow) > 0 && " + owner_group_kind("ow[0]") +
+                 " in " + string_list(skipped) + " && !(" +
+                 sender_is_owner_controller(policy, "ow[0]") + ")");
 }
 
 std::string kueue_queue_metadata(std::string_view place) {
@@ -701,10 +771,15 @@ std::string has_controller(std::string_view metadata) {
          ".exists(o, type(o) == map && 'controller' in o && o.controller == true)";
 }
 
-std::string runs_on_every_node() {
-  return "(variables.kd == 'DaemonSet' || " + list_field("variables.top", "ownerReferences") +
-         ".exists(o, type(o) == map && " + string_field("o", "kind") +
-         " == 'DaemonSet' && 'controller' in o && o.controller == true))";
+std::string runs_on_every_node(const CompiledPolicy& policy) {
+  // engine/controllers.cc runs_on_every_node: a DaemonSet, or a Pod whose controller is one, in
+  // a namespace of the policy's nodeAgents.namespaces.
+  const std::vector<std::string>& namespaces = policy.policy().enforcement.node_agent_namespaces;
+  if (namespaces.empty()) return "false";
+  return "(" + namespace_in(namespaces) + " && (variables.kd == 'DaemonSet' || " +
+         list_field("variables.top", "ownerReferences") + ".exists(o, type(o) == map && " +
+         string_field("o", "kind") +
+         " == 'DaemonSet' && 'controller' in o && o.controller == true)))";
 }
 
 }  // namespace cel

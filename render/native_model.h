@@ -80,6 +80,8 @@ std::string targets_gpu_pool(const CompiledPolicy& policy, std::string_view spec
 std::string selects_pool_value(const CompiledPolicy& policy, std::string_view key,
                                std::string_view value);
 std::string expression_selects_pool(const CompiledPolicy& policy, std::string_view expression);
+// `key` (a CEL string) is a label some class's nodeSelector names.
+std::string is_pool_label(const CompiledPolicy& policy, std::string_view key);
 // `cls` names a class of the policy.
 std::string known_class(const CompiledPolicy& policy, std::string_view cls);
 // A CEL predicate over a resource name expression.
@@ -92,17 +94,23 @@ std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
 std::string container_units(std::string_view container);
 // Where Kueue reads the object's queue (engine/kueue.h kueue_queue_site): 'cron' (a CronJob's
 // jobTemplate metadata), 'top' (the object's metadata), 'tpl' (each pod template's metadata:
-// variables.ctx[*].meta) or '' (none: the object's controller is a kind gpuadmit knows, or the
-// kind is not one); the metadata of 'cron' and 'top'; the queue it names there ('' for none:
-// kueue_queue_name); the queue a metadata map names.
+// variables.ctx[*].meta) or '' (none: the object's controller is a kind gpuadmit knows and sent
+// it — request.userInfo.username is that kind's controller — or the kind is not one); the
+// metadata of 'cron' and 'top'; the queue it names there ('' for none: kueue_queue_name); the
+// queue a metadata map names.
 std::string kueue_queue_place(const CompiledPolicy& policy);
+// The object names a controller Kueue integrates (or a ReplicaSet) that did not send it
+// (engine/kueue.h kueue_unbelieved_owner): Kueue leaves it alone, whatever queue it names.
+std::string kueue_unbelieved_owner(const CompiledPolicy& policy);
 std::string kueue_queue_metadata(std::string_view place);
 std::string kueue_queue_name(std::string_view place);
 std::string queue_named_in(std::string_view metadata);
 // The metadata (a CEL map) names a controller (an ownerReferences entry with controller: true).
 std::string has_controller(std::string_view metadata);
-// The object is a DaemonSet, or a Pod whose controller is one (GPU009, GPU024, strip).
-std::string runs_on_every_node();
+// A node agent (engine/controllers.h runs_on_every_node): a DaemonSet, or a Pod whose controller
+// is one, in a namespace of the policy's nodeAgents.namespaces (GPU009, GPU024, GPU026, strip,
+// visibility); "false" when the policy names none.
+std::string runs_on_every_node(const CompiledPolicy& policy);
 // Kubernetes' strconv.ParseInt(s, 10, 64) succeeds on the CEL string `s`.
 std::string parses_as_int64(std::string_view s);
 

@@ -447,7 +447,7 @@ std::string priority(const CompiledPolicy& policy, const Tenant& tenant) {
 
 std::string strip_gpu_pool(const CompiledPolicy& policy) {
   MapBuilder mb;
-  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node();
+  const std::string applies = "!c.gpu && !" + cel::runs_on_every_node(policy);
   const std::string tolerations =
       member_ops(applies + " && 'tolerations' in c.spec && type(c.spec.tolerations) == list", "ps",
                  "/tolerations", "c.spec.tolerations",
@@ -460,19 +460,38 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
                      "ns.filter(sk, !(type(ns[sk]) == string && " +
                          cel::selects_pool_value(policy, "sk", "ns[sk]") +
                          ")).transformMapEntry(si, sk, {sk: ns[sk]})"));
-  // Required terms that select a pool go whole; with none left, the required affinity goes, and
-  // an affinity left empty with it.
-  const std::string term_selects = "(type(t) == map && " + list_field("t", "matchExpressions") +
-                                   ".exists(ne, " + cel::expression_selects_pool(policy, "ne") +
-                                   "))";
-  const std::string kept = "ts.filter(t, !" + term_selects + ")";
+  // mutators/strip_gpu_pool.cc: from each required term, `Exists` on a class label and the
+  // class values of an `In` on one (an `In` left with none goes); a term left with no
+  // expression and no matchFields goes; with none left, the required affinity goes, and an
+  // affinity left empty with it.
+  const std::string key = "(type(e) == map ? " + string_field("e", "key") + " : '')";
+  const std::string op = string_field("e", "operator");  // read behind type(e) == map
+  const std::string in_values =
+      "((type(e) == map && " + op + " == 'In') ? " + list_field("e", "values") + " : [])";
+  const std::string kept_values =
+      "iv.filter(v, !(type(v) == string && " + cel::selects_pool_value(policy, "ek", "v") + "))";
+  const std::string expression = let(
+      "ek", key,
+      let("iv", in_values,
+          let("nv", kept_values,
+              "(type(e) == map && " + op + " == 'Exists' && " + cel::is_pool_label(policy, "ek") +
+                  ") ? {'d': true, 'e': dyn(e)} : size(nv) < size(iv) ? {'d': size(nv) == 0, "
+                  "'e': dyn(" +
+                  mb.with("e", "'values'", "nv") + ")} : {'d': false, 'e': dyn(e)}")));
+  const std::string term =
+      let("xs", list_field("t", "matchExpressions"),
+          let("nx", "xs.map(e, " + expression + ").filter(z, !z.d).map(z, z.e)",
+              "nx == xs ? {'d': false, 't': dyn(t)} : {'d': size(nx) == 0 && size(" +
+                  list_field("t", "matchFields") + ") == 0, 't': dyn(" +
+                  mb.with("t", "'matchExpressions'", "nx") + ")}"));
+  const std::string kept = "ts.map(t, " + term + ").filter(z, !z.d).map(z, z.t)";
   const std::string stripped =
       let("af", "c.spec.affinity",
           let("na", map_field("af", "nodeAffinity"),
               let("rq", map_field("na", kRequired),
                   let("ts", list_field("rq", "nodeSelectorTerms"),
                       let("kt", kept,
-                          "size(kt) == size(ts) ? af : size(kt) > 0 ? " +
+                          "kt == ts ? af : size(kt) > 0 ? " +
                               mb.with("af", "'nodeAffinity'",
                                       mb.with("na", quote(kRequired),
                                               mb.with("rq", "'nodeSelectorTerms'", "kt"))) +
@@ -492,11 +511,11 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
 
 // --- 9. GPU visibility --------------------------------------------------------------------------
 
-std::string gpu_visibility() {
+std::string gpu_visibility(const CompiledPolicy& policy) {
   MapBuilder mb;
   // CREATE and UPDATE alike (docs/decisions.md, "Controllers converge"): on UPDATE the model
   // holds only the templates that changed, and immutable templates are never admitted.
-  const std::string applies = "!" + cel::runs_on_every_node();
+  const std::string applies = "!" + cel::runs_on_every_node(policy);
   const std::string may_get_gpus = "(k.g.exists(e, e.pa) || size(" +
                                    list_field(map_field("k.c", "resources"), "claims") + ") > 0)";
   const std::string entry =
@@ -564,7 +583,7 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant
   }
   if (e.non_gpu_on_gpu_pool == Action::kStrip)
     all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
-  if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility());
+  if (e.gpu_visibility == Action::kFix) all.emplace_back("gpu-visibility", gpu_visibility(policy));
   if (tenant != nullptr) all.emplace_back("queue", queue_label(policy, *tenant));
   std::vector<NativeMutation> out;
   for (auto& [name, expression] : all) {

@@ -43,22 +43,6 @@ bool is_plain(std::string_view pattern) {
 // A pattern that full-matches every namespace name (after it, no later tenant has namespaces).
 bool matches_all(std::string_view pattern) { return pattern == ".*" || pattern == ".+"; }
 
-// `request.namespace` matches one of the patterns (plain ones as a list, the rest as RE2).
-std::string matches_any(const std::vector<std::string>& patterns) {
-  std::vector<std::string> plain;
-  std::vector<std::string> terms;
-  for (const std::string& p : patterns) {
-    if (is_plain(p)) {
-      if (std::find(plain.begin(), plain.end(), p) == plain.end()) plain.push_back(p);
-    } else {
-      const std::string term = full_match("request.namespace", p);
-      if (std::find(terms.begin(), terms.end(), term) == terms.end()) terms.push_back(term);
-    }
-  }
-  if (!plain.empty()) terms.insert(terms.begin(), "request.namespace in " + string_list(plain));
-  return any_of(terms);
-}
-
 Json condition(std::string_view name, std::string expression) {
   return {{"name", name}, {"expression", std::move(expression)}};
 }
@@ -92,7 +76,7 @@ std::optional<Json> not_exempt(const CompiledPolicy& policy) {
     if (!is_literal_namespace(p)) patterns.push_back(p);
   }
   if (patterns.empty()) return std::nullopt;
-  return condition("gpuadmit-not-exempt", "!" + matches_any(patterns));
+  return condition("gpuadmit-not-exempt", "!" + namespace_in(patterns));
 }
 
 }  // namespace
@@ -138,11 +122,11 @@ std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const Nativ
       scope.namespace_selector = name_selector("NotIn", excluded);
       if (std::none_of(tenant.namespaces.begin(), tenant.namespaces.end(), matches_all)) {
         scope.match_conditions.push_back(
-            condition("gpuadmit-tenant", matches_any(tenant.namespaces)));
+            condition("gpuadmit-tenant", namespace_in(tenant.namespaces)));
       }
       if (!earlier.empty()) {
         scope.match_conditions.push_back(
-            condition("gpuadmit-first-tenant", "!" + matches_any(earlier)));
+            condition("gpuadmit-first-tenant", "!" + namespace_in(earlier)));
       }
       if (exempt) scope.match_conditions.push_back(*exempt);
     }
@@ -156,7 +140,7 @@ std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const Nativ
     none.namespace_selector = name_selector("NotIn", excluded);
     none.match_conditions = Json::array();
     if (!earlier.empty()) {
-      none.match_conditions.push_back(condition("gpuadmit-no-tenant", "!" + matches_any(earlier)));
+      none.match_conditions.push_back(condition("gpuadmit-no-tenant", "!" + namespace_in(earlier)));
     }
     if (exempt) none.match_conditions.push_back(*exempt);
     scopes.push_back(std::move(none));
@@ -225,10 +209,15 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                     const std::vector<std::string>& ids, Json actions, std::vector<Json>& out) {
   if (validations.empty()) return;
   const std::string name = "gpuadmit-" + scope.name + "-" + std::string(suffix);
+  // Pod UPDATEs as the validating webhook gets them (render/webhook_configuration.h): those that
+  // change placement or CDI devices, judged by the same validations as a CREATE.
+  Json rules = resource_rules(policy, false);
+  rules.push_back(pod_update_rule());
   Json spec = {{"failurePolicy", "Fail"},
-               {"matchConstraints",
-                {{"resourceRules", resource_rules(policy, false)}, {"matchPolicy", "Equivalent"}}}};
-  if (!scope.match_conditions.empty()) spec["matchConditions"] = scope.match_conditions;
+               {"matchConstraints", {{"resourceRules", rules}, {"matchPolicy", "Equivalent"}}}};
+  Json conditions = scope.match_conditions;
+  conditions.push_back(pod_update_condition());
+  spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, scope.tenant, CelLevel::kValidating);
   spec["validations"] = std::move(validations);
   out.push_back({{"apiVersion", std::string(kApi) + "v1"},
@@ -304,7 +293,9 @@ std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOpti
       // (variables.jo: a copy, an immutable template's UPDATE) is judged only by the rules
       // that hold on unmutated objects, the fallback set; the rest would deny what a mutation
       // fixes (docs/native.md, "Differences").
-      if (!holds_unmutated) {
+      // GPU025 depends on no mutation of such an object: the webhook never labels a copy with a
+      // queue either (mutators/queue_label.cc).
+      if (!holds_unmutated && v.id != "GPU025") {
         v.validation["expression"] =
             "variables.jo || (" + v.validation["expression"].get<std::string>() + ")";
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "engine/gpu_visibility.h"
 #include "engine/kueue.h"
 #include "engine/rule.h"
 #include "engine/scheduling.h"
@@ -298,12 +299,14 @@ std::string fragmentation(const CompiledPolicy& policy) {
 }
 
 std::string non_gpu_on_gpu_pool(const CompiledPolicy& policy) {
-  return "(c.gpu || " + cel::runs_on_every_node() + " || !" +
+  return "(c.gpu || " + cel::runs_on_every_node(policy) + " || !" +
          cel::targets_gpu_pool(policy, "c.spec") + ")";
 }
 
 // --- GPU024: no GPU without a request --------------------------------------------------------
 
+// "/" + the path's elements without "" and "." (the hostPath check: the API server refuses ".."
+// there, so this is filepath.Clean of the path made absolute; rules/gpu_visibility.cc).
 std::string normalized(std::string_view path) {
   return "('/' + " + std::string(path) + ".split('/').filter(sg, sg != '' && sg != '.').join('/'))";
 }
@@ -314,14 +317,70 @@ std::string under(std::string_view path, std::string_view root) {
          quote(std::string(root) + "/") + "))";
 }
 
+// Up to this many elements, the CEL below decides exactly a mountPath with ".." elements.
+constexpr int kCleanElements = 64;
+
+// engine/gpu_visibility.h names_devices_as_mount: filepath.Clean("/" + mountPath) starts with
+// /var/run/nvidia-container-devices. CEL has no loop to resolve ".." with, so:
+// - without a ".." element, Clean is "/" + the elements without "" and "." joined;
+// - with one, Clean keeps a subsequence of the other elements, so a path with no element that
+//   starts with nvidia-container-devices cannot match;
+// - otherwise, up to kCleanElements elements, the kept elements are found by depth: with
+//   w = +1 per name and -1 per "..", the depth after element k is d_k = S_k - min(0, min_{m<=k}
+//   S_m) (S the prefix sums: ".." at the root stays at the root), and the element kept at level L
+//   is the last name that took the depth to L (a later one would have popped it first); the
+//   path matches when the final depth is >= 3 and the kept elements 1-3 are var, run and one
+//   starting with nvidia-container-devices — exactly "/var/run/nvidia-container-devices" as a
+//   string prefix;
+// - past kCleanElements elements it matches (stricter than the webhook; docs/native.md).
+std::string device_list_mount(std::string_view mount_path) {
+  const std::string indexes = [] {
+    std::string out = "[";
+    for (int i = 0; i < kCleanElements; ++i) out += (i ? "," : "") + std::to_string(i);
+    return out + "]";
+  }();
+  const auto kept = [](int level) {
+    return "ps[pi.filter(pj, ps[pj] != '..' && pd[pj] == " + std::to_string(level) + ").max()]";
+  };
+  const std::string exact =
+      let("pi", indexes + ".filter(pj, pj < size(ps))",
+          let("pw", "pi.map(pj, ps[pj] == '..' ? -1 : 1)",
+              let("pt", "pi.map(pk, pi.filter(pm, pm <= pk).map(pm, pw[pm]).sum())",
+                  let("pd",
+                      "pi.map(pk, pt[pk] - (pi.filter(pm, pm <= pk).map(pm, pt[pm]) + [0]).min())",
+                      "pd[size(ps) - 1] >= 3 && " + kept(1) + " == 'var' && " + kept(2) +
+                          " == 'run' && " + kept(3) + ".startsWith('nvidia-container-devices')"))));
+  return let("ps",
+             "('/' + " + std::string(mount_path) + ").split('/').filter(pe, pe != '' && pe != '.')",
+             "(!ps.exists(pe, pe == '..') ? ('/' + ps.join('/')).startsWith(" +
+                 quote(kDeviceListMountRoot) +
+                 ") : (ps.exists(pe, pe.startsWith('nvidia-container-devices')) && (size(ps) > " +
+                 std::to_string(kCleanElements) + " || " + exact + ")))");
+}
+
 std::string gpu_visibility(const CompiledPolicy& policy) {
   const std::string may_get_gpus = "(k.g.exists(e, e.pa) || size(" +
                                    list_field(map_field("k.c", "resources"), "claims") + ") > 0)";
+  const std::string names_visible_devices =
+      "(type(v) == map && " + string_field("v", "name") + " == 'NVIDIA_VISIBLE_DEVICES')";
   const std::string env_ok =
-      list_field("k.c", "env") + ".all(v, !(type(v) == map && " + string_field("v", "name") +
-      " == 'NVIDIA_VISIBLE_DEVICES') || (!('valueFrom' in v && v.valueFrom != null) && (!('value' "
-      "in v) || v.value == null || (type(v.value) == string && v.value in ['', 'void', "
-      "'none']))))";
+      list_field("k.c", "env") + ".all(v, !" + names_visible_devices +
+      " || (!('valueFrom' in v && v.valueFrom != null) && (!('value' in v) || v.value == null || "
+      "(type(v.value) == string && v.value in ['', 'void', 'none']))))";
+  // envFrom: safe behind an env entry for the variable only where the container requests no GPU
+  // — with `fix` always there, as the webhook judges every such container as mutated (a template
+  // the mutating policies leave alone included).
+  const std::string hidden =
+      policy.policy().enforcement.gpu_visibility == Action::kFix
+          ? std::string("true")
+          : list_field("k.c", "env") + ".exists(v, " + names_visible_devices + ")";
+  const std::string env_from_ok =
+      "((!" + may_get_gpus + " && " + hidden + ") || " + list_field("k.c", "envFrom") +
+      ".all(f, type(f) != map || !'NVIDIA_VISIBLE_DEVICES'.startsWith(" +
+      string_field("f", "prefix") + ")))";
+  const std::string device_list_ok = list_field("k.c", "volumeMounts") +
+                                     ".all(vm, type(vm) != map || !" +
+                                     device_list_mount(string_field("vm", "mountPath")) + ")";
   const std::string host_path =
       let("vs",
           list_field("c.spec", "volumes") + ".filter(vo, type(vo) == map && " +
@@ -333,18 +392,18 @@ std::string gpu_visibility(const CompiledPolicy& policy) {
   const std::string reaches =
       "(hp != '' && (hp == '/' || hp == '/dev' || hp.startsWith('/dev/nvidia') || " +
       under("hp", "/dev/dri") + "))";
-  const std::string mounts_ok =
-      list_field("k.c", "volumeMounts") + ".all(vm, type(vm) != map || (!" +
-      under(normalized(string_field("vm", "mountPath")), "/var/run/nvidia-container-devices") +
-      " && !" + let("hp", host_path, reaches) + "))";
+  const std::string host_path_ok = list_field("k.c", "volumeMounts") +
+                                   ".all(vm, type(vm) != map || !" + let("hp", host_path, reaches) +
+                                   ")";
   std::vector<std::string> runtimes{"nvidia", "nvidia-cdi", "nvidia-legacy"};
   for (const std::string& r : policy.policy().nvidia_runtime_classes) runtimes.push_back(r);
-  const std::string pod_ok = "(c.cs.exists(k, " + may_get_gpus + ") || (!(" +
-                             string_field("c.spec", "runtimeClassName") + " in " +
-                             string_list(runtimes) + ") && !" + map_field("c.meta", "annotations") +
-                             ".exists(a, a.startsWith('cdi.k8s.io/'))))";
-  return "(" + cel::runs_on_every_node() + " || (c.cs.all(k, " + may_get_gpus + " || (" + env_ok +
-         " && " + mounts_ok + ")) && " + pod_ok + "))";
+  const std::string pod_ok = "(!" + map_field("c.meta", "annotations") +
+                             ".exists(a, a.startsWith('cdi.k8s.io/')) && (" + "c.cs.exists(k, " +
+                             may_get_gpus + ") || !(" + string_field("c.spec", "runtimeClassName") +
+                             " in " + string_list(runtimes) + ")))";
+  return "(" + cel::runs_on_every_node(policy) + " || (c.cs.all(k, " + env_ok + " && " +
+         env_from_ok + " && " + device_list_ok + " && (" + may_get_gpus + " || " + host_path_ok +
+         ")) && " + pod_ok + "))";
 }
 
 // --- GPU026: no privileged container on GPU nodes ---------------------------------------------
@@ -361,22 +420,24 @@ std::string privileged_container(const CompiledPolicy& policy) {
   }
   const std::string privileged =
       let("sx", map_field("k.c", "securityContext"), "'privileged' in sx && sx.privileged == true");
-  return "(" + cel::runs_on_every_node() + " || !c.cs.exists(k, " + privileged +
+  return "(" + cel::runs_on_every_node(policy) + " || !c.cs.exists(k, " + privileged +
          ") || (!c.gpu && !" + let("tl", list_field("c.spec", "tolerations"), any_of(pools)) + "))";
 }
 
 // --- GPU025: the workload names a Kueue queue (workload level) -------------------------------
 
-// rules/queue_required.cc: on CREATE, a GPU pod spec whose queue site names no queue — the
-// workload's ('top', 'cron'), or each GPU pod template's own ('tpl').
+// rules/queue_required.cc: on CREATE, a GPU workload that names a controller Kueue integrates
+// which did not send it (Kueue leaves it alone), or a GPU pod spec whose queue site names no
+// queue — the workload's ('top', 'cron'), or each GPU pod template's own ('tpl').
 std::optional<std::string> queue_required(const CompiledPolicy& policy, const Tenant& t) {
   if (!t.queue || !t.queue->require) return std::nullopt;
-  return "!(request.operation == 'CREATE' && " +
+  return "!(request.operation == 'CREATE' && ((variables.ctx.exists(c, c.gpu) && " +
+         cel::kueue_unbelieved_owner(policy) + ") || " +
          let("qp", cel::kueue_queue_place(policy),
              "qp == 'tpl' ? variables.ctx.exists(c, c.gpu && " + cel::queue_named_in("c.meta") +
                  " == '') : (qp != '' && variables.ctx.exists(c, c.gpu) && " +
                  cel::kueue_queue_name("qp") + " == '')") +
-         ")";
+         "))";
 }
 
 }  // namespace
@@ -567,7 +628,13 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   out.push_back({"GPU002", per_pod(whole_quantities()),
                  "GPU quantities must be whole non-negative numbers: a GPU cannot be split by "
                  "quantity (use a MIG profile or a time-sliced class)"});
-  if (tenant != nullptr) {
+  if (tenant == nullptr) {
+    // rules/allowed_classes.cc: a namespace of no tenant may not use GPUs.
+    out.push_back({"GPU003", per_pod("!c.gpu"),
+                   "this namespace belongs to no tenant of the policy; it may not use GPUs: ask "
+                   "the platform team for a tenant whose namespaces match it, or a catch-all "
+                   "tenant (namespaces: [\".*\"]) last in spec.tenants"});
+  } else {
     if (auto x = allowed_classes(policy, *tenant)) {
       out.push_back({"GPU003", per_pod(*x),
                      "the pod's GPU class is not allowed for " + who +
@@ -631,17 +698,20 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
                  "GPUs in pod-level spec.resources: Kubernetes takes only cpu, memory and "
                  "hugepages at pod level; move them into the container that uses the GPU"});
   out.push_back({"GPU024", per_pod(gpu_visibility(policy)),
-                 "a container that requests no GPU asks NVIDIA's container runtime for GPUs "
-                 "(NVIDIA_VISIBLE_DEVICES, GPU device mounts, the NVIDIA runtime class or CDI "
-                 "annotations); request the GPUs it needs instead"});
+                 "a container asks NVIDIA's container runtime for GPUs it did not request "
+                 "(NVIDIA_VISIBLE_DEVICES, valueFrom or envFrom, the device-list folder, GPU "
+                 "device mounts, the NVIDIA runtime class or CDI annotations); request the GPUs "
+                 "it needs instead"});
   out.push_back({"GPU026", per_pod(privileged_container(policy)),
                  "a privileged container sees every GPU of its node, whatever it requests: drop "
                  "privileged and grant only the capabilities it needs, or run a node agent as a "
-                 "DaemonSet"});
+                 "DaemonSet in one of the policy's nodeAgents namespaces"});
   if (auto x = tenant != nullptr ? queue_required(policy, *tenant) : std::nullopt) {
     out.push_back({"GPU025", *x,
-                   who + " runs GPU workloads through Kueue, but this one names no LocalQueue; "
-                         "set the label kueue.x-k8s.io/queue-name"});
+                   who + " runs GPU workloads through Kueue, but this one names no LocalQueue, "
+                         "or names a controller Kueue manages that did not create it; set the "
+                         "label kueue.x-k8s.io/queue-name, and remove an ownerReference of "
+                         "your own"});
   }
   return out;
 }

@@ -18,7 +18,8 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
     {"GPU003", C::kYes, K::kSecurity,
-     "class resolution (setting, nodeSelector, defaultClass, only class) written out in CEL"},
+     "class resolution (setting, nodeSelector, defaultClass, only class) written out in CEL; in "
+     "the no-tenant scope, any GPU pod"},
     {"GPU004", C::kYes, K::kCorrectness, "the class names are literals"},
     {"GPU005", C::kYes, K::kSafety,
      "the effective pod request (sidecars, init containers) summed per resource in CEL"},
@@ -27,7 +28,8 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU007", C::kYes, K::kCorrectness, "the classes' MIG profiles are literals"},
     {"GPU008", C::kYes, K::kCorrectness, "per container, over the resource names"},
     {"GPU009", C::kYes, K::kSafety,
-     "Toleration.ToleratesTaint and the pools' labels written out per taint and label"},
+     "Toleration.ToleratesTaint and the pools' labels written out per taint and label; "
+     "`spec.nodeName` not checked (a Node lookup: *Differences*)"},
     {"GPU010", C::kYes, K::kSecurity, "the tenant's allowed classes are literals"},
     {"GPU011", C::kYes, K::kCorrectness,
      "the per-key satisfiability of In, NotIn, Exists, DoesNotExist, Gt and Lt, decided in CEL"},
@@ -50,10 +52,11 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU023", C::kNo, K::kCorrectness,
      "needs another object (the claim the pod names): a policy sees only the request"},
     {"GPU024", C::kYes, K::kSecurity,
-     "env, volume mounts (paths normalized), runtime class and CDI annotations"},
+     "env, envFrom, volume mounts (device-list paths cleaned as Go's filepath.Clean, exactly up "
+     "to 64 elements; see Differences), runtime class and CDI annotations"},
     {"GPU025", C::kYes, K::kCorrectness,
-     "the table's queue site (own labels, jobTemplate, each pod template) and the known "
-     "controller kinds are literals"},
+     "the table's queue site (own labels, jobTemplate, each pod template), the known controller "
+     "kinds and their controllers' users (request.userInfo.username) are literals"},
     {"GPU026", C::kYes, K::kSecurity,
      "securityContext.privileged, and whether the pod tolerates every taint of some pool"},
 }};

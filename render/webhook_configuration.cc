@@ -6,8 +6,10 @@
 
 #include "engine/admission.h"  // base64_encode
 #include "engine/dra.h"
+#include "engine/pod_update.h"
 #include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
+#include "render/native_cel.h"
 
 namespace gpuadmit::render {
 namespace {
@@ -62,6 +64,10 @@ Json webhook(std::string_view name, std::string_view path, int timeout_seconds,
   }
   w["sideEffects"] = "None";
   w["timeoutSeconds"] = timeout_seconds;
+  if (!mutating) {
+    w["rules"].push_back(pod_update_rule());
+    w["matchConditions"] = Json::array({pod_update_condition()});
+  }
   return w;
 }
 
@@ -148,6 +154,43 @@ Json webhook_rules(const std::vector<AdmittedKind>& kinds) {
     (*rule)["resources"].push_back(k.resource);
   }
   return rules;
+}
+
+Json pod_update_rule() {
+  return {{"apiGroups", {""}},
+          {"apiVersions", {"*"}},
+          {"operations", {"UPDATE"}},
+          {"resources", {"pods"}},
+          {"scope", "Namespaced"}};
+}
+
+Json pod_update_condition() {
+  using native::map_field;
+  using native::quote;
+  std::vector<std::string> fields;
+  for (const std::string_view f : kPodPlacementFields) fields.emplace_back(f);
+  // s, o: the two specs; a, b: the two annotations. A member differs when one has it and the
+  // other not, or both have it unequal (CEL's == on the unstructured maps and lists).
+  const std::string spec_changed =
+      native::string_list(fields) + ".exists(f, (f in s) != (f in o) || (f in s && s[f] != o[f]))";
+  const std::string prefix = quote(kCdiAnnotationPrefix);
+  const std::string cdi_changed = "a.exists(k, k.startsWith(" + prefix +
+                                  ") && (!(k in b) || a[k] != b[k])) || "
+                                  "b.exists(k, k.startsWith(" +
+                                  prefix + ") && !(k in a))";
+  const std::string changed = native::let(
+      "s", map_field("object", "spec"),
+      native::let(
+          "o", map_field("oldObject", "spec"),
+          native::let("a", map_field(map_field("object", "metadata"), "annotations"),
+                      native::let("b", map_field(map_field("oldObject", "metadata"), "annotations"),
+                                  spec_changed + " || " + cdi_changed))));
+  return {{"name", "gpuadmit-pod-update-changes-placement"},
+          {"expression",
+           "request.operation != 'UPDATE' || request.resource.group != '' || "
+           "request.resource.resource != 'pods' || "
+           "(has(request.subResource) && request.subResource != '') || " +
+               changed}};
 }
 
 std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy,

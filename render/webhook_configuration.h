@@ -74,6 +74,21 @@ std::string plural_resource(std::string_view kind);
 // them in any version); a policy workload in the version it names, the only one evaluated.
 Json webhook_rules(const std::vector<AdmittedKind>& kinds);
 
+// Pod UPDATE (SPEC §7.1; engine/pod_update.h): the validating webhook and the native
+// ValidatingAdmissionPolicies get every Pod UPDATE by this rule, after the kinds' rules, and
+// let through only those pod_update_condition() holds for. The mutating ones never get it: a Pod
+// UPDATE is judged, never patched, and judged where the validating webhook sees it — after every
+// mutating webhook, the Pod as it will be stored.
+Json pod_update_rule();
+
+// The matchCondition (admissionregistration/v1 MatchCondition, GA in 1.30, on by default since
+// 1.28) that keeps a Pod UPDATE away unless it changes a member of kPodPlacementFields or a
+// cdi.k8s.io/ annotation — what engine/pod_update.h pod_placement_changed decides — so that the
+// label, annotation, finalizer and image updates of every Pod of the cluster never wait for
+// gpuadmit, nor fail when it is down (failurePolicy Fail). Every other request passes it. CEL as
+// Kubernetes evaluates it over the unstructured objects (subResource absent when empty: has()).
+Json pod_update_condition();
+
 // The namespaces both webhooks skip, sorted: kAlwaysExcluded, the release namespace, the
 // policy's exempt namespaces that are literal names (a pattern that is a DNS label matches only
 // itself) and the target's `excluded`.

@@ -11,8 +11,20 @@ namespace {
 using namespace rule_support;
 
 // A tenant's allowedClasses: unset allows every class of the policy, an empty list allows no
-// GPUs at all (SPEC §3). Applies to GPU pods of namespaces that belong to a tenant; a namespace
-// of no tenant has no class restrictions. A class name the policy does not know is GPU004's.
+// GPUs at all (SPEC §3). A namespace that matches no tenant (and is not exempt) may not use GPUs
+// at all: every GPU of the fleet belongs to some tenant's budget, and a namespace the platform
+// team never assigned is not one (docs/decisions.md, "Namespaces of no tenant"); a last tenant
+// with namespaces [".*"] is the policy's way to give every other namespace GPUs. A class name
+// the policy does not know is GPU004's.
+Violation no_tenant(const PodView& pod, const PodContext& ctx) {
+  const std::string ns = ctx.request != nullptr ? ctx.request->ns : "";
+  return Violation{"namespace " + ns +
+                       " belongs to no tenant of the policy; it may not use GPUs: ask the "
+                       "platform team for a tenant whose namespaces match it, or a catch-all "
+                       "tenant (namespaces: [\".*\"]) last in spec.tenants",
+                   pod.location().path, "spec.tenants"};
+}
+
 class AllowedClassesRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU003"; }
@@ -24,7 +36,12 @@ class AllowedClassesRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
-    if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->allowed_classes) return;
+    if (!ctx.gpu_pod) return;
+    if (ctx.tenant == nullptr) {
+      out.push_back(no_tenant(pod, ctx));
+      return;
+    }
+    if (!ctx.tenant->allowed_classes) return;
     const std::vector<std::string>& allowed = *ctx.tenant->allowed_classes;
     const std::string& tenant = ctx.tenant->name;
     if (allowed.empty()) {

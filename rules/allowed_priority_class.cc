@@ -30,6 +30,8 @@ class AllowedPriorityClassRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
+    // A namespace of no tenant has no priority list to check: GPU003 denies its GPU pods (a policy
+    // that turns GPU003 off for it lets them run unlimited, its own choice).
     if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->priority.allowed) return;
     const std::string_view name = string_member(pod.spec(), "priorityClassName");
     if (name.empty()) return;

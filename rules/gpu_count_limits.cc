@@ -26,6 +26,8 @@ class GpuCountLimitsRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
+    // A namespace of no tenant has no limits to check: GPU003 denies its GPU pods (a policy that
+    // turns GPU003 off for it lets them run unlimited, its own choice).
     if (!ctx.gpu_pod || ctx.tenant == nullptr) return;
     const TenantLimits& limits = ctx.tenant->limits;
     const std::string& tenant = ctx.tenant->name;

@@ -25,6 +25,8 @@ class GpuQuotaRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
+    // A namespace of no tenant has no quota to check: GPU003 denies its GPU pods (a policy that
+    // turns GPU003 off for it lets them run unlimited, its own choice).
     if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->quota_gpus) return;
     const int64_t quota = *ctx.tenant->quota_gpus;
     const GpuResources gpu(pod, ctx);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/controllers.h"
+#include "engine/node_source.h"
 #include "engine/scheduling.h"
 #include "rules/rule_support.h"
 
@@ -119,19 +120,44 @@ void report_required_affinity(const CompiledPolicy& policy, const Json& spec,
   }
 }
 
+// spec.nodeName naming a node of a GPU pool. The name bypasses the scheduler, and the kubelet's
+// own admission checks the node's NoExecute taints only (pkg/kubelet/lifecycle/predicate.go
+// generalFilter: "Kubelet is only interested in the NoExecute taint"), so a GPU pool's
+// NoSchedule taint does not keep the pod off. Known only from the cluster's Nodes
+// (RequestContext::nodes: `serve --node-watch`): without them, or for a node they do not hold,
+// nothing is reported — a pod bound to a node that does not exist is deleted by the pod garbage
+// collector once the name stays unknown (pkg/controller/podgc gc_controller.go gcOrphaned).
+void report_node_name(const PodContext& ctx, const Json& spec, const std::string& path,
+                      std::vector<Violation>& out) {
+  const NodeSource* nodes = ctx.request != nullptr ? ctx.request->nodes : nullptr;
+  const std::string_view name = string_member(spec, "nodeName");
+  if (nodes == nullptr || name.empty() || !nodes->synced()) return;
+  const std::optional<ClusterNode> node = nodes->find(name);
+  if (!node) return;
+  const std::vector<std::string> pools = gpu_pools_of_node(*node, *ctx.policy);
+  if (pools.empty()) return;
+  out.push_back(Violation{"nodeName " + std::string(name) + " binds the pod to a node of " +
+                              pools_text(pools) + ", " + std::string(kWhatToDo),
+                          path + ".nodeName"});
+}
+
 // GPU nodes are tainted so that only GPU pods land there (SPEC §3 `taints`). A pod that asks for
 // no GPU but tolerates those taints or selects the pools' labels takes CPU and memory a GPU pod
-// needs, and keeps the node from scaling down. DaemonSet pods (device plugin, DCGM exporter,
-// node agents) must run on every node and are excepted, as are exempt namespaces (which never
-// reach rules). Only required placement counts: a preferred affinity does not put the pod on a
-// GPU node unless it also tolerates the taints, which is reported. With nonGpuOnGpuPool: strip
-// the mutation removes these before rules run.
+// needs, and keeps the node from scaling down. Node agents (the device plugin, DCGM exporter:
+// DaemonSets and their pods in the policy's nodeAgents namespaces) must run on every node and
+// are excepted, as are exempt namespaces (which never reach rules). Only required placement
+// counts: a preferred affinity does not put the pod on a GPU node unless it also tolerates the
+// taints, which is reported; so does a nodeName, which puts it there whatever it tolerates. A
+// GPU pod bound by name to another class's node needs no rule: the class's required node
+// affinity the mutation gave it is checked by the kubelet (AdmissionCheck's NodeAffinity in the
+// same generalFilter). With nonGpuOnGpuPool: strip the mutation removes these before rules run.
 class NonGpuOnGpuPoolRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU009"; }
   std::string_view name() const override { return "NonGpuPodOffGpuPools"; }
   std::string_view summary() const override {
-    return "a non-GPU pod must not tolerate or select a GPU pool's taints or labels";
+    return "a non-GPU pod must not tolerate or select a GPU pool's taints or labels, nor be bound "
+           "to a GPU pool's node by nodeName";
   }
   Action default_action() const override { return Action::kDeny; }
 
@@ -146,6 +172,7 @@ class NonGpuOnGpuPoolRule final : public Rule {
     report_tolerations(policy, spec, path, out);
     report_node_selector(policy, spec, path, out);
     report_required_affinity(policy, spec, path, out);
+    report_node_name(ctx, spec, path, out);
   }
 };
 

@@ -1,5 +1,6 @@
 #pragma once
-// GPU009: a non-GPU pod must not tolerate or select a GPU pool (SPEC §5). See docs/rules.md#gpu009.
+// GPU009: a non-GPU pod must not tolerate or select a GPU pool, nor be bound to a GPU pool's node
+// by nodeName (SPEC §5). See docs/rules.md#gpu009.
 
 #include <memory>
 

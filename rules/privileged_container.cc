@@ -63,7 +63,8 @@ class PrivilegedContainerRule final : public Rule {
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {
-    if (runs_on_every_node(ctx)) return;  // node agents (device plugin, DCGM): DaemonSets
+    // Node agents (device plugin, DCGM): DaemonSets in the policy's nodeAgents namespaces.
+    if (runs_on_every_node(ctx)) return;
     const CompiledPolicy& policy = *ctx.policy;
     std::vector<const ContainerRef*> flagged;
     for (const ContainerRef& ref : pod.containers()) {
@@ -86,7 +87,9 @@ class PrivilegedContainerRule final : public Rule {
                "NVIDIA_VISIBLE_DEVICES=void cannot hide them";
       }
       out.push_back(
-          Violation{what + "; " + std::string(kInstead) + ", or run a node agent as a DaemonSet",
+          Violation{what + "; " + std::string(kInstead) +
+                        ", or run a node agent as a DaemonSet in one of the policy's nodeAgents "
+                        "namespaces",
                     ref->path + ".securityContext.privileged"});
     }
   }

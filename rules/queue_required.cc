@@ -7,12 +7,31 @@
 
 #include "engine/kueue.h"
 #include "engine/workload.h"
+#include "policies/policy_path.h"
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
 namespace {
 
 using namespace rule_support;
+
+// A GPU object that names a controller Kueue integrates, sent by someone else: Kueue leaves it
+// to that controller's workload (engine/kueue.h kueue_unbelieved_owner), so whatever queue it
+// names, it would run outside the tenant's queue.
+Violation skipped_by_kueue(const OwnerReference& owner, std::string_view sender,
+                           const PodContext& ctx) {
+  return Violation{
+      "this object names " + std::string(owner.kind) + " " + std::string(owner.name) + " (" +
+          std::string(owner.api_version) +
+          ") as its controller, but that controller did not send it (the request came from " +
+          std::string(sender) +
+          "): Kueue leaves an object whose controller is a kind it manages to that "
+          "controller's workload, so this one would run outside the queues of tenant " +
+          ctx.tenant->name +
+          "; remove the ownerReference, or, if that user is the controller, name it in the "
+          "policy's spec.controllers",
+      "metadata.ownerReferences", policy_path::tenant(*ctx.tenant) + ".queue.require"};
+}
 
 class QueueRequiredRule final : public Rule {
  public:
@@ -33,9 +52,18 @@ class QueueRequiredRule final : public Rule {
     // Only new workloads: one admitted before the requirement keeps running and may be updated.
     if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate) return;
     const Json& object = pod.object();
-    const std::optional<QueueSite> site = kueue_queue_site(object, pod.location(), *ctx.policy);
+    const std::string_view sender =
+        ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
+    // One finding per workload: at its first GPU pod spec (the pipeline tells).
+    if (const std::optional<OwnerReference> owner =
+            kueue_unbelieved_owner(object, *ctx.policy, sender)) {
+      if (!ctx.earlier_gpu_pod_spec) out.push_back(skipped_by_kueue(*owner, sender, ctx));
+      return;
+    }
+    const std::optional<QueueSite> site =
+        kueue_queue_site(object, pod.location(), *ctx.policy, sender);
     if (!site || !kueue_queue_name(object, site->metadata).empty()) return;
-    // A workload-wide queue is reported once, at the first GPU pod spec (the pipeline tells).
+    // A workload-wide queue is reported once, at the first GPU pod spec.
     if (!site->per_pod_spec && ctx.earlier_gpu_pod_spec) return;
     const JsonPointer& at = site->metadata;
     out.push_back(Violation{

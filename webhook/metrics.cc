@@ -167,6 +167,12 @@ std::string Metrics::render() const {
          cert_reload_success.load(std::memory_order_relaxed));
   sample(out, "gpuadmit_certificate_reloads_total", "{result=\"failure\"}",
          cert_reload_failure.load(std::memory_order_relaxed));
+  append_metric_header(out, "gpuadmit_client_ca_reloads_total", "counter",
+                       "Client CA (--client-ca) reloads by result.");
+  sample(out, "gpuadmit_client_ca_reloads_total", "{result=\"success\"}",
+         client_ca_reload_success.load(std::memory_order_relaxed));
+  sample(out, "gpuadmit_client_ca_reloads_total", "{result=\"failure\"}",
+         client_ca_reload_failure.load(std::memory_order_relaxed));
   append_metric_header(out, "gpuadmit_certificate_expiry_timestamp_seconds", "gauge",
                        "notAfter of the serving certificate being served, as Unix time.");
   sample(out, "gpuadmit_certificate_expiry_timestamp_seconds", "",

@@ -94,6 +94,7 @@ struct Metrics {
   std::atomic<std::uint64_t> policy_reload_success{0}, policy_reload_failure{0};
   std::atomic<std::uint64_t> policy_generation{1};
   std::atomic<std::uint64_t> cert_reload_success{0}, cert_reload_failure{0};
+  std::atomic<std::uint64_t> client_ca_reload_success{0}, client_ca_reload_failure{0};
   std::atomic<std::int64_t> cert_expiry_unix{0};
   std::atomic<bool> ready{false};
 

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "certs/client_ca.h"
 #include "certs/file_watch.h"
 #include "certs/key_pair.h"
 #include "engine/admission.h"
@@ -133,6 +134,10 @@ struct Server::Impl {
   Metrics metrics;
   SharedSlot<const CompiledPolicy> policy;
   SharedSlot<const certs::KeyPair> key_pair;
+  SharedSlot<const certs::ClientCa> client_ca;  // null without --client-ca
+  // The client CA file as setup_tls read it: declared before `https`, whose construction runs
+  // setup_tls, so that no member initializer resets it afterwards.
+  certs::FileSignature client_ca_signature;
   std::string tls_setup_error;  // set by setup_tls, read once after construction
   HttpsServer https;
   PlainServer metrics_http;
@@ -194,6 +199,7 @@ struct Server::Impl {
   void watch_loop();
   void check_policy();
   void check_key_pair();
+  void check_client_ca();
   bool ready() const { return not_ready_reason().empty(); }
   // "" when ready; else why not, for /readyz.
   std::string_view not_ready_reason() const {
@@ -201,6 +207,9 @@ struct Server::Impl {
     if (policy.load() == nullptr || key_pair.load() == nullptr) return "not ready";
     if (config.priority_classes != nullptr && !config.priority_classes->synced()) {
       return "the cluster's PriorityClasses are not listed yet";
+    }
+    if (config.nodes != nullptr && !config.nodes->synced()) {
+      return "the cluster's Nodes are not listed yet";
     }
     return "";
   }
@@ -215,6 +224,10 @@ struct Server::Impl {
 // Called by OpenSSL for every handshake, before the cipher is chosen: installs whichever key
 // pair is current. Each SSL takes its own references, so a reload that swaps the pair mid-
 // handshake frees nothing in use. (cpp-httplib 0.11.4 has no certificate swap API.)
+// With --client-ca, the current client CA the same way: the store this handshake verifies the
+// client's chain against (SSL_set1_verify_cert_store: the SSL's own store, taken before the
+// client's Certificate arrives) and the names its CertificateRequest lists (built after this
+// callback).
 int Server::Impl::install_key_pair(SSL* ssl, void* arg) {
   auto* self = static_cast<Impl*>(arg);
   const certs::KeyPairPtr pair = self->key_pair.load();
@@ -224,6 +237,15 @@ int Server::Impl::install_key_pair(SSL* ssl, void* arg) {
     ERR_clear_error();
     return 0;
   }
+  if (self->config.client_ca_path.empty()) return 1;
+  const certs::ClientCaPtr ca = self->client_ca.load();
+  STACK_OF(X509_NAME)* names = ca ? SSL_dup_CA_list(ca->names()) : nullptr;
+  if (names == nullptr || SSL_set1_verify_cert_store(ssl, ca->store()) != 1) {
+    if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
+    ERR_clear_error();
+    return 0;
+  }
+  SSL_set_client_CA_list(ssl, names);
   return 1;
 }
 
@@ -245,16 +267,14 @@ bool Server::Impl::setup_tls(SSL_CTX& ctx) {
   SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof kSessionContext - 1);
   SSL_CTX_set_cert_cb(&ctx, &Impl::install_key_pair, this);
   if (!config.client_ca_path.empty()) {
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca_path.c_str());
-    if (names == nullptr ||
-        SSL_CTX_load_verify_locations(&ctx, config.client_ca_path.c_str(), nullptr) != 1) {
-      if (names != nullptr) sk_X509_NAME_pop_free(names, X509_NAME_free);
-      ERR_clear_error();
-      tls_setup_error =
-          "--client-ca " + config.client_ca_path + ": cannot read PEM CA certificates from it";
+    // The CAs themselves are installed per handshake (install_key_pair), reloaded by the watcher.
+    client_ca_signature = certs::file_signature(config.client_ca_path);
+    auto loaded = certs::ClientCa::load(config.client_ca_path);
+    if (auto* error = std::get_if<std::string>(&loaded)) {
+      tls_setup_error = *error;
       return false;
     }
-    SSL_CTX_set_client_CA_list(&ctx, names);
+    client_ca.store(std::get<certs::ClientCaPtr>(std::move(loaded)));
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
   }
   return true;
@@ -420,8 +440,9 @@ Server::Impl::ReviewReply Server::Impl::review(Endpoint endpoint, std::string_vi
   const PolicyPtr current = policy.load();
   const std::unique_ptr<const ClaimResolver> claims =
       config.claims_for_review ? config.claims_for_review() : nullptr;
-  AdmissionResult result = handle_admission_review_text(
-      body, endpoint, pipeline, *current, claims.get(), config.templates, config.priority_classes);
+  AdmissionResult result =
+      handle_admission_review_text(body, endpoint, pipeline, *current, claims.get(),
+                                   config.templates, config.priority_classes, config.nodes);
   const std::uint64_t micros = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
   (endpoint == Endpoint::kMutate ? metrics.mutate_latency : metrics.validate_latency)
@@ -705,6 +726,27 @@ void Server::Impl::check_key_pair() {
               {{"serial", pair->serial_hex()}, {"not_after", pair->not_after_unix()}});
 }
 
+// The client CA as the serving key pair: a changed file is loaded and installed for new
+// handshakes; one that cannot be read leaves the previous CAs in force.
+void Server::Impl::check_client_ca() {
+  if (config.client_ca_path.empty()) return;
+  const certs::FileSignature now = certs::file_signature(config.client_ca_path);
+  if (now == client_ca_signature) return;
+  client_ca_signature = now;
+  auto loaded = certs::ClientCa::load(config.client_ca_path);
+  if (auto* error = std::get_if<std::string>(&loaded)) {
+    metrics.client_ca_reload_failure.fetch_add(1);
+    logger.warn("client CA reload failed; the previous client CA stays in force",
+                {{"error", *error}});
+    return;
+  }
+  const certs::ClientCaPtr ca = std::get<certs::ClientCaPtr>(std::move(loaded));
+  metrics.client_ca_reload_success.fetch_add(1);
+  client_ca.store(ca);
+  logger.info("client CA reloaded",
+              {{"path", config.client_ca_path}, {"certificates", ca->size()}});
+}
+
 void Server::Impl::check_priority_classes() {
   const PriorityClassSource* cluster = config.priority_classes;
   if (cluster == nullptr || !cluster->synced()) return;
@@ -735,6 +777,7 @@ void Server::Impl::watch_loop() {
     lock.unlock();
     try {
       check_key_pair();
+      check_client_ca();
       check_policy();
       check_priority_classes();
     } catch (const std::exception& e) {

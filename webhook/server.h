@@ -24,6 +24,7 @@
 
 #include "engine/controllers.h"
 #include "engine/expected.h"
+#include "engine/node_source.h"
 #include "engine/pipeline.h"
 #include "engine/priority_classes.h"
 #include "webhook/log.h"
@@ -64,6 +65,10 @@ struct ServerConfig {
   // the caller, outliving the server); null: the policy's declarations stand in. /readyz fails
   // until they are synced(); a policy that disagrees with them is logged and counted.
   const PriorityClassSource* priority_classes = nullptr;
+  // `serve --node-watch`: the cluster's Nodes (kube/node_watch.h, owned by the caller, outliving
+  // the server), for GPU009's spec.nodeName; null: nodeName is not judged. /readyz fails until
+  // they are synced().
+  const NodeSource* nodes = nullptr;
   std::function<void(std::string&)> extra_metrics;
   // `serve --templates`: whether workload templates are mutated or only judged (GitOps;
   // engine/controllers.h TemplateMode, docs/install.md).
@@ -95,8 +100,8 @@ class Server {
   void shutdown();
 
   const Metrics& metrics() const;
-  // What /readyz answers 200 for: policy and key pair loaded, the cluster's PriorityClasses
-  // listed (when watched), not draining.
+  // What /readyz answers 200 for: policy and key pair loaded, the cluster's PriorityClasses and
+  // Nodes listed (when watched), not draining.
   bool ready() const;
 
  private:

@@ -20,6 +20,7 @@ TEST_CASE("help: every command answers -h and --help with its usage on stdout, e
   };
   const Case cases[] = {
       {"serve", "usage: gpuadmit serve "},
+      {"register", "usage: gpuadmit register "},
       {"lint", "usage: gpuadmit lint "},
       {"review", "usage: gpuadmit review "},
       {"policy", "usage: gpuadmit policy check "},
@@ -50,8 +51,8 @@ TEST_CASE("help: every command answers -h and --help with its usage on stdout, e
 
 TEST_CASE("help: a usage error ends its message and the usage with a newline, exit 2") {
   for (const char* line :
-       {"serve --bogus", "lint --bogus", "review --bogus", "certs --bogus", "policy check --bogus",
-        "render --bogus", "test --bogus", "fleet --bogus"}) {
+       {"serve --bogus", "register --bogus", "lint --bogus", "review --bogus", "certs --bogus",
+        "policy check --bogus", "render --bogus", "test --bogus", "fleet --bogus"}) {
     INFO(line);
     auto r = testing::run_command(kBinary + " " + std::string(line));
     CHECK(r.exit_code == 2);

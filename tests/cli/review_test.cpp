@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,7 +132,8 @@ TEST_CASE("review: GPU versions of the API fixtures: the patch applies and is id
 }
 
 TEST_CASE("review: deny findings answer 403 with every violation, warn findings are warnings") {
-  // The golden fleet: class t4 (4 GPUs per node, whole GPUs) in a namespace of no tenant.
+  // The golden fleet: class t4 (4 GPUs per node, whole GPUs) in default, tenant open (every class,
+  // no limits, defaults or priority).
   const std::string policy = std::string(GPUADMIT_SOURCE_DIR) + "/tests/cases/policy.yaml";
   auto review = [&](const std::string& name, const std::string& containers) {
     Json object =
@@ -231,12 +234,57 @@ TEST_CASE("review: DELETE, CONNECT, Pod UPDATE and subresources are allowed unto
     "spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
   for (const std::string op : {"DELETE", "CONNECT", "UPDATE"}) {
     INFO(op);
-    const Json answer = run_review(review_of(pod, op));
+    Json review = review_of(pod, op);
+    // A Pod UPDATE that changes no placement (docs/decisions.md, "Pod UPDATE"): a label.
+    review["request"]["oldObject"] = pod;
+    review["request"]["object"]["metadata"]["labels"] = {{"team", "a"}};
+    const Json answer = run_review(review);
     CHECK(answer["response"] == Json{{"uid", "7f0b2c3e-1"}, {"allowed", true}});
   }
   Json status_update = review_of(pod);
   status_update["request"]["subResource"] = "status";
   CHECK(run_review(status_update)["response"] == Json{{"uid", "7f0b2c3e-1"}, {"allowed", true}});
+}
+
+// --nodes: the cluster's Nodes, as `serve --node-watch` holds them, for GPU009's nodeName check
+// (docs/rules.md); without it nodeName is not judged.
+TEST_CASE("review: --nodes lets GPU009 judge spec.nodeName") {
+  char dir_template[] = "/tmp/gpuadmit-nodes-XXXXXX";
+  const std::string dir = mkdtemp(dir_template);
+  {
+    std::ofstream nodes(dir + "/nodes.yaml");
+    nodes << R"(apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: gpu-1
+      labels: {nvidia.com/gpu.present: "true"}
+  - apiVersion: v1
+    kind: Node
+    metadata: {name: cpu-1}
+)";
+  }
+  const Json pod = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+    "spec":{"nodeName":"gpu-1","containers":[{"name":"c","image":"busybox"}]}})");
+  const std::string policy = std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml";
+  auto with = testing::run_command(kBinary + " review --endpoint validate --policy " + policy +
+                                       " --nodes " + dir + "/nodes.yaml",
+                                   review_of(pod).dump());
+  REQUIRE(with.exit_code == 0);
+  const Json denied = Json::parse(with.out)["response"];
+  CHECK(denied["allowed"] == false);
+  CHECK(denied["status"]["message"].get<std::string>().find(
+            "GPU009: nodeName gpu-1 binds the pod to a node of GPU pool") != std::string::npos);
+  auto without = testing::run_command(kBinary + " review --endpoint validate --policy " + policy,
+                                      review_of(pod).dump());
+  REQUIRE(without.exit_code == 0);
+  CHECK(Json::parse(without.out)["response"]["allowed"] == true);
+  auto missing = testing::run_command(kBinary + " review --nodes " + dir + "/none.yaml", "{}");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err == "gpuadmit review: --nodes " + dir +
+                           "/none.yaml: cannot read the file as YAML or JSON manifests\n");
 }
 
 TEST_CASE("review: malformed input exits 2 with a clear message") {

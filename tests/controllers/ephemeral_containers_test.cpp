@@ -107,17 +107,30 @@ TEST_CASE("ephemeral containers: nothing else of the Pod is judged again") {
   CHECK(w.mutating_patch.size() == 1);
 }
 
+// A node agent is a DaemonSet's pod in a namespace of the policy's nodeAgents (docs/decisions.md,
+// "Whom gpuadmit believes"): the mirror's namespace, team-a, made one here.
 TEST_CASE("ephemeral containers: a DaemonSet's pod (a node agent) is left alone") {
-  ApiServer api(default_policy());
+  std::string text = slurp(std::string(GPUADMIT_SOURCE_DIR) + "/policies/default.yaml");
+  const std::string agents = R"(namespaces: ["nvidia-device-plugin", "node-feature-discovery"])";
+  REQUIRE(text.find(agents) != std::string::npos);
+  text.replace(text.find(agents), agents.size(),
+               R"(namespaces: [")" + std::string(kNamespace) + R"("])");
   const Json owner = Json::parse(R"([{"apiVersion":"apps/v1","kind":"DaemonSet",
     "name":"dcgm-exporter","uid":"ds","controller":true}])");
   Json pod = Json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"trainer"},
     "spec":{"containers":[{"name":"exporter","image":"nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5"}]}})");
   pod["metadata"]["ownerReferences"] = owner;
-  REQUIRE(api.create(pod).ok());
-  const Written w = api.add_ephemeral_container("trainer", debug_container("debugger-a"));
+  ApiServer agents_here(policy_from_yaml(text));
+  REQUIRE(agents_here.create(pod).ok());
+  const Written w = agents_here.add_ephemeral_container("trainer", debug_container("debugger-a"));
   REQUIRE(w.ok());
   CHECK(w.mutating_patch == Json::array());
+  // Where the policy names no node agents, the same pod's debugger is blinded like any other.
+  ApiServer tenant(default_policy());
+  REQUIRE(tenant.create(pod).ok());
+  const Written judged = tenant.add_ephemeral_container("trainer", debug_container("debugger-a"));
+  REQUIRE(judged.ok());
+  CHECK(judged.mutating_patch.size() == 1);
 }
 
 TEST_CASE("ephemeral containers: the review as the API server sends it, through the codec") {

@@ -178,7 +178,8 @@ TEST_CASE("controllers: a controller's copy is never patched, a Pod always is") 
       CHECK(created.sent);  // the rules `render` makes send it
       if (kind.kind == "Pod") {
         // The leaf: mutated whatever made it (requests, class, tolerations, affinity, defaults,
-        // priority, and the sidecar's NVIDIA_VISIBLE_DEVICES unless a DaemonSet made it).
+        // priority, and the sidecar's NVIDIA_VISIBLE_DEVICES: team-a is no nodeAgents namespace,
+        // so a DaemonSet's pod gets it too).
         CHECK_FALSE(created.mutating_patch.empty());
         continue;
       }

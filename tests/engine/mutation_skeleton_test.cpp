@@ -87,11 +87,12 @@ TEST_CASE("mutation skeleton: only what mutators may write is copied, every key 
        R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":<discarded>,"spec":)"
        R"({"jobTemplate":{"metadata":{"labels":{"c":"d"},"name":<discarded>},"spec":{"template":)"
        R"({"spec":{"containers":[{"name":<discarded>,"env":null}]}}}}}})"},
-      {"a Pod of a ReplicaSet: Kueue reads its owner's queue, its labels are not copied",
+      {"a Pod of a ReplicaSet: with no sender the owner is not believed (the queue mutation may "
+       "label the Pod itself), its labels are copied",
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"labels":{"a":"b"},"ownerReferences":[
            {"apiVersion":"apps/v1","kind":"ReplicaSet","controller":true}]},"spec":{"containers":[]}})",
        {location("/spec", "/metadata")},
-       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":<discarded>,)"
+       R"({"apiVersion":<discarded>,"kind":<discarded>,"metadata":{"labels":{"a":"b"},)"
        R"("ownerReferences":<discarded>},"spec":{"containers":<discarded>}})"},
       {"a Pod of a controller gpuadmit does not know (Argo Workflows): Kueue's pod integration "
        "reads its own labels",

@@ -93,7 +93,7 @@ TEST_CASE("pod writer: each write, its result and the object after it") {
        [](PodWriter& w) { return w.set_annotation("k", "v") && !w.set_annotation("k", "v"); }, true,
        R"({"apiVersion":"v1","kind":"Pod","spec":{},"metadata":{"annotations":{"k":"v"}}})"},
       {"the queue labels, on the Pod's metadata", R"({})",
-       [&](PodWriter& w) { return w.queue_labels(*policy) != nullptr; }, true,
+       [&](PodWriter& w) { return w.queue_labels(*policy, "") != nullptr; }, true,
        R"({"apiVersion":"v1","kind":"Pod","spec":{},"metadata":{"labels":{}}})"},
   };
   for (const Case& c : cases) {

@@ -8,13 +8,17 @@
 //      security context, the policy passing `gpuadmit policy check`, `render | lint` clean;
 //      RBAC exactly what the server's code asks for, per feature;
 //   4. webhook.registration chart: the chart's webhook configurations equal render's (modulo
-//      caBundle, labels, annotations); gpuadmit (the default): none rendered, and the server's
+//      caBundle, labels, annotations); gpuadmit (the default): none rendered, and the registrar's
 //      --register-webhooks flags carry every webhook value (it renders them with render's code);
 //   5. no install window, no bypass: kube-system, kube-node-lease and the release namespace always
 //      excluded, the opt-out label only when asked for;
-//   6. native.enabled: --register-native and --native-api carry native.mode and native.api, the
-//      ClusterRole covers the native policies and bindings; webhook.enabled false: no webhook
-//      configuration rendered or registered.
+//   6. native.enabled: the registrar's --register-native and --native-api carry native.mode and
+//      native.api, its ClusterRole covers the native policies and bindings; webhook.enabled false:
+//      no webhook configuration rendered or registered;
+//   7. least privilege (docs/install.md): the server's ServiceAccount is bound to read verbs only
+//      and mounts a token only for its lookups; the registrar (one replica, Recreate, no port,
+//      the CA mounted without the serving key) holds the write rules, exactly what its code asks
+//      for; no other ServiceAccount or Pod gets a token.
 //
 // usage: node chart_test.mjs REPO_DIR GPUADMIT_BINARY HELM_BINARY
 // Exit 0 when every check passes; each failure is printed with the values file and object.
@@ -143,11 +147,118 @@ function comparable(config) {
   return c;
 }
 
+// Every rule of the (Cluster)Roles bound to ServiceAccount `account` of the release namespace.
+function rulesBoundTo(objects, account) {
+  const rules = [];
+  for (const b of objects.filter((o) => o.kind === "ClusterRoleBinding" || o.kind === "RoleBinding")) {
+    if (!b.subjects?.some((s) => s.kind === "ServiceAccount" && s.name === account && s.namespace === NAMESPACE)) continue;
+    const role = find(objects, b.roleRef.kind, b.roleRef.name);
+    rules.push(...(role?.rules ?? [{ apiGroups: ["?"], resources: [`missing ${b.roleRef.kind} ${b.roleRef.name}`], verbs: ["?"] }]));
+  }
+  return rules;
+}
+
+// The registrar (templates/registrar.yaml): present exactly when something is registered; one
+// replica, Recreate, no port, its Pods selected by nothing of the server's; its flags carry every
+// webhook and native value; the CA mounted without the serving key; its RBAC exactly what
+// kube/webhook_registration.h asks for.
+function checkRegistrar(objects, values, where, { registers, service, policyVolume }) {
+  const fullname = RELEASE;
+  const native = values.native.enabled;
+  const registrar = find(objects, "Deployment", `${fullname}-registrar`);
+  check(Boolean(registrar) === (registers || native),
+    `${where}: a registrar Deployment exactly when the webhooks are registered by gpuadmit or native.enabled`);
+  check(!find(objects, "ClusterRole", fullname) === !registrar && !find(objects, "ServiceAccount", `${fullname}-registrar`) === !registrar,
+    `${where}: the registrar's ClusterRole and ServiceAccount exactly with it`);
+  if (!registrar) return;
+  const spec = registrar.spec, pod = spec.template.spec, container = pod.containers[0];
+  check(spec.replicas === 1 && spec.strategy.type === "Recreate", `${where}: the registrar runs one replica, Recreate (one writer)`);
+  check(pod.containers.length === 1 && !container.ports && !container.livenessProbe && !container.readinessProbe,
+    `${where}: the registrar listens on nothing`);
+  const labels = spec.template.metadata.labels;
+  const selects = (selector) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+  check(isDeepStrictEqual(spec.selector.matchLabels, labels) && !selects(service.spec.selector) &&
+    !selects(find(objects, "Deployment", fullname).spec.selector.matchLabels) &&
+    objects.filter((o) => o.kind === "PodDisruptionBudget" || (o.kind === "NetworkPolicy" && o.metadata.name === fullname))
+      .every((o) => !selects(o.spec.selector?.matchLabels ?? o.spec.podSelector.matchLabels)),
+    `${where}: the registrar's Pods are selected by none of the server's Service, Deployment, PDB or NetworkPolicy`);
+  const sc = container.securityContext;
+  check(pod.securityContext.runAsNonRoot === true && sc.readOnlyRootFilesystem === true && sc.allowPrivilegeEscalation === false &&
+    isDeepStrictEqual(sc.capabilities.drop, ["ALL"]), `${where}: the registrar's security context`);
+  // Its flags: those the server had, carrying every value.
+  const args = container.args;
+  const flag = (name) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const values_ = (name) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+  const mounted = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
+  const volume = (name) => pod.volumes.find((v) => v.name === name);
+  check(args[0] === "register" && args[1] === "--watch" && Number(flag("interval")) === values.registrar.intervalSeconds,
+    `${where}: the registrar runs gpuadmit register --watch`);
+  check(flag("policy") === `${mounted.policy}/policy.yaml` && isDeepStrictEqual(volume("policy")?.configMap, policyVolume),
+    `${where}: the registrar reads the server's policy ConfigMap`);
+  check(flag("webhook-namespace") === NAMESPACE && flag("webhook-owner") === fullname &&
+    args.includes("--webhook-opt-out-label") === values.webhook.optOutLabel,
+    `${where}: the registrar has the release namespace, its own ClusterRole as owner and webhook.optOutLabel`);
+  check(args.includes("--register-webhooks") === registers && (registers || !flag("webhook-service")),
+    `${where}: --register-webhooks exactly when webhook.enabled and webhook.registration gpuadmit`);
+  if (registers) {
+    check(flag("webhook-service") === service.metadata.name &&
+      flag("webhook-failure-policy") === values.webhook.failurePolicy &&
+      Number(flag("webhook-mutating-timeout")) === values.webhook.mutating.timeoutSeconds &&
+      Number(flag("webhook-validating-timeout")) === values.webhook.validating.timeoutSeconds &&
+      isDeepStrictEqual(values_("webhook-exclude-namespace"), values.webhook.excludeNamespaces) &&
+      flag("templates") === values.webhook.templates,
+      `${where}: --register-webhooks carries every webhook value: ${args.join(" ")}`);
+    // The CA it writes into caBundle: the TLS Secret's ca.crt alone, or the existingSecret's caBundle.
+    const ca = flag("webhook-ca-bundle") ?? "";
+    const caVolume = volume("ca");
+    const fromTls = values.certificates.mode !== "existingSecret" &&
+      caVolume?.secret?.secretName === find(objects, "Deployment", fullname).spec.template.spec.volumes.find((v) => v.name === "tls").secret.secretName &&
+      isDeepStrictEqual(caVolume.secret.items, [{ key: "ca.crt", path: "ca.crt" }]);
+    const caMap = find(objects, "ConfigMap", caVolume?.configMap?.name);
+    const fromMap = values.certificates.mode === "existingSecret" &&
+      caMap?.data?.["ca.crt"] === Buffer.from(values.certificates.existingSecret.caBundle, "base64").toString();
+    check(ca === `${mounted.ca}/ca.crt` && (fromTls || fromMap), `${where}: --webhook-ca-bundle ${ca} is the mounted CA, without the serving key`);
+  }
+  check(!pod.volumes.some((v) => v.secret?.items?.some((i) => i.key === "tls.key") || (v.secret && !v.secret.items)),
+    `${where}: the registrar mounts no serving key`);
+  check(flag("register-native") === (native ? values.native.mode : undefined) &&
+    flag("native-api") === (native ? values.native.api : undefined),
+    `${where}: --register-native=${values.native.mode} --native-api=${values.native.api} exactly with native.enabled: ${args.join(" ")}`);
+  // Tokens: the registrar's Pod only, not its ServiceAccount's default.
+  const account = find(objects, "ServiceAccount", pod.serviceAccountName);
+  check(pod.serviceAccountName === `${fullname}-registrar` && pod.automountServiceAccountToken === true &&
+    account?.automountServiceAccountToken === false,
+    `${where}: the registrar's Pod mounts its token; its ServiceAccount mounts none by default`);
+  // RBAC: exactly what the registrar's code asks for.
+  const webhookKinds = ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"];
+  const nativeKinds = ["validatingadmissionpolicies", "validatingadmissionpolicybindings",
+    "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"];
+  const expected = [
+    ...(registers ? [
+      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, verbs: ["create"] },
+      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, resourceNames: [fullname], verbs: ["get", "update"] }] : []),
+    ...(native ? [
+      { apiGroups: ["admissionregistration.k8s.io"], resources: nativeKinds, verbs: ["get", "list", "create", "update", "delete"] }] : []),
+    { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], resourceNames: [fullname], verbs: ["get"] },
+    ...(registers ? [{ apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list"] }] : []),
+  ];
+  const granted = rulesBoundTo(objects, pod.serviceAccountName);
+  check(isDeepStrictEqual(granted, expected),
+    `${where}: the registrar's rules are exactly ${JSON.stringify(expected)}, not ${JSON.stringify(granted)}`);
+  const roleBinding = find(objects, "RoleBinding", `${fullname}-registrar`);
+  check(!roleBinding || roleBinding.metadata.namespace === NAMESPACE, `${where}: the EndpointSlice Role is the release namespace's`);
+  if (values.networkPolicy.enabled) {
+    const policy = find(objects, "NetworkPolicy", `${fullname}-registrar`);
+    check(policy && selects(policy.spec.podSelector.matchLabels) && isDeepStrictEqual(policy.spec.policyTypes, ["Ingress"]) &&
+      !policy.spec.ingress, `${where}: a NetworkPolicy admits no traffic to the registrar`);
+  }
+}
+
 // --- the wiring of one rendered chart ----------------------------------------------------
 
 function checkWiring(objects, values, where) {
   const fullname = RELEASE;
-  const deployment = find(objects, "Deployment");
+  const deployment = find(objects, "Deployment", fullname);
   const service = find(objects, "Service", fullname);
   check(deployment && service, `${where}: a Deployment and a Service named ${fullname}`);
   if (!deployment || !service) return;
@@ -171,33 +282,17 @@ function checkWiring(objects, values, where) {
   check(flag("templates") === values.webhook.templates,
     `${where}: the server's --templates is webhook.templates (${values.webhook.templates}), as the mutating webhook's rules are`);
 
-  // Webhooks → Service: rendered by the chart, or registered by the server once ready.
+  // Webhooks → Service: rendered by the chart, or registered by the registrar.
   const registers = values.webhook.enabled && values.webhook.registration === "gpuadmit";
   const renders = values.webhook.enabled && values.webhook.registration === "chart";
   const mode = values.certificates.mode;
   const mounted = Object.fromEntries(container.volumeMounts.map((m) => [m.name, m.mountPath]));
   const volume = (name) => pod.volumes.find((v) => v.name === name);
-  const values_ = (name) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
-  check(args.includes("--register-webhooks") === registers && (registers || !flag("webhook-service")),
-    `${where}: --register-webhooks exactly when webhook.enabled and webhook.registration gpuadmit`);
+  check(!args.some((a) => /^--(register-|webhook-|native-api)/.test(a)),
+    `${where}: the server is given no registration flag (registration is the registrar's): ${args.join(" ")}`);
   if (registers) {
     check(!find(objects, "MutatingWebhookConfiguration") && !find(objects, "ValidatingWebhookConfiguration"),
-      `${where}: no webhook configuration rendered: the server registers them once ready`);
-    check(args.includes("--register-webhooks") && flag("webhook-service") === service.metadata.name &&
-      flag("webhook-namespace") === NAMESPACE && flag("webhook-owner") === find(objects, "ClusterRole")?.metadata.name &&
-      flag("webhook-failure-policy") === values.webhook.failurePolicy &&
-      Number(flag("webhook-mutating-timeout")) === values.webhook.mutating.timeoutSeconds &&
-      Number(flag("webhook-validating-timeout")) === values.webhook.validating.timeoutSeconds &&
-      isDeepStrictEqual(values_("webhook-exclude-namespace"), values.webhook.excludeNamespaces) &&
-      args.includes("--webhook-opt-out-label") === values.webhook.optOutLabel,
-      `${where}: --register-webhooks carries every webhook value: ${args.join(" ")}`);
-    // The CA it writes into caBundle: the TLS Secret's ca.crt, or the existingSecret's caBundle.
-    const ca = flag("webhook-ca-bundle") ?? "";
-    const fromTls = volume("tls")?.secret?.items?.some((i) => i.key === "ca.crt" && `${mounted.tls}/${i.path}` === ca);
-    const caMap = find(objects, "ConfigMap", volume("ca")?.configMap?.name);
-    const fromMap = mode === "existingSecret" && `${mounted.ca}/ca.crt` === ca &&
-      caMap?.data?.["ca.crt"] === Buffer.from(values.certificates.existingSecret.caBundle, "base64").toString();
-    check(mode === "existingSecret" ? fromMap : fromTls, `${where}: --webhook-ca-bundle ${ca} is the mounted CA`);
+      `${where}: no webhook configuration rendered: the registrar registers them once the Service is ready`);
   }
   for (const [kind, path] of [["MutatingWebhookConfiguration", "/mutate"], ["ValidatingWebhookConfiguration", "/validate"]]) {
     const config = find(objects, kind);
@@ -228,18 +323,7 @@ function checkWiring(objects, values, where) {
     }
   }
 
-  // Native policies: registered by the server with render --native's options.
-  const native = values.native.enabled;
-  check(flag("register-native") === (native ? values.native.mode : undefined) &&
-    flag("native-api") === (native ? values.native.api : undefined),
-    `${where}: --register-native=${values.native.mode} --native-api=${values.native.api} exactly with native.enabled: ${args.join(" ")}`);
-  if (native) {
-    check(flag("webhook-namespace") === NAMESPACE && flag("webhook-owner") === find(objects, "ClusterRole")?.metadata.name &&
-      args.includes("--webhook-opt-out-label") === values.webhook.optOutLabel,
-      `${where}: --register-native has the release namespace, the owner ClusterRole and webhook.optOutLabel`);
-  }
-  check(registers || native || (!flag("webhook-namespace") && !flag("webhook-owner") && !args.includes("--webhook-opt-out-label")),
-    `${where}: no registration flags when the server registers nothing`);
+  checkRegistrar(objects, values, where, { registers, service, policyVolume: volume("policy")?.configMap });
 
   // Secrets and the ConfigMap mounted.
   const tlsSecret = volume("tls")?.secret?.secretName;
@@ -291,33 +375,41 @@ function checkWiring(objects, values, where) {
     pod.securityContext.seccompProfile.type === "RuntimeDefault" && sc.readOnlyRootFilesystem === true &&
     sc.allowPrivilegeEscalation === false && isDeepStrictEqual(sc.capabilities.drop, ["ALL"]) && !sc.capabilities.add,
     `${where}: the security context`);
-  // RBAC: exactly what the server's code asks the API for (docs/install.md, "RBAC").
+  // RBAC: exactly what the server's code asks the API for (docs/install.md, "RBAC"), read only.
   const dra = values.dra.lookup.enabled, classes = values.priorityClasses.fromCluster;
-  const usesApi = dra || classes || registers || native;
-  check(pod.automountServiceAccountToken === usesApi, `${where}: service-account token mounted only when the server talks to the API`);
+  const nodes = values.nodeWatch.enabled;
+  const usesApi = dra || classes || nodes;
+  check(pod.automountServiceAccountToken === usesApi, `${where}: service-account token mounted only when the server reads the API`);
+  const serverAccount = find(objects, "ServiceAccount", pod.serviceAccountName);
+  check(!serverAccount || serverAccount.automountServiceAccountToken === usesApi,
+    `${where}: the server's ServiceAccount mounts a token only when the server reads the API`);
   check(args.includes("--dra-lookup") === dra, `${where}: --dra-lookup only with dra.lookup`);
   check(args.includes("--cluster-priority-classes") === classes, `${where}: --cluster-priority-classes only with priorityClasses.fromCluster`);
-  const role = find(objects, "ClusterRole");
-  const webhookKinds = ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"];
-  // kube/webhook_registration.h: GET, POST, PUT by name; prune's labelled list and DELETE.
-  const nativeKinds = ["validatingadmissionpolicies", "validatingadmissionpolicybindings",
-    "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"];
+  check(args.includes("--node-watch") === nodes, `${where}: --node-watch only with nodeWatch.enabled`);
+  const role = find(objects, "ClusterRole", `${fullname}-server`);
   const expectedRules = [
-    ...(registers ? [
-      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, verbs: ["create"] },
-      { apiGroups: ["admissionregistration.k8s.io"], resources: webhookKinds, resourceNames: [fullname], verbs: ["get", "update"] }] : []),
-    ...(native ? [
-      { apiGroups: ["admissionregistration.k8s.io"], resources: nativeKinds, verbs: ["get", "list", "create", "update", "delete"] }] : []),
-    ...(registers || native ? [
-      { apiGroups: ["rbac.authorization.k8s.io"], resources: ["clusterroles"], resourceNames: [fullname], verbs: ["get"] }] : []),
     ...(classes ? [{ apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs: ["list", "watch"] }] : []),
+    ...(nodes ? [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }] : []),
     ...(dra ? [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get"] }] : []),
   ];
   check(Boolean(role) === usesApi && (!role || isDeepStrictEqual(role.rules, expectedRules)),
-    `${where}: the ClusterRole's rules are exactly ${JSON.stringify(expectedRules)}, not ${JSON.stringify(role?.rules)}`);
-  const binding = find(objects, "ClusterRoleBinding");
+    `${where}: the server's ClusterRole's rules are exactly ${JSON.stringify(expectedRules)}, not ${JSON.stringify(role?.rules)}`);
+  const binding = find(objects, "ClusterRoleBinding", `${fullname}-server`);
   check(!usesApi || (binding?.subjects[0].name === pod.serviceAccountName && binding.roleRef.name === role?.metadata.name),
-    `${where}: the ClusterRoleBinding binds the Pods' ServiceAccount`);
+    `${where}: the ClusterRoleBinding binds the server Pods' ServiceAccount`);
+  // A token only in the Pods that read the API: the server's for its lookups, the registrar's.
+  for (const o of objects) {
+    const podSpec = o.kind === "Pod" ? o.spec : o.spec?.template?.spec;
+    if (!podSpec) continue;
+    const reads = o.metadata.name === fullname ? usesApi : o.metadata.name === `${fullname}-registrar`;
+    check(podSpec.automountServiceAccountToken === reads,
+      `${where}: ${o.kind} ${o.metadata.name}: automountServiceAccountToken ${reads}, not ${podSpec.automountServiceAccountToken}`);
+  }
+  // Whatever binds the server's account: read verbs only, nothing in admissionregistration.
+  const granted = rulesBoundTo(objects, pod.serviceAccountName);
+  check(granted.every((r) => r.verbs.every((v) => ["get", "list", "watch"].includes(v)) &&
+    !r.apiGroups.includes("admissionregistration.k8s.io") && !r.apiGroups.includes("*")),
+    `${where}: the server's ServiceAccount may only read, and nothing of admissionregistration: ${JSON.stringify(granted)}`);
 
   // HA.
   const ha = values.replicaCount > 1 || values.autoscaling.enabled;
@@ -374,14 +466,14 @@ for (const file of ciFiles) {
     const a = comparable(find(objects, kind)), b = comparable(expected);
     check(isDeepStrictEqual(a, b), `ci/${file}: the chart's ${kind} differs from gpuadmit render's:\nchart:  ${JSON.stringify(a)}\nrender: ${JSON.stringify(b)}`);
   }
-  // A policy change must not touch the Deployment (it would restart the Pods).
-  const deployment = find(objects, "Deployment");
-  if (file === "default-values.yaml") firstDeployment = deployment;
-  deploymentsByPolicy.set(file, deployment);
+  // A policy change must not touch the Deployments (it would restart the Pods).
+  const deployments = objects.filter((o) => o.kind === "Deployment");
+  if (file === "default-values.yaml") firstDeployment = deployments;
+  deploymentsByPolicy.set(file, deployments);
 }
 const mig = deploymentsByPolicy.get("onprem-mig-values.yaml");
 check(firstDeployment && mig && isDeepStrictEqual(firstDeployment, mig),
-  "a different policy (ci/onprem-mig-values.yaml) changes the Deployment; it must only change the ConfigMap");
+  "a different policy (ci/onprem-mig-values.yaml) changes a Deployment; it must only change the ConfigMap");
 
 // The chart's copies are exact.
 const migValues = YAML.parse(readFileSync(join(ciDir, "onprem-mig-values.yaml"), "utf8"));
@@ -421,10 +513,10 @@ for (const policy of policies) {
 // The validator bites: a wrong type and a missing required field are rejected.
 {
   const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, "extras-values.yaml"), "--set", "webhook.registration=chart"]).out);
-  const deployment = structuredClone(find(objects, "Deployment"));
+  const deployment = structuredClone(find(objects, "Deployment", RELEASE));
   deployment.spec.template.spec.containers[0].ports[0].containerPort = "8443";
   await expectInvalid(deployment, "a Deployment whose containerPort is a string");
-  const noSelector = structuredClone(find(objects, "Deployment"));
+  const noSelector = structuredClone(find(objects, "Deployment", RELEASE));
   delete noSelector.spec.selector;
   await expectInvalid(noSelector, "a Deployment without spec.selector");
   const webhook = structuredClone(find(objects, "ValidatingWebhookConfiguration"));
@@ -450,7 +542,7 @@ for (const policy of policies) {
 // chosen by the kernel) and answers the chart's probes on the metrics port.
 async function checkServeArgs(file) {
   const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, file)]).out);
-  const container = find(objects, "Deployment").spec.template.spec.containers[0];
+  const container = find(objects, "Deployment", RELEASE).spec.template.spec.containers[0];
   writeFileSync(join(scratch, "policy.yaml"), find(objects, "ConfigMap", `${RELEASE}-policy`).data["policy.yaml"]);
   const args = container.args.map((a) => a
     .replace("/etc/gpuadmit/policy/", `${scratch}/`).replace("/etc/gpuadmit/tls/", `${scratch}/`)
@@ -482,6 +574,34 @@ async function checkServeArgs(file) {
 }
 await checkServeArgs("default-values.yaml");
 await checkServeArgs("native-fallback-without-webhook-values.yaml");
+
+// The registrar accepts the chart's exact arguments (paths mapped into the scratch directory):
+// in a pod whose API server does not answer, it starts, logs that registration failed, and keeps
+// trying until SIGTERM, which it ends with 0.
+async function checkRegisterArgs(file) {
+  const objects = parseStream(run(helm, ["template", RELEASE, chart, "--namespace", NAMESPACE, "-f", join(ciDir, file)]).out);
+  const container = find(objects, "Deployment", `${RELEASE}-registrar`).spec.template.spec.containers[0];
+  writeFileSync(join(scratch, "policy.yaml"), find(objects, "ConfigMap", `${RELEASE}-policy`).data["policy.yaml"]);
+  const args = container.args.map((a) => a
+    .replace("/etc/gpuadmit/policy/", `${scratch}/`).replace("/etc/gpuadmit/ca/", `${scratch}/`));
+  writeFileSync(join(scratch, "token"), "token\n");
+  const env = { ...process.env, KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: "1",
+    GPUADMIT_SERVICE_ACCOUNT_DIR: scratch };
+  const registrar = spawn(gpuadmit, args, { stdio: ["ignore", "ignore", "pipe"], env });
+  let log = "";
+  registrar.stderr.on("data", (d) => { log += d; });
+  const deadline = Date.now() + 10000;
+  while (Date.now() < deadline && registrar.exitCode === null && !log.includes('"msg":"registration failed; trying again"')) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  check(log.includes('"msg":"started"') && log.includes('"msg":"registration failed; trying again"'),
+    `gpuadmit ${args.join(" ")} did not start and try:\n${log}`);
+  registrar.kill("SIGTERM");
+  const code = await new Promise((r) => (registrar.exitCode !== null ? r(registrar.exitCode) : registrar.on("exit", r)));
+  check(code === 0, `gpuadmit register --watch ended with ${code} on SIGTERM:\n${log}`);
+}
+await checkRegisterArgs("default-values.yaml");
+await checkRegisterArgs("native-full-values.yaml");
 
 // A wrong value fails helm with a clear message (values.schema.json), not a broken Pod.
 for (const [set, message] of [["replicaCount=two", "replicaCount: Invalid type"],

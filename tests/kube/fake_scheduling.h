@@ -2,8 +2,11 @@
 // The scheduling.k8s.io side of a simulated API server, for the tests of kube/'s PriorityClass
 // watch and of `serve --cluster-priority-classes`: a PriorityClassList answer, then watch
 // events the test queues, one JSON object a line over a chunked answer, as apimachinery's watch
-// stream sends them over HTTP/1.1.
+// stream sends them over HTTP/1.1. The same for another collection (the Node watch's
+// /api/v1/nodes, a NodeList): its path and list kind given to the constructor; a `limit` query
+// is answered page by page with `continue` tokens, as the API server pages a list.
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -34,8 +37,13 @@ inline Json priority_class(const std::string& name, int value, bool global_defau
 // The API server's side: a list answer, then watch events the test queues, one a line.
 class FakeScheduling {
  public:
-  explicit FakeScheduling(const std::string& dir)
-      : server_(dir,
+  explicit FakeScheduling(const std::string& dir, std::string path = kPriorityClassesPath,
+                          std::string list_kind = "PriorityClassList",
+                          std::string api_version = "scheduling.k8s.io/v1")
+      : path_(std::move(path)),
+        list_kind_(std::move(list_kind)),
+        api_version_(std::move(api_version)),
+        server_(dir,
                 [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); }) {
   }
   ~FakeScheduling() {
@@ -90,14 +98,14 @@ class FakeScheduling {
     std::string target = req.path;
     if (!req.params.empty()) {
       target += "?";
-      for (const char* key :
-           {"watch", "resourceVersion", "allowWatchBookmarks", "timeoutSeconds"}) {
+      for (const char* key : {"limit", "continue", "watch", "resourceVersion",
+                              "allowWatchBookmarks", "timeoutSeconds"}) {
         if (req.has_param(key)) target += std::string(key) + "=" + req.get_param_value(key) + "&";
       }
       target.pop_back();
     }
     requests_.push_back(target);
-    if (req.path != kPriorityClassesPath) {
+    if (req.path != path_) {
       res.status = 404;
       return;
     }
@@ -107,10 +115,18 @@ class FakeScheduling {
         res.set_content(list_body_, "application/json");
         return;
       }
-      res.set_content(Json{{"apiVersion", "scheduling.k8s.io/v1"},
-                           {"kind", "PriorityClassList"},
-                           {"metadata", {{"resourceVersion", list_rv_}}},
-                           {"items", items_}}
+      // Pages of `limit` items; the continue token is the index of the next item.
+      std::size_t from = 0, count = items_.size();
+      if (req.has_param("continue")) from = std::stoul(req.get_param_value("continue"));
+      if (req.has_param("limit")) count = std::stoul(req.get_param_value("limit"));
+      const std::size_t to = std::min(items_.size(), from + count);
+      Json metadata = {{"resourceVersion", list_rv_}};
+      if (to < items_.size()) metadata["continue"] = std::to_string(to);
+      res.set_content(Json{{"apiVersion", api_version_},
+                           {"kind", list_kind_},
+                           {"metadata", metadata},
+                           {"items", std::vector<Json>(items_.begin() + static_cast<long>(from),
+                                                       items_.begin() + static_cast<long>(to))}}
                           .dump(),
                       "application/json");
       return;
@@ -141,6 +157,7 @@ class FakeScheduling {
     return true;
   }
 
+  const std::string path_, list_kind_, api_version_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

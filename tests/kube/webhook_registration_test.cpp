@@ -1,9 +1,12 @@
-// kube/webhook_registration.h and `serve --register-webhooks` against a simulated API server
-// that stores admissionregistration.k8s.io/v1 objects as the real one does (a resourceVersion
-// per write, 409 on a stale one, defaulted fields added): the configurations are created only
-// once the server is ready, are `gpuadmit render`'s, are owned by the release's ClusterRole (so
-// the garbage collector deletes them with it), are left alone when the cluster's copy only
-// differs by defaults, and are put back when edited.
+// kube/webhook_registration.h and `gpuadmit register` against a simulated API server that
+// stores admissionregistration.k8s.io objects as the real one does (a resourceVersion per write,
+// 409 on a stale one, Kubernetes' defaults added, empty lists dropped) and serves the webhook
+// Service's EndpointSlices: the configurations are created only once the Service has a ready
+// endpoint, are `gpuadmit render`'s, are owned by the release's ClusterRole (so the garbage
+// collector deletes them with it), carry the policy's generation and digest, are left alone when
+// the cluster's copy only differs by defaults, are put back when anything gpuadmit owns was
+// changed (an added matchConditions entry, an extra rule), and are never touched when annotated
+// break-glass or written for a newer policy generation.
 
 #include "kube/webhook_registration.h"
 
@@ -17,7 +20,8 @@
 #include <vector>
 
 #include "engine/json.h"
-#include "tests/kube/test_api_server.h"
+#include "kube/admission_defaults.h"
+#include "tests/kube/fake_registry.h"
 
 namespace webhook_registration_test {
 
@@ -28,175 +32,6 @@ using gpuadmit::kube::WebhookRegistration;
 using gpuadmit::kube::WebhookRegistrationConfig;
 
 namespace {
-
-const std::string kGroup = "/apis/admissionregistration.k8s.io/v1/";
-const std::string kOwnerPath = "/apis/rbac.authorization.k8s.io/v1/clusterroles/gpuadmit";
-
-// The admissionregistration and rbac parts of an API server.
-class FakeRegistry {
- public:
-  explicit FakeRegistry(const std::string& dir)
-      : server_(dir,
-                [this](const httplib::Request& req, httplib::Response& res) { answer(req, res); }) {
-  }
-  ~FakeRegistry() { server_.stop(); }
-
-  int port() const { return server_.port(); }
-  std::string ca_path() const { return server_.ca_path(); }
-
-  void set_owner(bool present) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    owner_ = present;
-  }
-  std::optional<Json> stored(const std::string& path) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = objects_.find(path);
-    if (it == objects_.end()) return std::nullopt;
-    return it->second;
-  }
-  // Someone else's write: a new resourceVersion.
-  void edit(const std::string& path, const std::function<void(Json&)>& change) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Json& o = objects_.at(path);
-    change(o);
-    o["metadata"]["resourceVersion"] = std::to_string(++version_);
-  }
-  // The next PUT finds the object written by someone else since it was read.
-  void conflict_next_put() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    conflict_next_put_ = true;
-  }
-  // A collection the API server does not serve (its List answers 404).
-  void unserve(const std::string& collection) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    unserved_.insert(collection);
-  }
-  // Someone else's object, as the API server stores it.
-  void put(const std::string& path, Json object) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    object["metadata"]["resourceVersion"] = std::to_string(++version_);
-    object["metadata"]["uid"] = "uid-" + path;
-    objects_[path] = std::move(object);
-  }
-  std::vector<std::string> requests() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return requests_;
-  }
-
- private:
-  static Json status(int code, const std::string& reason, const std::string& message) {
-    return Json{{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                {"code", code},     {"reason", reason},   {"message", message}};
-  }
-
-  // What the API server's defaulting adds (admissionregistration/v1 defaults: a webhook's
-  // objectSelector and rule scope, a ValidatingAdmissionPolicy's failurePolicy).
-  static void add_defaults(Json& object) {
-    if (object.contains("spec") && object["kind"] == "ValidatingAdmissionPolicy" &&
-        !object["spec"].contains("failurePolicy")) {
-      object["spec"]["failurePolicy"] = "Fail";
-    }
-    if (!object.contains("webhooks")) return;
-    for (Json& w : object["webhooks"]) {
-      if (!w.contains("objectSelector")) w["objectSelector"] = Json::object();
-      for (Json& rule : w["rules"]) {
-        if (!rule.contains("scope")) rule["scope"] = "*";
-      }
-    }
-  }
-
-  void answer(const httplib::Request& req, httplib::Response& res) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    requests_.push_back(req.method + " " + req.path);
-    auto reply = [&res](int code, const Json& body) {
-      res.status = code;
-      res.set_content(body.dump(), "application/json");
-    };
-    if (req.path == kOwnerPath) {
-      if (!owner_)
-        return reply(404, status(404, "NotFound",
-                                 "clusterroles.rbac.authorization.k8s.io \"gpuadmit\" not found"));
-      return reply(200, Json{{"kind", "ClusterRole"},
-                             {"apiVersion", "rbac.authorization.k8s.io/v1"},
-                             {"metadata", {{"name", "gpuadmit"}, {"uid", "owner-uid-1"}}}});
-    }
-    if (req.method == "POST") {
-      Json object = Json::parse(req.body);
-      const std::string path = req.path + "/" + object["metadata"]["name"].get<std::string>();
-      if (objects_.count(path)) return reply(409, status(409, "AlreadyExists", "exists"));
-      add_defaults(object);
-      object["metadata"]["resourceVersion"] = std::to_string(++version_);
-      object["metadata"]["uid"] = "uid-" + path;
-      objects_[path] = object;
-      return reply(201, object);
-    }
-    if (req.method == "GET" && req.has_param("limit")) {
-      if (unserved_.count(req.path)) {
-        return reply(404,
-                     status(404, "NotFound", "the server could not find the requested resource"));
-      }
-      return reply(200, list(req));
-    }
-    auto it = objects_.find(req.path);
-    if (it == objects_.end()) return reply(404, status(404, "NotFound", req.path + " not found"));
-    if (req.method == "GET") return reply(200, it->second);
-    if (req.method == "DELETE") {
-      const Json options = Json::parse(req.body);
-      if (options["preconditions"]["uid"] != it->second["metadata"]["uid"]) {
-        return reply(409, status(409, "Conflict", "Precondition failed: UID in precondition"));
-      }
-      objects_.erase(it);
-      return reply(200, status(200, "", ""));
-    }
-    if (req.method == "PUT") {
-      if (conflict_next_put_) {  // another replica wrote between our GET and PUT
-        conflict_next_put_ = false;
-        it->second["metadata"]["resourceVersion"] = std::to_string(++version_);
-      }
-      Json object = Json::parse(req.body);
-      if (object["metadata"]["resourceVersion"] != it->second["metadata"]["resourceVersion"]) {
-        return reply(409, status(409, "Conflict",
-                                 "the object has been modified; please apply your changes to the "
-                                 "latest version and try again"));
-      }
-      add_defaults(object);
-      object["metadata"]["resourceVersion"] = std::to_string(++version_);
-      it->second = object;
-      return reply(200, object);
-    }
-    reply(405, status(405, "MethodNotAllowed", req.method));
-  }
-
-  // A collection's List, filtered by a labelSelector of k=v terms (the only form gpuadmit sends).
-  Json list(const httplib::Request& req) const {
-    Json items = Json::array();
-    const std::string selector = req.get_param_value("labelSelector");
-    for (const auto& [path, object] : objects_) {
-      if (path.rfind(req.path + "/", 0) != 0) continue;
-      bool match = true;
-      for (std::size_t at = 0; at < selector.size();) {
-        std::size_t end = selector.find(',', at);
-        if (end == std::string::npos) end = selector.size();
-        const std::string term = selector.substr(at, end - at);
-        const std::size_t eq = term.find('=');
-        const Json labels = object["metadata"].value("labels", Json::object());
-        match = match && labels.value(term.substr(0, eq), "") == term.substr(eq + 1);
-        at = end + 1;
-      }
-      if (match) items.push_back(object);
-    }
-    return Json{{"kind", "List"}, {"metadata", {{"continue", ""}}}, {"items", items}};
-  }
-
-  mutable std::mutex mutex_;
-  bool owner_ = true;
-  int version_ = 100;
-  std::map<std::string, Json> objects_;
-  std::set<std::string> unserved_;
-  bool conflict_next_put_ = false;
-  std::vector<std::string> requests_;
-  TestApiServer server_;  // last: stopped before the members its handler reads go
-};
 
 Json configuration(const std::string& kind, const std::string& excluded) {
   return Json::parse(
@@ -229,15 +64,36 @@ struct Fixture {
 const std::string kMutating = kGroup + "mutatingwebhookconfigurations/gpuadmit";
 const std::string kValidating = kGroup + "validatingwebhookconfigurations/gpuadmit";
 
+const gpuadmit::kube::PolicyStamp kStamp{3, "sha256:abc"};
+
+// Applies `desired` and expects one step for every object.
+RegistrationResult apply_all(WebhookRegistration& registration, const std::vector<Json>& desired,
+                             const gpuadmit::kube::PolicyStamp& stamp = kStamp) {
+  RegistrationResult r = registration.apply(desired, stamp);
+  INFO(Json(r.errors).dump());
+  CHECK(r.created.size() + r.updated.size() + r.unchanged.size() + r.break_glass.size() +
+            r.newer.size() + r.waiting.size() + r.errors.size() ==
+        desired.size());
+  return r;
+}
+
+bool any_put(const FakeRegistry& api) {
+  for (const std::string& req : api.requests()) {
+    if (req.rfind("PUT", 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-TEST_CASE("webhook registration: created with the owner, unchanged when only defaults differ") {
+TEST_CASE(
+    "webhook registration: created with owner and stamp, unchanged when only defaults differ") {
   Fixture f;
   WebhookRegistration registration(f.config);
   const std::vector<Json> desired = {
       configuration("MutatingWebhookConfiguration", R"("gpuadmit", "kube-system")"),
       configuration("ValidatingWebhookConfiguration", R"("gpuadmit", "kube-system")")};
-  RegistrationResult r = registration.apply(desired);
+  RegistrationResult r = apply_all(registration, desired);
   CHECK(r.errors.empty());
   CHECK(r.created == std::vector<std::string>{"MutatingWebhookConfiguration gpuadmit",
                                               "ValidatingWebhookConfiguration gpuadmit"});
@@ -247,52 +103,216 @@ TEST_CASE("webhook registration: created with the owner, unchanged when only def
   CHECK(stored["metadata"]["ownerReferences"] ==
         Json::parse(R"([{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                          "name": "gpuadmit", "uid": "owner-uid-1"}])"));
-  CHECK(stored["webhooks"][0]["objectSelector"] == Json::object());  // defaulted by the server
+  CHECK(stored["metadata"]["annotations"] == Json::parse(R"({"gpuadmit.io/policy-generation": "3",
+                        "gpuadmit.io/policy-hash": "sha256:abc"})"));
+  // Defaulted by the server: gpuadmit does not set them.
+  CHECK(stored["webhooks"][0]["objectSelector"] == Json::object());
+  CHECK(stored["webhooks"][0]["reinvocationPolicy"] == "Never");
+  CHECK(stored["webhooks"][0]["rules"][0]["scope"] == "*");
 
-  r = registration.apply(desired);
-  CHECK(r.errors.empty());
+  r = apply_all(registration, desired);
   CHECK(r.unchanged.size() == 2);
-  CHECK(r.created.empty());
-  CHECK(r.updated.empty());
-  for (const std::string& req : f.api.requests()) CHECK(req.rfind("PUT", 0) != 0);
+  CHECK_FALSE(any_put(f.api));
 }
 
-TEST_CASE("webhook registration: an edited configuration is put back, its other fields kept") {
+// Issue 34 point 10: "unchanged" used to mean desired ⊆ actual, so whatever was added beside
+// gpuadmit's fields stayed. Each of these edits turns the webhook off or widens its gap; each is
+// put back whole, and what others put in metadata is kept.
+TEST_CASE("webhook registration: anything added to or changed in what gpuadmit owns is put back") {
+  struct Edit {
+    const char* what;
+    std::function<void(Json&)> change;
+  };
+  const std::vector<Edit> edits = {
+      {"a matchConditions entry that is always false",
+       [](Json& o) {
+         o["webhooks"][0]["matchConditions"] =
+             Json::parse(R"([{"name": "off", "expression": "false"}])");
+       }},
+      {"an extra rule",
+       [](Json& o) {
+         o["webhooks"][0]["rules"].push_back(Json::parse(
+             R"({"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["DELETE"],
+                 "resources": ["deployments"], "scope": "*"})"));
+       }},
+      {"a second webhook",
+       [](Json& o) {
+         Json copy = o["webhooks"][0];
+         copy["name"] = "y.gpuadmit.io";
+         o["webhooks"].push_back(copy);
+       }},
+      {"another namespace excluded",
+       [](Json& o) {
+         o["webhooks"][0]["namespaceSelector"]["matchExpressions"][0]["values"].push_back("ml");
+       }},
+      {"an objectSelector",
+       [](Json& o) {
+         o["webhooks"][0]["objectSelector"] =
+             Json::parse(R"({"matchLabels": {"team": "platform"}})");
+       }},
+      {"failurePolicy Ignore", [](Json& o) { o["webhooks"][0]["failurePolicy"] = "Ignore"; }},
+      {"the owner removed", [](Json& o) { o["metadata"].erase("ownerReferences"); }},
+      {"an older generation",
+       [](Json& o) { o["metadata"]["annotations"]["gpuadmit.io/policy-generation"] = "2"; }}};
+  for (const Edit& edit : edits) {
+    INFO(edit.what);
+    Fixture f;
+    WebhookRegistration registration(f.config);
+    const std::vector<Json> desired = {
+        configuration("MutatingWebhookConfiguration", R"("gpuadmit", "kube-system")")};
+    REQUIRE(apply_all(registration, desired).created.size() == 1);
+    const Json first = *f.api.stored(kMutating);
+    f.api.edit(kMutating, [&](Json& o) {
+      edit.change(o);
+      o["metadata"]["annotations"]["team"] = "platform";
+      o["metadata"]["labels"]["team"] = "platform";
+    });
+    RegistrationResult r = apply_all(registration, desired);
+    CHECK(r.updated == std::vector<std::string>{"MutatingWebhookConfiguration gpuadmit"});
+    Json stored = *f.api.stored(kMutating);
+    CHECK(stored["webhooks"] == first["webhooks"]);
+    CHECK(stored["metadata"]["ownerReferences"] == first["metadata"]["ownerReferences"]);
+    CHECK(stored["metadata"]["annotations"]["gpuadmit.io/policy-generation"] == "3");
+    CHECK(stored["metadata"]["annotations"]["team"] == "platform");
+    CHECK(stored["metadata"]["labels"]["team"] == "platform");
+    CHECK(apply_all(registration, desired).unchanged.size() == 1);
+  }
+}
+
+TEST_CASE("webhook registration: a new policy's selector is written") {
   Fixture f;
   WebhookRegistration registration(f.config);
-  const std::vector<Json> desired = {
-      configuration("MutatingWebhookConfiguration", R"("gpuadmit", "kube-system")")};
-  REQUIRE(registration.apply(desired).created.size() == 1);
-  f.api.edit(kMutating, [](Json& o) {
-    o["webhooks"][0]["failurePolicy"] = "Ignore";
-    o["metadata"]["annotations"]["team"] = "platform";
-  });
-  RegistrationResult r = registration.apply(desired);
-  CHECK(r.errors.empty());
-  CHECK(r.updated == std::vector<std::string>{"MutatingWebhookConfiguration gpuadmit"});
-  const Json stored = *f.api.stored(kMutating);
-  CHECK(stored["webhooks"][0]["failurePolicy"] == "Fail");
-  CHECK(stored["metadata"]["annotations"]["team"] == "platform");
-
-  // A policy that exempts another namespace: the new selector is written.
+  REQUIRE(apply_all(registration, {configuration("MutatingWebhookConfiguration", R"("gpuadmit")")})
+              .created.size() == 1);
   const std::vector<Json> next = {
       configuration("MutatingWebhookConfiguration", R"("batch", "gpuadmit", "kube-system")")};
-  r = registration.apply(next);
+  const RegistrationResult r = apply_all(registration, next, {4, "sha256:def"});
   CHECK(r.updated.size() == 1);
-  CHECK(f.api.stored(kMutating)->at("webhooks")[0]["namespaceSelector"] ==
-        next[0]["webhooks"][0]["namespaceSelector"]);
+  const Json stored = *f.api.stored(kMutating);
+  CHECK(stored["webhooks"][0]["namespaceSelector"] == next[0]["webhooks"][0]["namespaceSelector"]);
+  CHECK(stored["metadata"]["annotations"]["gpuadmit.io/policy-hash"] == "sha256:def");
+}
+
+// A Kubernetes release that defaults a field gpuadmit does not know: the stored object differs
+// from what gpuadmit renders, yet is what the API server makes of it. Written once, not again
+// every round.
+TEST_CASE("webhook registration: a default gpuadmit does not know is written once, then left") {
+  Fixture f;
+  f.api.set_future_default("on");
+  WebhookRegistration registration(f.config);
+  const std::vector<Json> desired = {
+      configuration("ValidatingWebhookConfiguration", R"("gpuadmit")")};
+  REQUIRE(apply_all(registration, desired).created.size() == 1);
+  CHECK(f.api.stored(kValidating)->at("webhooks")[0]["futureField"] == "on");
+  CHECK(apply_all(registration, desired).unchanged.size() == 1);
+  CHECK(apply_all(registration, desired).unchanged.size() == 1);
+  CHECK_FALSE(any_put(f.api));
+  // Someone changes it: put back (and the server defaults it again).
+  f.api.edit(kValidating, [](Json& o) { o["webhooks"][0]["futureField"] = "off"; });
+  CHECK(apply_all(registration, desired).updated.size() == 1);
+  CHECK(apply_all(registration, desired).unchanged.size() == 1);
 }
 
 TEST_CASE("webhook registration: without its owner nothing is written") {
   Fixture f;
   f.api.set_owner(false);
   WebhookRegistration registration(f.config);
-  const RegistrationResult r =
-      registration.apply({configuration("ValidatingWebhookConfiguration", R"("gpuadmit")")});
+  const RegistrationResult r = registration.apply(
+      {configuration("ValidatingWebhookConfiguration", R"("gpuadmit")")}, kStamp);
   CHECK(r.errors == std::vector<std::string>{
                         "the owner ClusterRole gpuadmit: the API server answered 404 (NotFound): "
                         "clusterroles.rbac.authorization.k8s.io \"gpuadmit\" not found"});
   CHECK_FALSE(f.api.stored(kValidating).has_value());
+}
+
+// docs/install.md, "No install window": the API server must never hold a webhook configuration
+// whose Service cannot answer. An existing configuration is still repaired meanwhile.
+TEST_CASE("webhook registration: created only once the webhook's Service has a ready endpoint") {
+  Fixture f;
+  f.config.service_namespace = "gpuadmit";
+  f.config.service_name = "gpuadmit";
+  WebhookRegistration registration(f.config);
+  const std::vector<Json> desired = {
+      configuration("MutatingWebhookConfiguration", R"("gpuadmit")"),
+      configuration("ValidatingWebhookConfiguration", R"("gpuadmit")")};
+  f.api.set_endpoints(FakeRegistry::Endpoints::kNone);
+  RegistrationResult r = apply_all(registration, desired);
+  CHECK(r.waiting == std::vector<std::string>{
+                         "MutatingWebhookConfiguration gpuadmit: Service gpuadmit/gpuadmit has no "
+                         "ready endpoint (0 EndpointSlices)",
+                         "ValidatingWebhookConfiguration gpuadmit: Service gpuadmit/gpuadmit has "
+                         "no ready endpoint (0 EndpointSlices)"});
+  f.api.set_endpoints(FakeRegistry::Endpoints::kNotReady);
+  r = apply_all(registration, desired);
+  CHECK(r.waiting.size() == 2);
+  CHECK(r.waiting[0] ==
+        "MutatingWebhookConfiguration gpuadmit: Service gpuadmit/gpuadmit has no ready endpoint "
+        "(1 EndpointSlice)");
+  CHECK_FALSE(f.api.stored(kMutating).has_value());
+  CHECK_FALSE(f.api.stored(kValidating).has_value());
+
+  f.api.set_endpoints(FakeRegistry::Endpoints::kReady);
+  r = apply_all(registration, desired);
+  CHECK(r.created.size() == 2);
+  CHECK(r.waiting.empty());
+
+  // Every Pod gone: an edit is still put back (only a create waits).
+  f.api.set_endpoints(FakeRegistry::Endpoints::kNone);
+  f.api.edit(kMutating, [](Json& o) { o["webhooks"][0]["failurePolicy"] = "Ignore"; });
+  r = apply_all(registration, desired);
+  CHECK(r.updated == std::vector<std::string>{"MutatingWebhookConfiguration gpuadmit"});
+  CHECK(r.unchanged == std::vector<std::string>{"ValidatingWebhookConfiguration gpuadmit"});
+}
+
+// docs/install.md, "Break glass": an operator's emergency edit of a configuration is not undone.
+TEST_CASE("webhook registration: an object annotated break-glass is left alone until it is not") {
+  Fixture f;
+  WebhookRegistration registration(f.config);
+  const std::vector<Json> desired = {
+      configuration("MutatingWebhookConfiguration", R"("gpuadmit")")};
+  REQUIRE(apply_all(registration, desired).created.size() == 1);
+  f.api.edit(kMutating, [](Json& o) {
+    o["metadata"]["annotations"]["gpuadmit.io/break-glass"] = "true";
+    o["webhooks"][0]["failurePolicy"] = "Ignore";
+  });
+  RegistrationResult r = apply_all(registration, desired, {9, "sha256:new"});
+  CHECK(r.break_glass == std::vector<std::string>{"MutatingWebhookConfiguration gpuadmit"});
+  CHECK(f.api.stored(kMutating)->at("webhooks")[0]["failurePolicy"] == "Ignore");
+  CHECK_FALSE(any_put(f.api));
+  // Any other value is not break glass.
+  f.api.edit(kMutating,
+             [](Json& o) { o["metadata"]["annotations"]["gpuadmit.io/break-glass"] = "false"; });
+  r = apply_all(registration, desired);
+  CHECK(r.updated.size() == 1);
+  CHECK(f.api.stored(kMutating)->at("webhooks")[0]["failurePolicy"] == "Fail");
+}
+
+// One writer decides (docs/install.md, "One writer"): a registrar whose policy is older than the
+// one that wrote an object leaves it alone; equal or older generations are overwritten.
+TEST_CASE("webhook registration: an object written for a newer policy generation is not undone") {
+  Fixture f;
+  WebhookRegistration registration(f.config);
+  std::vector<Json> desired = {configuration("MutatingWebhookConfiguration", R"("gpuadmit")")};
+  REQUIRE(apply_all(registration, desired, {5, "sha256:five"}).created.size() == 1);
+
+  // A registrar still on generation 4 (its ConfigMap not synced yet): nothing written.
+  desired[0]["webhooks"][0]["timeoutSeconds"] = 9;
+  RegistrationResult r = apply_all(registration, desired, {4, "sha256:four"});
+  CHECK(r.newer ==
+        std::vector<std::string>{"MutatingWebhookConfiguration gpuadmit (generation 5)"});
+  CHECK(f.api.stored(kMutating)->at("webhooks")[0]["timeoutSeconds"] == 2);
+  CHECK_FALSE(any_put(f.api));
+
+  // The same generation (another text, e.g. a comment): written, the single writer decides.
+  r = apply_all(registration, desired, {5, "sha256:five-b"});
+  CHECK(r.updated.size() == 1);
+  CHECK(f.api.stored(kMutating)->at("webhooks")[0]["timeoutSeconds"] == 9);
+  // A stamp that is not a number counts as 0.
+  f.api.edit(kMutating, [](Json& o) {
+    o["metadata"]["annotations"]["gpuadmit.io/policy-generation"] = "latest";
+    o["webhooks"][0]["timeoutSeconds"] = 2;
+  });
+  CHECK(apply_all(registration, desired, {0, "sha256:zero"}).updated.size() == 1);
 }
 
 TEST_CASE("webhook registration: the REST collection of each admissionregistration kind") {
@@ -362,8 +382,16 @@ Json deny_binding() {
   return native_object(
       "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding",
       "gpuadmit-no-tenant-deny",
-      {{"policyName", "gpuadmit-no-tenant-deny"}, {"validationActions", {"Deny"}}});
+      {{"policyName", "gpuadmit-no-tenant-deny"},
+       {"validationActions", {"Deny"}},
+       {"matchResources", {{"namespaceSelector", {{"matchLabels", {{"a", "b"}}}}}}}});
 }
+
+const std::vector<gpuadmit::kube::AdmissionKind> kNativeKinds = {
+    {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"},
+    {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"},
+    {"admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"}};
+const std::string kSelector = "app.kubernetes.io/managed-by=gpuadmit,gpuadmit.io/owner=gpuadmit";
 
 }  // namespace
 
@@ -371,35 +399,48 @@ TEST_CASE("native registration: created, unchanged when defaulted, put back, 409
   Fixture f;
   WebhookRegistration registration(f.config);
   std::vector<Json> desired = {deny_policy("object.spec.hostPID != true"), deny_binding()};
-  RegistrationResult r = registration.apply(desired);
+  RegistrationResult r = apply_all(registration, desired);
   CHECK(r.errors.empty());
   CHECK(r.created ==
         std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-no-tenant-deny",
                                  "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-deny"});
   const Json stored = *f.api.stored(kVap);
   CHECK(stored["spec"]["failurePolicy"] == "Fail");  // defaulted by the server
+  CHECK(stored["spec"]["matchConstraints"]["matchPolicy"] == "Equivalent");
   CHECK(stored["metadata"]["ownerReferences"][0]["uid"] == "owner-uid-1");
   CHECK(f.api.stored(kVapBinding)->at("spec")["policyName"] == "gpuadmit-no-tenant-deny");
+  CHECK(f.api.stored(kVapBinding)->at("spec")["matchResources"]["objectSelector"] ==
+        Json::object());
 
-  r = registration.apply(desired);  // only the default differs: nothing written
+  r = apply_all(registration, desired);  // only the defaults differ: nothing written
   CHECK(r.unchanged.size() == 2);
   CHECK(r.updated.empty());
 
-  // Someone edits the policy: put back, the annotation they added kept.
+  // Someone edits the policy, or adds a match condition to the binding: put back, the
+  // annotation they added kept.
   f.api.edit(kVap, [](Json& o) {
     o["spec"]["validations"][0]["expression"] = "true";
     o["metadata"]["annotations"]["team"] = "platform";
   });
-  r = registration.apply(desired);
-  CHECK(r.updated == std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-no-tenant-deny"});
+  f.api.edit(kVapBinding, [](Json& o) {
+    o["spec"]["matchResources"]["excludeResourceRules"] = Json::parse(
+        R"([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+             "resources": ["pods"], "scope": "*"}])");
+  });
+  r = apply_all(registration, desired);
+  CHECK(r.updated ==
+        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-no-tenant-deny",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-deny"});
   CHECK(f.api.stored(kVap)->at("spec")["validations"][0]["expression"] ==
         "object.spec.hostPID != true");
   CHECK(f.api.stored(kVap)->at("metadata")["annotations"]["team"] == "platform");
+  CHECK_FALSE(
+      f.api.stored(kVapBinding)->at("spec")["matchResources"].contains("excludeResourceRules"));
 
   // A new policy, and another writer between the GET and the PUT: 409, written next round.
   desired[0] = deny_policy("object.spec.hostNetwork != true");
   f.api.conflict_next_put();
-  r = registration.apply(desired);
+  r = apply_all(registration, desired);
   REQUIRE(r.errors.size() == 1);
   CHECK(r.errors[0].rfind("ValidatingAdmissionPolicy gpuadmit-no-tenant-deny: PUT "
                           "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/"
@@ -407,7 +448,7 @@ TEST_CASE("native registration: created, unchanged when defaulted, put back, 409
                           0) == 0);
   CHECK(f.api.stored(kVap)->at("spec")["validations"][0]["expression"] ==
         "object.spec.hostPID != true");
-  r = registration.apply(desired);
+  r = apply_all(registration, desired);
   CHECK(r.errors.empty());
   CHECK(r.updated == std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-no-tenant-deny"});
   CHECK(f.api.stored(kVap)->at("spec")["validations"][0]["expression"] ==
@@ -419,11 +460,12 @@ TEST_CASE("native registration: a MutatingAdmissionPolicy in v1beta1 goes to the
   WebhookRegistration registration(f.config);
   const Json map = native_object("admissionregistration.k8s.io/v1beta1", "MutatingAdmissionPolicy",
                                  "gpuadmit-no-tenant", {{"reinvocationPolicy", "IfNeeded"}});
-  CHECK(registration.apply({map}).created ==
+  CHECK(apply_all(registration, {map}).created ==
         std::vector<std::string>{"MutatingAdmissionPolicy gpuadmit-no-tenant"});
   CHECK(f.api.stored(kMapBeta).has_value());
   const RegistrationResult r = registration.apply(
-      {native_object("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", "x", {})});
+      {native_object("admissionregistration.k8s.io/v1alpha1", "MutatingAdmissionPolicy", "x", {})},
+      kStamp);
   CHECK(r.errors == std::vector<std::string>{
                         "MutatingAdmissionPolicy x: not an admissionregistration.k8s.io object "
                         "gpuadmit registers: admissionregistration.k8s.io/v1alpha1"});
@@ -433,229 +475,96 @@ TEST_CASE("native registration: prune deletes this release's objects no longer r
   Fixture f;
   WebhookRegistration registration(f.config);
   const std::string bindings = kGroup + "validatingadmissionpolicybindings/";
-  // A removed tenant's binding (ours), another release's, and one nobody labelled.
-  Json gone = deny_binding();
-  gone["metadata"]["name"] = "gpuadmit-ml-team-deny";
-  f.api.put(bindings + "gpuadmit-ml-team-deny", gone);
-  Json other = gone;
-  other["metadata"]["name"] = "other-ml-team-deny";
-  other["metadata"]["labels"]["gpuadmit.io/owner"] = "other";
-  f.api.put(bindings + "other-ml-team-deny", other);
-  Json foreign = gone;
-  foreign["metadata"]["name"] = "hand-made";
-  foreign["metadata"].erase("labels");
-  f.api.put(bindings + "hand-made", foreign);
+  // A removed tenant's binding (ours), another release's, one nobody labelled, and two of ours
+  // that must stay: one annotated break-glass, one written by a newer policy.
+  auto binding = [&](const std::string& name, const std::function<void(Json&)>& change) {
+    Json b = deny_binding();
+    b["metadata"]["name"] = name;
+    change(b);
+    f.api.put(bindings + name, b);
+  };
+  binding("gpuadmit-ml-team-deny", [](Json&) {});
+  binding("other-ml-team-deny",
+          [](Json& b) { b["metadata"]["labels"]["gpuadmit.io/owner"] = "other"; });
+  binding("hand-made", [](Json& b) { b["metadata"].erase("labels"); });
+  binding("gpuadmit-held-deny",
+          [](Json& b) { b["metadata"]["annotations"]["gpuadmit.io/break-glass"] = "true"; });
+  binding("gpuadmit-next-deny",
+          [](Json& b) { b["metadata"]["annotations"]["gpuadmit.io/policy-generation"] = "4"; });
 
   const std::vector<Json> desired = {deny_policy("object.spec.hostPID != true"), deny_binding()};
-  REQUIRE(registration.apply(desired).errors.empty());
+  REQUIRE(apply_all(registration, desired).errors.empty());
   f.api.unserve("/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies");
-  const std::vector<gpuadmit::kube::AdmissionKind> kinds = {
-      {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"},
-      {"admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"},
-      {"admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"}};
-  const std::string selector = "app.kubernetes.io/managed-by=gpuadmit,gpuadmit.io/owner=gpuadmit";
-  RegistrationResult r = registration.prune(kinds, selector, desired);
+  RegistrationResult r = registration.prune(kNativeKinds, kSelector, desired, kStamp);
   CHECK(r.errors.empty());
   CHECK(r.deleted ==
         std::vector<std::string>{"ValidatingAdmissionPolicyBinding gpuadmit-ml-team-deny"});
+  CHECK(r.break_glass ==
+        std::vector<std::string>{"ValidatingAdmissionPolicyBinding gpuadmit-held-deny"});
+  CHECK(r.newer == std::vector<std::string>{
+                       "ValidatingAdmissionPolicyBinding gpuadmit-next-deny (generation 4)"});
   CHECK_FALSE(f.api.stored(bindings + "gpuadmit-ml-team-deny").has_value());
-  CHECK(f.api.stored(bindings + "other-ml-team-deny").has_value());
-  CHECK(f.api.stored(bindings + "hand-made").has_value());
-  CHECK(f.api.stored(kVapBinding).has_value());
+  for (const char* kept : {"other-ml-team-deny", "hand-made", "gpuadmit-held-deny",
+                           "gpuadmit-next-deny", "gpuadmit-no-tenant-deny"}) {
+    INFO(kept);
+    CHECK(f.api.stored(bindings + kept).has_value());
+  }
   CHECK(f.api.stored(kVap).has_value());
-  bool deleted_with_uid = false;
-  for (const std::string& req : f.api.requests()) {
-    deleted_with_uid |= req == "DELETE " + bindings + "gpuadmit-ml-team-deny";
-  }
-  CHECK(deleted_with_uid);
 
-  // Nothing left to delete: a second prune deletes nothing.
-  r = registration.prune(kinds, selector, desired);
-  CHECK(r.errors.empty());
+  // Nothing left to delete: a second prune deletes nothing; the newer policy's generation
+  // catches up, and its leftover goes.
+  r = registration.prune(kNativeKinds, kSelector, desired, kStamp);
   CHECK(r.deleted.empty());
+  r = registration.prune(kNativeKinds, kSelector, desired, {4, "sha256:four"});
+  CHECK(r.deleted ==
+        std::vector<std::string>{"ValidatingAdmissionPolicyBinding gpuadmit-next-deny"});
 }
 
-TEST_CASE("webhook registration: sets_equal compares only what the desired object sets") {
-  using gpuadmit::kube::sets_equal;
-  CHECK(sets_equal(Json::parse(R"({"a": 1})"), Json::parse(R"({"a": 1, "b": 2})")));
-  CHECK_FALSE(sets_equal(Json::parse(R"({"a": 1, "b": 2})"), Json::parse(R"({"a": 1})")));
-  CHECK_FALSE(sets_equal(Json::parse(R"({"a": [1, 2]})"), Json::parse(R"({"a": [1, 2, 3]})")));
-  CHECK(sets_equal(Json::parse(R"([{"x": 1}])"), Json::parse(R"([{"x": 1, "scope": "*"}])")));
-  CHECK_FALSE(sets_equal(Json::parse(R"({"a": "1"})"), Json::parse(R"({"a": 1})")));
-}
-
-// The whole path: the server registers render's objects once it is ready.
-TEST_CASE("serve --register-webhooks: render's configurations, written once ready") {
-  TempDir webhook_dir, account;
-  generate_certs(webhook_dir.path());
-  FakeRegistry api(account.path());
-  std::ofstream(account / "token") << "sa-token\n";
-  ServerProcess server(
-      webhook_dir.path(),
-      {"--register-webhooks", "--webhook-service", "gpuadmit", "--webhook-namespace", "gpuadmit",
-       "--webhook-ca-bundle", webhook_dir / "ca.crt", "--webhook-owner", "gpuadmit",
-       "--webhook-exclude-namespace", "batch"},
-      "",
-      {{"KUBERNETES_SERVICE_HOST", "127.0.0.1"},
-       {"KUBERNETES_SERVICE_PORT", std::to_string(api.port())},
-       {"GPUADMIT_SERVICE_ACCOUNT_DIR", account.path()}});
-  REQUIRE(server.wait_ready());
-  bool registered = false;
-  for (int i = 0; i < 1000 && !registered; ++i) {
-    registered = api.stored(kMutating).has_value() && api.stored(kValidating).has_value();
-    if (!registered) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+// kube/admission_defaults.h: the comparison the repair relies on.
+TEST_CASE("webhook registration: same_content is exact up to the API server's defaults") {
+  using gpuadmit::kube::same_content;
+  const Json bare =
+      Json::parse(R"({"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "a"},
+    "webhooks": [{"name": "w", "clientConfig": {"service": {"namespace": "n", "name": "s"}},
+                  "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                             "resources": ["pods"]}], "sideEffects": "None",
+                  "admissionReviewVersions": ["v1"], "matchConditions": []}]})");
+  // As a v1 API server answers: every default, Go's field order, the empty list gone.
+  const Json stored = Json::parse(R"({"apiVersion": "admissionregistration.k8s.io/v1",
+    "kind": "ValidatingWebhookConfiguration",
+    "metadata": {"name": "a", "uid": "u", "resourceVersion": "7"},
+    "webhooks": [{"admissionReviewVersions": ["v1"], "timeoutSeconds": 10, "sideEffects": "None",
+                  "objectSelector": {}, "namespaceSelector": {}, "matchPolicy": "Equivalent",
+                  "failurePolicy": "Fail",
+                  "rules": [{"scope": "*", "resources": ["pods"], "operations": ["CREATE"],
+                             "apiVersions": ["v1"], "apiGroups": [""]}],
+                  "clientConfig": {"service": {"port": 443, "name": "s", "namespace": "n"}},
+                  "name": "w"}]})");
+  CHECK(same_content(bare, stored));
+  for (const char* edit : {R"(/webhooks/0/timeoutSeconds)", R"(/webhooks/0/rules/0/scope)",
+                           R"(/webhooks/0/clientConfig/service/port)"}) {
+    INFO(edit);
+    Json changed = stored;
+    changed[Json::json_pointer(edit)] =
+        changed[Json::json_pointer(edit)].is_number() ? Json(29) : Json("Namespaced");
+    CHECK_FALSE(same_content(bare, changed));
   }
-  REQUIRE(registered);
-  bool logged = false;  // the log is written in batches
-  for (int i = 0; i < 200 && !logged; ++i) {
-    logged =
-        server.log().find("\"msg\":\"webhook configurations registered\"") != std::string::npos;
-    if (!logged) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CHECK(logged);
-  const auto rendered = run_command(std::string(GPUADMIT_BINARY) +
-                                    " render --namespace gpuadmit --service gpuadmit --ca-bundle " +
-                                    (webhook_dir / "ca.crt"));
-  REQUIRE(rendered.exit_code == 0);
-  // render's YAML stream, through lint's reader is overkill: compare the fields that matter.
-  for (const std::string& path : {kMutating, kValidating}) {
-    const Json stored = *api.stored(path);
-    const Json& w = stored["webhooks"][0];
-    CHECK(rendered.out.find("caBundle: " + w["clientConfig"]["caBundle"].get<std::string>()) !=
-          std::string::npos);
-    CHECK(w["namespaceSelector"]["matchExpressions"][0]["values"] ==
-          Json::array({"batch", "gpu-operator", "gpuadmit", "kube-node-lease", "kube-public",
-                       "kube-system"}));
-    CHECK_FALSE((w.contains("objectSelector") && !w["objectSelector"].empty()));
-    CHECK(stored["metadata"]["ownerReferences"][0]["uid"] == "owner-uid-1");
-  }
-}
-
-namespace {
-
-constexpr const char* kTeamsPolicy = R"(apiVersion: gpuadmit.io/v1alpha1
-kind: GPUPolicy
-metadata:
-  name: teams
-spec:
-  tenants:
-    - name: ml
-      namespaces: ["ml"]
-      limits: {maxGPUsPerPod: 4}
-)";
-
-constexpr const char* kNoTenantsPolicy = R"(apiVersion: gpuadmit.io/v1alpha1
-kind: GPUPolicy
-metadata:
-  name: teams
-spec:
-  enforcement:
-    exempt:
-      namespaces: ["batch"]
-)";
-
-// The paths of what a native registration of `scopes` in full mode stores.
-std::vector<std::string> full_mode_paths(const std::vector<std::string>& scopes) {
-  const std::string beta = "/apis/admissionregistration.k8s.io/v1beta1/";
-  std::vector<std::string> out;
-  for (const std::string& scope : scopes) {
-    for (const char* suffix : {"-deny", "-warn"}) {
-      out.push_back(kGroup + "validatingadmissionpolicies/gpuadmit-" + scope + suffix);
-      out.push_back(kGroup + "validatingadmissionpolicybindings/gpuadmit-" + scope + suffix);
-    }
-    out.push_back(beta + "mutatingadmissionpolicies/gpuadmit-" + scope + "-mutate");
-    out.push_back(beta + "mutatingadmissionpolicybindings/gpuadmit-" + scope + "-mutate");
-  }
-  return out;
-}
-
-// Waits (up to 20 s) until `done` holds.
-bool eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 2000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
-}  // namespace
-
-// The whole path: the server registers render --native's objects, and when the policy loses a
-// tenant, deletes that tenant's policies and bindings.
-TEST_CASE("serve --register-native: render's native policies, pruned when a tenant goes") {
-  TempDir webhook_dir, account;
-  generate_certs(webhook_dir.path());
-  FakeRegistry api(account.path());
-  std::ofstream(account / "token") << "sa-token\n";
-  const std::string policy = webhook_dir / "policy.yaml";
-  std::ofstream(policy) << kTeamsPolicy;
-  ServerProcess server(webhook_dir.path(),
-                       {"--policy", policy, "--register-native", "full", "--native-api", "v1beta1",
-                        "--webhook-namespace", "gpuadmit", "--webhook-owner", "gpuadmit"},
-                       "",
-                       {{"KUBERNETES_SERVICE_HOST", "127.0.0.1"},
-                        {"KUBERNETES_SERVICE_PORT", std::to_string(api.port())},
-                        {"GPUADMIT_SERVICE_ACCOUNT_DIR", account.path()}});
-  REQUIRE(server.wait_ready());
-  const std::vector<std::string> both = full_mode_paths({"ml", "no-tenant"});
-  REQUIRE(eventually([&] {
-    for (const std::string& path : both) {
-      if (!api.stored(path)) return false;
-    }
-    return true;
-  }));
-  for (const std::string& path : both) {
-    const Json stored = *api.stored(path);
-    CHECK(stored["metadata"]["labels"]["gpuadmit.io/owner"] == "gpuadmit");
-    CHECK(stored["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuadmit");
-    CHECK(stored["metadata"]["ownerReferences"][0]["uid"] == "owner-uid-1");
-  }
-  CHECK(api.stored(full_mode_paths({"ml"})[1])->at("spec")["policyName"] == "gpuadmit-ml-deny");
-  CHECK_FALSE(api.stored(kMutating).has_value());  // no --register-webhooks: no webhooks
-  CHECK_FALSE(api.stored(kValidating).has_value());
-
-  // The tenant leaves the policy: its six objects are deleted, the others stay.
-  std::ofstream(policy, std::ios::trunc) << kNoTenantsPolicy;
-  REQUIRE(eventually([&] {
-    for (const std::string& path : full_mode_paths({"ml"})) {
-      if (api.stored(path)) return false;
-    }
-    return true;
-  }));
-  for (const std::string& path : full_mode_paths({"no-tenant"})) CHECK(api.stored(path));
-  CHECK(eventually([&] {
-    return server.log().find("\"msg\":\"native policies the policy no longer renders deleted\"") !=
-           std::string::npos;
-  }));
-}
-
-TEST_CASE("serve --register-native: flag errors") {
-  TempDir dir;
-  generate_certs(dir.path());
-  const std::string base = std::string(GPUADMIT_BINARY) + " serve --tls-cert " + (dir / "tls.crt") +
-                           " --tls-key " + (dir / "tls.key") + " ";
-  struct Case {
-    std::string flags, error;
-  };
-  for (const Case& c : std::vector<Case>{
-           {"--register-native partial --webhook-namespace g --webhook-owner g",
-            "gpuadmit serve: --register-native must be full or fallback, not \"partial\"\n"},
-           {"--register-native full --webhook-owner g",
-            "gpuadmit serve: --register-native needs --webhook-namespace\n"},
-           {"--register-native full --webhook-namespace g",
-            "gpuadmit serve: --register-native needs --webhook-owner\n"},
-           {"--register-native full --webhook-namespace g --webhook-owner g --native-api v2",
-            "gpuadmit serve: --native-api must be v1 (Kubernetes 1.36) or v1beta1 (1.34-1.35), "
-            "not \"v2\"\n"},
-           {"--native-api v1", "gpuadmit serve: --native-api needs --register-native\n"},
-           {"--webhook-owner g",
-            "gpuadmit serve: --webhook-owner needs --register-webhooks or --register-native\n"},
-           {"--register-native full --webhook-namespace g --webhook-owner g --webhook-service s",
-            "gpuadmit serve: --webhook-service needs --register-webhooks\n"},
-       }) {
-    const auto r = run_command(base + c.flags);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err == c.error);
-  }
+  Json extra = stored;
+  extra["webhooks"][0]["matchConditions"] =
+      Json::parse(R"([{"name": "x", "expression": "false"}])");
+  CHECK_FALSE(same_content(bare, extra));
+  extra = stored;
+  extra["webhooks"][0]["objectSelector"] = Json::parse(R"({"matchLabels": {"a": "b"}})");
+  CHECK_FALSE(same_content(bare, extra));
+  extra = stored;
+  extra["extra"] = true;  // a member beside `webhooks`
+  CHECK_FALSE(same_content(bare, extra));
+  // A mutating webhook is defaulted reinvocationPolicy Never: IfNeeded is a difference.
+  Json mutating = bare, mutating_stored = stored;
+  mutating["kind"] = mutating_stored["kind"] = "MutatingWebhookConfiguration";
+  mutating_stored["webhooks"][0]["reinvocationPolicy"] = "Never";
+  CHECK(same_content(mutating, mutating_stored));
+  mutating_stored["webhooks"][0]["reinvocationPolicy"] = "IfNeeded";
+  CHECK_FALSE(same_content(mutating, mutating_stored));
 }
 }  // namespace webhook_registration_test

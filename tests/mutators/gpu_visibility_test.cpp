@@ -61,10 +61,17 @@ TEST_CASE("mutator gpu-visibility: containers that request no GPU get NVIDIA_VIS
            R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
                "spec":{"template":{"spec":{"containers":[{"name":"c","env":)" +
                void_env() + "}]}}}}"},
-          {"a DaemonSet (node agents need every GPU) is untouched", "default",
+          {"a DaemonSet in a nodeAgents namespace (node agents need every GPU) is untouched",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},
                "spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}})",
            ""},
+          {"a DaemonSet elsewhere is a workload like any other", "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},
+               "spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}})",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},
+               "spec":{"template":{"spec":{"containers":[{"name":"c","env":)" +
+               void_env() + "}]}}}}"},
       });
 }
 
@@ -76,7 +83,10 @@ TEST_CASE(
   CHECK(mutator->evaluates_added_ephemeral_containers());
   const std::string input = pod(R"([{"name":"c"}])");
   auto fix = policy_from_yaml(fleet_policy());
-  run_mutation_cases(*mutator, fix, {{"DaemonSet-owned pod", "default", input, ""}},
+  run_mutation_cases(*mutator, fix,
+                     {{"DaemonSet-owned pod in a nodeAgents namespace", "node-agents", input, ""},
+                      {"DaemonSet-owned pod elsewhere", "ml-a", input,
+                       pod(R"([{"name":"c","env":)" + void_env() + "}]")}},
                      [](RequestContext& r) { r.daemonset_owned = true; });
   // A template that an UPDATE changed gets what a CREATE gives it (docs/decisions.md,
   // "Controllers converge"); unchanged templates never reach the mutators.

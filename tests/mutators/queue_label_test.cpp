@@ -45,15 +45,6 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
           {"a CPU-only Job is not queued", "ml-a", job("", R"({"name":"c"})"), ""},
           {"a tenant without a queue name", "bare", job(""), ""},
           {"a namespace of no tenant", "default", job(""), ""},
-          {"a Job of a JobSet: the JobSet carries the queue", "ml-a",
-           job(R"(,"ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
-               "name":"js","uid":"u","controller":true}])"),
-           ""},
-          {"a Job of a CronJob: the CronJob's jobTemplate carries the queue (its labels are the "
-           "Job's)",
-           "ml-a", job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
-               "uid":"u","controller":true}])"),
-           ""},
           {"a Job of a controller gpuadmit does not know: Kueue manages it as a Job", "ml-a",
            job(R"(,"ownerReferences":[{"apiVersion":"example.com/v1","kind":"Pipeline",
                "name":"p","uid":"u","controller":true}])"),
@@ -72,12 +63,6 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
                std::string(kGpu) + "]}}",
            R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",)" + std::string(kLabel) +
                R"(},"spec":{"containers":[)" + std::string(kGpu) + "]}}"},
-          {"a Pod of a controller is that controller's", "ml-a",
-           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
-               {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u","controller":true}]},
-               "spec":{"containers":[)" +
-               std::string(kGpu) + "]}}",
-           ""},
           {"a Pod of a controller gpuadmit does not know: Kueue's pod integration reads its own "
            "labels",
            "ml-a",
@@ -123,6 +108,56 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
       *mutator, policy,
       {{"judged only (a copy, --templates validate): its Pods get no label", "ml-a", job(""), ""}},
       [](RequestContext& r) { r.judge_only = true; });
+}
+
+// An owner is believed from its kind's controller only (engine/controllers.h
+// sent_by_owner_controller): then the owner carries the queue; from anyone else (or from no one:
+// lint) the object is labelled as if it had no owner.
+TEST_CASE("mutator queue: an owner carries the queue only when its controller sent the object",
+          "[mutators][queue]") {
+  std::string yaml = queued_policy();
+  yaml +=
+      "  controllers:\n"
+      "    - username: system:serviceaccount:jobset-system:jobset-controller-manager\n"
+      "      kinds: [jobset.x-k8s.io/JobSet]\n";
+  auto policy = policy_from_yaml(yaml);
+  auto mutator = make_queue_label_mutator();
+  auto sent_by = [](std::string user) { return [user](RequestContext& r) { r.username = user; }; };
+  const std::string jobset_owner =
+      R"(,"ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
+          "name":"js","uid":"u","controller":true}])";
+  const std::string cronjob_owner =
+      R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c","uid":"u",
+          "controller":true}])";
+  auto pod = [](const std::string& metadata) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p")" + metadata +
+           R"(},"spec":{"containers":[)" + std::string(kGpu) + "]}}";
+  };
+  const std::string rs_owner =
+      R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u",
+          "controller":true}])";
+  run_mutation_cases(
+      *mutator, policy,
+      {{"a Job of a JobSet: the JobSet carries the queue", "ml-a", job(jobset_owner), ""}},
+      sent_by("system:serviceaccount:jobset-system:jobset-controller-manager"));
+  run_mutation_cases(*mutator, policy,
+                     {{"a Job of a CronJob: the CronJob's jobTemplate carries the queue (its "
+                       "labels are the Job's)",
+                       "ml-a", job(cronjob_owner), ""}},
+                     sent_by("system:serviceaccount:kube-system:cronjob-controller"));
+  run_mutation_cases(
+      *mutator, policy,
+      {{"a Pod of a ReplicaSet from the replicaset-controller", "ml-a", pod(rs_owner), ""}},
+      sent_by("system:serviceaccount:kube-system:replicaset-controller"));
+  run_mutation_cases(*mutator, policy,
+                     {{"a tenant's Job claiming a JobSet owner: labelled as a bare Job", "ml-a",
+                       job(jobset_owner), job(jobset_owner + "," + std::string(kLabel))},
+                      {"a tenant's Pod claiming a ReplicaSet owner: labelled as a bare Pod", "ml-a",
+                       pod(rs_owner), pod(rs_owner + "," + std::string(kLabel))}},
+                     sent_by("alice"));
+  run_mutation_cases(*mutator, policy,
+                     {{"lint (no sender): a CronJob's Job labelled as if it had no owner", "ml-a",
+                       job(cronjob_owner), job(cronjob_owner + "," + std::string(kLabel))}});
 }
 
 }  // namespace

@@ -38,14 +38,33 @@ TEST_CASE("mutator strip-gpu-pool: non-GPU pods lose what places them on GPU poo
            pod(R"("nodeSelector":{"kubernetes.io/os":"linux"},)")},
           {"a label value no class has is not a pool", "default",
            pod(R"("nodeSelector":{"nvidia.com/gpu.product":"Tesla-K80"},)"), ""},
-          {"a required term selecting a pool goes as a whole; the others stay", "default",
+          {"from a required term only the pool values go; the user's own values and terms stay",
+           "default",
            pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"nvidia.com/gpu.product",
                "operator":"In","values":["NVIDIA-L4","x"]},{"key":"zone","operator":"In",
                "values":["a"]}]},{"matchExpressions":[{"key":"zone","operator":"In",
                "values":["b"]}]}])") +
                ","),
-           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"zone","operator":"In",
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"nvidia.com/gpu.product",
+               "operator":"In","values":["x"]},{"key":"zone","operator":"In",
+               "values":["a"]}]},{"matchExpressions":[{"key":"zone","operator":"In",
                "values":["b"]}]}])") +
+               ",")},
+          {"an In left with no value goes; the term keeps the user's zone", "default",
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"zone","operator":"In",
+               "values":["a"]},{"key":"nvidia.com/gpu.product","operator":"In",
+               "values":["Tesla-T4","NVIDIA-L4"]}]}])") +
+               ","),
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"zone","operator":"In",
+               "values":["a"]}]}])") +
+               ",")},
+          {"a term left with matchFields only stays", "default",
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[{"key":"nvidia.com/gpu.product",
+               "operator":"In","values":["Tesla-T4"]}],"matchFields":[{"key":"metadata.name",
+               "operator":"In","values":["n1"]}]}])") +
+               ","),
+           pod(R"("affinity":)" + required(R"([{"matchExpressions":[],"matchFields":[{"key":
+               "metadata.name","operator":"In","values":["n1"]}]}])") +
                ",")},
           {"Exists on a pool label selects the pools", "default",
            pod(R"("affinity":{"podAffinity":{"x":1},"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":
@@ -68,11 +87,18 @@ TEST_CASE("mutator strip-gpu-pool: non-GPU pods lose what places them on GPU poo
            pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)",
                R"([{"name":"c","resources":{"limits":{"nvidia.com/gpu":1}}}])"),
            ""},
-          {"DaemonSets are excepted (node agents run everywhere)", "default",
+          {"DaemonSets in a nodeAgents namespace are excepted (node agents run everywhere)",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},"spec":
                {"template":{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
                "containers":[{"name":"c"}]}}}})",
            ""},
+          {"a DaemonSet elsewhere is stripped like any workload", "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},"spec":
+               {"template":{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
+               "containers":[{"name":"c"}]}}}})",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"d"},"spec":
+               {"template":{"spec":{"tolerations":[],"containers":[{"name":"c"}]}}}})"},
           {"a Deployment template is stripped", "default",
            R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":
                {"template":{"spec":{"tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],
@@ -82,8 +108,11 @@ TEST_CASE("mutator strip-gpu-pool: non-GPU pods lose what places them on GPU poo
       });
   run_mutation_cases(
       *mutator, policy,
-      {{"a Pod owned by a DaemonSet is excepted", "default",
-        pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)"), ""}},
+      {{"a Pod owned by a DaemonSet is excepted in a nodeAgents namespace", "node-agents",
+        pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)"), ""},
+       {"a Pod owned by a DaemonSet elsewhere is stripped", "default",
+        pod(R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists"}],)"),
+        pod(R"("tolerations":[],)")}},
       [](RequestContext& request) { request.daemonset_owned = true; });
 }
 

@@ -78,3 +78,34 @@ func checkControllerCase(c controllerCase, side string, s Side) []string {
 	}
 	return problems
 }
+
+// podUpdateCases: Pod UPDATEs (docs/decisions.md "Pod UPDATE"), for a namespace of the policy and
+// the first taint of its pools. A CPU pod admitted gated, then given the pool's toleration and
+// ungated (what ValidatePodUpdate lets any pod gain: tolerations added, gates removed) must be
+// denied (GPU009) on both sides; the same pod, already tolerating the pool (admitted before the
+// policy said no), relabelled by a controller must pass unchanged on both sides.
+func podUpdateCases(ns string, facts *PolicyFacts) []controllerCase {
+	if len(facts.Taints) == 0 {
+		return nil
+	}
+	t := facts.Taints[0]
+	toleration := corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpExists, Effect: t.Effect}
+	pod := func() *corev1.Pod {
+		return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Name: "squatter", Namespace: ns, Labels: map[string]string{"app": "squatter"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "registry.example.com/cpu:1.0",
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"cpu": resource.MustParse("1")}}}}}}
+	}
+	gated := pod()
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+	moved := pod()
+	moved.Spec.Tolerations = []corev1.Toleration{toleration}
+	squatting := pod()
+	squatting.Spec.Tolerations = []corev1.Toleration{toleration}
+	relabelled := squatting.DeepCopy()
+	relabelled.Labels["pod-template-hash"] = "5d4f8"
+	return []controllerCase{
+		{"a gated CPU pod given a GPU pool's toleration and ungated (Pod UPDATE)", Request{Object: moved, OldObject: gated, Operation: admission.Update}, true, false},
+		{"a CPU pod on a GPU pool since before the policy, relabelled (Pod UPDATE)", Request{Object: relabelled, OldObject: squatting, Operation: admission.Update}, false, true},
+	}
+}

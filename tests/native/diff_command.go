@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -21,6 +22,7 @@ import (
 
 type diffOptions struct {
 	gpuadmit, cases, notes, work string
+	attacks                      string
 	native, table, policy        string // files instead of the renderer
 	modes                        string
 	genPolicy                    string
@@ -37,6 +39,7 @@ func diffCommand(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.gpuadmit, "gpuadmit", "", "the gpuadmit binary")
 	fs.StringVar(&o.cases, "cases", "tests/cases", "the golden cases")
+	fs.StringVar(&o.attacks, "attacks", "tests/tenant_attacks/cases", "the tenant-attack cases (docs/security.md); \"\" for none")
 	fs.StringVar(&o.notes, "notes", "tests/native/testdata/webhook-cases.yaml", "how cases read through the API server")
 	fs.StringVar(&o.work, "work", "", "a directory for certificates and renders (default: temporary)")
 	fs.StringVar(&o.native, "native", "", "native policies from this file instead of `gpuadmit render --native`")
@@ -160,11 +163,26 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 			}
 			namespaces = mergeNamespaces(namespaces, facts.Namespaces)
 		}
+		if samePath(policy, genPolicy) && o.attacks != "" {
+			attacks, skipped, err := LoadAttackCases(o.attacks)
+			if err != nil {
+				return nil, err
+			}
+			var names []string
+			for _, a := range attacks {
+				work = append(work, namedRequest{a.name, a.req})
+				names = append(names, a.namespace)
+			}
+			namespaces = mergeNamespaces(namespaces, names)
+			for _, s := range skipped {
+				fmt.Fprintf(os.Stderr, "native-harness: SKIP %s\n", s)
+			}
+		}
 		var checks []controllerCase
 		if samePath(policy, genPolicy) && o.generate > 0 {
 			facts, _ := ReadPolicyFacts(policy)
 			if len(facts.Namespaces) > 0 {
-				checks = controllerCases(facts.Namespaces[0])
+				checks = append(controllerCases(facts.Namespaces[0]), podUpdateCases(facts.Namespaces[0], facts)...)
 			}
 			for _, c := range checks {
 				work = append(work, namedRequest{"controller case: " + c.name, c.req})

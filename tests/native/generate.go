@@ -8,9 +8,12 @@ package main
 // firstAvailable alternatives), tolerations
 // (matching the policy's taints, wildcards, others), node affinity with 0-3 required terms,
 // nodeSelector, an existing priority, labels and annotations naming classes, MIG profiles and
-// workloads, pod-level resources; as Pods, Deployments, StatefulSets, Jobs, CronJobs and
+// workloads, pod-level resources, what GPU024 judges (NVIDIA_VISIBLE_DEVICES, valueFrom, envFrom,
+// device-list mounts by many spellings, hostPath device nodes, CDI annotations); as Pods, Deployments, StatefulSets, Jobs, CronJobs and
 // DaemonSets in the policy's tenant namespaces, exempt namespaces and others; CREATE, and for
-// the workloads UPDATE with an old object. The values come from the policy file (its classes,
+// the workloads UPDATE with an old object; for Pods also UPDATE pairs (docs/decisions.md "Pod
+// UPDATE"): an old Pod that was gated and had fewer tolerations, selectors, affinity or CDI
+// annotations (judged), or that differed only in a label (passed untouched). The values come from the policy file (its classes,
 // taints, product labels, MIG profiles, priority classes, tenants' namespaces), so most objects
 // meet the policy's features.
 
@@ -151,13 +154,14 @@ func concreteNamespace(pattern string) string {
 // Generator draws objects from a seeded source.
 type Generator struct {
 	r     *rand.Rand
+	u     *rand.Rand // the Pod UPDATE pairs' own source: r's sequence stays what it was
 	facts *PolicyFacts
 	n     int
 }
 
 // NewGenerator makes a generator; one seed gives one sequence.
 func NewGenerator(seed int64, facts *PolicyFacts) *Generator {
-	return &Generator{r: rand.New(rand.NewSource(seed)), facts: facts}
+	return &Generator{r: rand.New(rand.NewSource(seed)), u: rand.New(rand.NewSource(seed ^ 0x5eed)), facts: facts}
 }
 
 func (g *Generator) chance(p float64) bool { return g.r.Float64() < p }
@@ -203,7 +207,44 @@ func (g *Generator) Next() Request {
 		}
 		return Request{Object: obj, OldObject: old, Operation: admission.Update}
 	}
+	if pod, ok := obj.(*corev1.Pod); ok && g.u.Float64() < 0.25 {
+		return Request{Object: obj, OldObject: g.podBefore(pod), Operation: admission.Update}
+	}
 	return Request{Object: obj, Operation: admission.Create}
+}
+
+// podBefore is the Pod `pod` was before an UPDATE: half the time gated and without some of what
+// Kubernetes lets an UPDATE add (tolerations at any time; nodeSelector, node affinity while
+// gated: ValidatePodUpdate) or without its CDI annotations — a placement change, judged; else
+// the same Pod but for a label, which no side judges.
+func (g *Generator) podBefore(pod *corev1.Pod) *corev1.Pod {
+	old := pod.DeepCopy()
+	if g.u.Float64() < 0.5 {
+		old.Labels = map[string]string{"app": old.Name, "revision": "1"}
+		return old
+	}
+	old.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/hold"}}
+	switch g.u.Intn(4) {
+	case 0:
+		if n := len(old.Spec.Tolerations); n > 0 {
+			old.Spec.Tolerations = old.Spec.Tolerations[:g.u.Intn(n)]
+		}
+	case 1:
+		old.Spec.NodeSelector = nil
+	case 2:
+		old.Spec.Affinity = nil
+	default:
+		pod.Annotations = mergeAnnotations(pod.Annotations, "cdi.k8s.io/gpus", "nvidia.com/gpu=all")
+	}
+	return old
+}
+
+func mergeAnnotations(a map[string]string, key, value string) map[string]string {
+	out := map[string]string{key: value}
+	for k, v := range a {
+		out[k] = v
+	}
+	return out
 }
 
 // setController gives the object a controller, as its controller would: a Pod's ReplicaSet,
@@ -247,6 +288,12 @@ func (g *Generator) objectMeta(name, ns string) metav1.ObjectMeta {
 			m.Annotations = map[string]string{}
 		}
 		m.Annotations["gpuadmit.io/mig-profile"] = g.pick(append(g.facts.MIGProfiles, "4g.40gb"))
+	}
+	if g.chance(0.04) {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations["cdi.k8s.io/extra"] = "nvidia.com/gpu=all"
 	}
 	return m
 }
@@ -339,6 +386,14 @@ func (g *Generator) podSpec() corev1.PodSpec {
 	if g.chance(0.05) {
 		s.RuntimeClassName = ptrTo("nvidia")
 	}
+	for _, c := range append(append([]corev1.Container{}, s.Containers...), s.InitContainers...) {
+		if len(c.VolumeMounts) > 0 {
+			s.Volumes = []corev1.Volume{{Name: "e", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: "dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+					Path: g.pick([]string{"/dev/nvidia0", "/dev", "/dev/shm", "/var/log"})}}}}
+			break
+		}
+	}
 	return s
 }
 
@@ -378,7 +433,66 @@ func (g *Generator) container(name string, gpu bool) corev1.Container {
 	if g.chance(0.2) {
 		c.Env = append(c.Env, corev1.EnvVar{Name: "LOG_LEVEL", Value: "info"})
 	}
+	g.visibility(&c)
 	return c
+}
+
+// visibility adds what GPU024 judges on every container (issue 34 points 3 and 4): the
+// variable from valueFrom, envFrom with and without a prefix, and volume mounts at the
+// device-list folder by the spellings filepath.Clean maps under it (and near misses), or of
+// the node's device nodes (podSpec adds the volumes "e" and "dev").
+func (g *Generator) visibility(c *corev1.Container) {
+	if g.chance(0.03) && !hasEnv(c, "NVIDIA_VISIBLE_DEVICES") {
+		c.Env = append(c.Env, corev1.EnvVar{Name: "NVIDIA_VISIBLE_DEVICES", ValueFrom: &corev1.EnvVarSource{
+			ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "gpu-env"}, Key: "devices"}}})
+	}
+	if g.chance(0.06) {
+		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{Prefix: g.pick([]string{"", "", "APP_", "NVIDIA_"}),
+			ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app-env"}}})
+	}
+	for i, n := 0, g.mounts(); i < n; i++ {
+		// Mount paths are a list map's keys: unique, as the API server requires.
+		if p := g.mountPath(); i == 0 || c.VolumeMounts[0].MountPath != p {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: g.pick([]string{"e", "e", "dev"}), MountPath: p})
+		}
+	}
+}
+
+func hasEnv(c *corev1.Container, name string) bool {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *Generator) mounts() int {
+	if !g.chance(0.15) {
+		return 0
+	}
+	return 1 + g.r.Intn(2)
+}
+
+// mountPath: a spelling of the device-list folder, or 1-10 random elements (fewer than the
+// 64 the native CEL decides exactly with ".." elements; docs/native.md).
+func (g *Generator) mountPath() string {
+	if g.chance(0.4) {
+		return g.pick([]string{"/data", "/var/run/nvidia-container-devices/all", "/var/run/nvidia-container-devicesall",
+			"/var/run/x/../nvidia-container-devices/all", "//var/run/./nvidia-container-devices/0",
+			"var/run/nvidia-container-devices/1", "/run/nvidia-container-devices/all",
+			"/var/run/nvidia-container-devices/../all", "/var/run/nvidia-container-devices"})
+	}
+	elements := []string{"", ".", "..", "..", "var", "run", "x", "nvidia-container-devices", "nvidia-container-devicesall", "all"}
+	parts := make([]string, 1+g.r.Intn(10))
+	for i := range parts {
+		parts[i] = g.pick(elements)
+	}
+	p := strings.Join(parts, "/")
+	if g.chance(0.8) {
+		p = "/" + p
+	}
+	return p
 }
 
 func (g *Generator) tolerations() []corev1.Toleration {

@@ -137,6 +137,37 @@ TEST_CASE("policy: the reference policy loads into the model", "[policy][loader]
   CHECK(p.workloads[0].pod_specs == std::vector<std::string>{"spec.workers[*].template.spec"});
 }
 
+// metadata.annotations["gpuadmit.io/generation"]: the policy author's order of versions, which
+// `gpuadmit register` stamps on what it writes (kube/webhook_registration.h); other annotations
+// and labels stay unused; a generation that is not a whole number is an error at its value.
+TEST_CASE("policy: the gpuadmit.io/generation annotation is a whole number", "[policy][loader]") {
+  CHECK(load_policy(kValid, "policy.yaml").policy->generation == 0);
+  const std::string annotated =
+      replace(kValid, "  name: fleet\n",
+              "  name: fleet\n  annotations: {team: gpu, gpuadmit.io/generation: \"42\"}\n");
+  PolicyLoadResult r = load_policy(annotated, "policy.yaml");
+  REQUIRE(r.ok());
+  CHECK(r.policy->generation == 42);
+  for (const char* bad : {"\"-1\"", "\"4.2\"", "\"\"", "\"forty\"", "\"99999999999999999999\""}) {
+    INFO(bad);
+    const std::string text = replace(
+        kValid, "  name: fleet\n",
+        "  name: fleet\n  annotations: {gpuadmit.io/generation: " + std::string(bad) + "}\n");
+    CHECK(errors_of(text) ==
+          std::vector<std::string>{
+              "metadata.annotations[gpuadmit.io/generation]: must be a whole number (a string "
+              "such as \"7\"), not " +
+              std::string(bad) + " (policy.yaml:5:41)"});
+  }
+  // A plain YAML number is a string value here, as every annotation's.
+  PolicyLoadResult plain =
+      load_policy(replace(kValid, "  name: fleet\n",
+                          "  name: fleet\n  annotations: {gpuadmit.io/generation: 7}\n"),
+                  "policy.yaml");
+  REQUIRE(plain.ok());
+  CHECK(plain.policy->generation == 7);
+}
+
 // One error kind per row: replace `from` with `to` in kValid, expect exactly `error`.
 struct ErrorCase {
   const char* name;

@@ -157,7 +157,9 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(deny["metadata"]["labels"] == Json({{"app.kubernetes.io/managed-by", "gpuadmit"}}));
   const Json& spec = deny["spec"];
   CHECK(spec["failurePolicy"] == "Fail");
-  CHECK_FALSE(spec.contains("matchConditions"));  // ".*" and literal exempt names only
+  // ".*" and literal exempt names only: no scope condition, just the validating webhook's Pod
+  // UPDATE condition (render/webhook_configuration.h).
+  CHECK(spec["matchConditions"] == Json::array({render::pod_update_condition()}));
   CHECK(spec["matchConstraints"]["matchPolicy"] == "Equivalent");
   // The webhook's kinds and operations, but no subresource: `kubectl debug`'s
   // pods/ephemeralcontainers UPDATE carries the whole Pod, whose other containers the native
@@ -167,7 +169,10 @@ TEST_CASE("native: the default policy's objects, full") {
     if (k.resource.find('/') == std::string::npos) whole.push_back(k);
   }
   CHECK(whole.size() + 1 == render::admitted_kinds(*policy).size());
-  CHECK(spec["matchConstraints"]["resourceRules"] == render::webhook_rules(whole));
+  // And Pod UPDATE, as the validating webhook gets it; the mutating policy never does.
+  Json rules = render::webhook_rules(whole);
+  rules.push_back(render::pod_update_rule());
+  CHECK(spec["matchConstraints"]["resourceRules"] == rules);
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
   CHECK(variables ==
@@ -413,20 +418,90 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
                                  "GPU012", "GPU015", "GPU024", "GPU026"});
   CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-warn"),
                         "gpuadmit.io/rules") == std::vector<std::string>{"GPU006", "GPU014"});
-  // Tenant rules need a tenant: GPU003 (allowedClasses) and GPU005 (limits) are ML Team's.
+  // Tenant rules need a tenant: GPU005 (limits) is ML Team's. GPU003 is everyone's: a tenant's
+  // allowedClasses, and in a namespace of no tenant no GPU at all (rules/allowed_classes.cc).
   const std::vector<std::string> ml = annotation_list(
       find(objects, "ValidatingAdmissionPolicy", "gpuadmit-ml-team-deny"), "gpuadmit.io/rules");
   CHECK(std::find(ml.begin(), ml.end(), "GPU003") != ml.end());
   CHECK(std::find(ml.begin(), ml.end(), "GPU005") != ml.end());
-  const std::vector<std::string> none = annotation_list(
-      find(objects, "ValidatingAdmissionPolicy", "gpuadmit-no-tenant-deny"), "gpuadmit.io/rules");
-  CHECK(std::find(none.begin(), none.end(), "GPU003") == none.end());
+  const Json& no_tenant = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-no-tenant-deny");
+  const std::vector<std::string> none = annotation_list(no_tenant, "gpuadmit.io/rules");
+  CHECK(std::find(none.begin(), none.end(), "GPU003") != none.end());
   CHECK(std::find(none.begin(), none.end(), "GPU005") == none.end());
+  bool denies_gpus = false;
+  for (const Json& v : no_tenant["spec"]["validations"]) {
+    if (v["message"].get<std::string>().rfind("GPU003: ", 0) != 0) continue;
+    denies_gpus = v["expression"] == "variables.jo || (variables.ctx.all(c, !c.gpu))" ||
+                  v["expression"] == "variables.ctx.all(c, !c.gpu)";
+  }
+  CHECK(denies_gpus);
   // Mutations that need a tenant (defaults, priority, queue) are not in the no-tenant policy.
   CHECK(annotation_list(find(objects, "MutatingAdmissionPolicy", "gpuadmit-no-tenant-mutate"),
                         "gpuadmit.io/mutations") ==
         std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
                                  "gpu-visibility"});
+}
+
+// Whom the native policies believe (docs/native.md, "Whom they believe"): node agents by the
+// nodeAgents patterns on request.namespace, owners by request.userInfo.username. The semantics
+// are the differential's to prove (tests/native); here, that the policy's literals are in the CEL.
+TEST_CASE("native: node agents by namespace, owners by sender") {
+  namespace cel = render::native::cel;
+  using render::native::namespace_in;
+  const PolicyPtr none = policy_from_yaml(R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: p}
+spec: {}
+)YAML");
+  CHECK(cel::runs_on_every_node(*none) == "false");
+  CHECK(namespace_in({}) == "false");
+  CHECK(namespace_in({"nvidia-device-plugin", "gpu-.*", "nvidia-device-plugin"}) ==
+        "(request.namespace in ['nvidia-device-plugin'] || "
+        "request.namespace.matches('^(?:gpu-.*)$'))");
+  const PolicyPtr policy = policy_from_yaml(R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: p}
+spec:
+  controllers:
+    - username: system:serviceaccount:kubeflow:training-operator
+      kinds: [kubeflow.org/PyTorchJob, apps/ReplicaSet]
+  enforcement:
+    nodeAgents: {namespaces: [nvidia-device-plugin, "gpu-monitoring-.*"]}
+)YAML");
+  const std::string agents = cel::runs_on_every_node(*policy);
+  CHECK(agents.rfind("((request.namespace in ['nvidia-device-plugin'] || "
+                     "request.namespace.matches('^(?:gpu-monitoring-.*)$')) && "
+                     "(variables.kd == 'DaemonSet' || ",
+                     0) == 0);
+  // kube-controller-manager's users for the built-in kinds, the policy's for the rest, merged.
+  const std::string place = cel::kueue_queue_place(*policy);
+  for (const char* entry :
+       {"'batch/Job': ['system:serviceaccount:kube-system:job-controller', "
+        "'system:kube-controller-manager']",
+        "'apps/ReplicaSet': ['system:serviceaccount:kube-system:replicaset-controller', "
+        "'system:kube-controller-manager', 'system:serviceaccount:kubeflow:training-operator']",
+        "'/ReplicationController': ['system:serviceaccount:kube-system:replication-controller', "
+        "'system:kube-controller-manager']",
+        "'kubeflow.org/PyTorchJob': ['system:serviceaccount:kubeflow:training-operator']"}) {
+    INFO(entry);
+    CHECK(place.find(entry) != std::string::npos);
+  }
+  CHECK(place.find("request.userInfo.username != ''") != std::string::npos);
+  // Kueue skips a Pod whose controller is a kind it integrates, or a ReplicaSet (looked through).
+  const std::string unbelieved = cel::kueue_unbelieved_owner(*policy);
+  const size_t list = unbelieved.find(" in ['apps/ReplicaSet'");
+  REQUIRE(list != std::string::npos);
+  const std::string skipped = unbelieved.substr(list, unbelieved.find(']', list) - list + 1);
+  for (const char* kind :
+       {"'apps/ReplicaSet'", "'batch/Job'", "'/Pod'", "'kubeflow.org/PyTorchJob'",
+        "'jobset.x-k8s.io/JobSet'", "'apps/Deployment'"}) {
+    INFO(kind);
+    CHECK(skipped.find(kind) != std::string::npos);
+  }
+  CHECK(skipped.find("'kubeflow.org/MXJob'") == std::string::npos);  // no Kueue integration
+  CHECK(skipped.find("'batch/CronJob'") == std::string::npos);       // owns Jobs, not Pods
 }
 
 TEST_CASE("native: policy workloads with more than one wildcard are not covered") {

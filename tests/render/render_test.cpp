@@ -214,6 +214,27 @@ TEST_CASE("render: the notes of the test policy name its two pattern namespaces"
                        "\"course-[0-9]+\"",
                        0) == 0);
 }
+// The validating webhook's matchCondition: every request but a Pod UPDATE that changes none of
+// engine/pod_update.h's fields (tests/native runs it through Kubernetes' own CEL).
+const char* const kPodUpdateCondition =
+    "request.operation != 'UPDATE' || request.resource.group != '' || "
+    "request.resource.resource != 'pods' || "
+    "(has(request.subResource) && request.subResource != '') || "
+    "[((type(object) == map && 'spec' in object && type(object['spec']) == map) ? object['spec'] : "
+    "{})]"
+    ".map(s, [((type(oldObject) == map && 'spec' in oldObject && type(oldObject['spec']) == map) ? "
+    "oldObject['spec'] : {})].map(o, "
+    "[[((type(object) == map && 'metadata' in object && type(object['metadata']) == map) ? "
+    "object['metadata'] : {})].map(mv, ((type(mv) == map && 'annotations' in mv && "
+    "type(mv['annotations']) == map) ? mv['annotations'] : {}))[0]].map(a, "
+    "[[((type(oldObject) == map && 'metadata' in oldObject && type(oldObject['metadata']) == map) "
+    "? "
+    "oldObject['metadata'] : {})].map(mv, ((type(mv) == map && 'annotations' in mv && "
+    "type(mv['annotations']) == map) ? mv['annotations'] : {}))[0]].map(b, "
+    "['tolerations', 'nodeSelector', 'affinity', 'schedulingGates']"
+    ".exists(f, (f in s) != (f in o) || (f in s && s[f] != o[f])) || "
+    "a.exists(k, k.startsWith('cdi.k8s.io/') && (!(k in b) || a[k] != b[k])) || "
+    "b.exists(k, k.startsWith('cdi.k8s.io/') && !(k in a)))[0])[0])[0])[0]";
 
 TEST_CASE("render: the webhook configurations, exactly") {
   auto policy = policy_from_yaml(kPolicy);
@@ -259,6 +280,12 @@ TEST_CASE("render: the webhook configurations, exactly") {
   webhook["failurePolicy"] = "Ignore";
   webhook["timeoutSeconds"] = 3;
   webhook.erase("reinvocationPolicy");
+  // Pod UPDATE, for the validating webhook only, and only when it changes placement or CDI
+  // devices (engine/pod_update.h; docs/decisions.md, "Pod UPDATE").
+  webhook["rules"].push_back(Json::parse(
+      R"({"apiGroups": [""], "apiVersions": ["*"], "operations": ["UPDATE"], "resources": ["pods"], "scope": "Namespaced"})"));
+  webhook["matchConditions"] = Json::array(
+      {{{"name", "gpuadmit-pod-update-changes-placement"}, {"expression", kPodUpdateCondition}}});
   CHECK(validating == Json({{"apiVersion", "admissionregistration.k8s.io/v1"},
                             {"kind", "ValidatingWebhookConfiguration"},
                             {"metadata", expected["metadata"]},
@@ -390,8 +417,9 @@ TEST_CASE("render: --templates validate leaves the mutating webhook Pods and cla
     {"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["resourceclaims", "resourceclaimtemplates"], "scope": "Namespaced"}
   ])"));
   const Json validating = render::validating_webhook_configuration(*policy, target);
-  CHECK(validating["webhooks"][0]["rules"] ==
-        render::webhook_rules(render::admitted_kinds(*policy)));
+  Json rules = render::webhook_rules(render::admitted_kinds(*policy));
+  rules.push_back(render::pod_update_rule());
+  CHECK(validating["webhooks"][0]["rules"] == rules);
 }
 
 TEST_CASE(

@@ -99,6 +99,8 @@ spec:
     a100:
       nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-SXM4-80GB]}
       gpusPerNode: 8
+  tenants:  # every namespace may use GPUs (a namespace of no tenant may not: GPU003)
+    - {name: everyone, namespaces: [".*"]}
   enforcement:
     requestsEqualLimits: deny
     exempt: {namespaces: [kube-system]}

@@ -58,9 +58,21 @@ TEST_CASE("rule GPU003: the tenant must allow the pod's class", "[rules][GPU003]
            "open",
            make_pod(gpu, "", R"({"gpuadmit.io/class":"v100"})"),
            {}},
-          {"a namespace of no tenant is not restricted",
+          {"a namespace of no tenant may not use GPUs",
            "default",
            make_pod(gpu, "", R"({"gpuadmit.io/class":"v100"})"),
+           {"spec | namespace default belongs to no tenant of the policy; it may not use GPUs: "
+            "ask the platform team for a tenant whose namespaces match it, or a catch-all tenant "
+            "(namespaces: [\".*\"]) last in spec.tenants"}},
+          {"a Deployment of no tenant: at its template",
+           "team-x",
+           make_deployment(gpu),
+           {"spec.template.spec | namespace team-x belongs to no tenant of the policy; it may "
+            "not use GPUs: ask the platform team for a tenant whose namespaces match it, or a "
+            "catch-all tenant (namespaces: [\".*\"]) last in spec.tenants"}},
+          {"a non-GPU pod of no tenant passes",
+           "default",
+           make_pod(container("web", R"({"cpu":"1"})")),
            {}},
           {"an unknown class is left to GPU004",
            "ml-a",

@@ -1,5 +1,6 @@
 #include "rules/non_gpu_on_gpu_pool.h"
 
+#include "engine/node_source.h"
 #include "tests/rules/rule_test_util.h"
 
 namespace gpuadmit::testing {
@@ -106,12 +107,20 @@ TEST_CASE("rule GPU009: non-GPU pods must not tolerate or select GPU pools", "[r
                     R"("tolerations":[{"operator":"Exists"}],
                        "nodeSelector":{"nvidia.com/gpu.product":"NVIDIA-L4"})"),
            {}},
-          {"DaemonSet templates are excepted",
-           "default",
+          {"DaemonSet templates are excepted in a nodeAgents namespace",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{
                "template":{"spec":{"containers":[{"name":"agent"}],
                "tolerations":[{"operator":"Exists"}]}}}})",
            {}},
+          {"DaemonSet templates elsewhere are judged like any workload",
+           "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds"},"spec":{
+               "template":{"spec":{"containers":[{"name":"agent"}],
+               "tolerations":[{"operator":"Exists"}]}}}})",
+           {"spec.template.spec.tolerations[0] | toleration {\"operator\":\"Exists\"} tolerates "
+            "the taint nvidia.com/gpu:NoSchedule of GPU pools a100, mig, l4" +
+            std::string(kWhat)}},
           {"templates report template paths",
            "default",
            make_deployment(web(),
@@ -123,13 +132,66 @@ TEST_CASE("rule GPU009: non-GPU pods must not tolerate or select GPU pools", "[r
       });
 }
 
-TEST_CASE("rule GPU009: DaemonSet-owned pods are excepted", "[rules][GPU009]") {
+TEST_CASE("rule GPU009: DaemonSet-owned pods are excepted in nodeAgents namespaces only",
+          "[rules][GPU009]") {
   auto policy = policy_from_yaml(kFleetPolicy);
   auto rule = make_non_gpu_on_gpu_pool_rule();
-  PodFixture pod(policy, tolerating(R"([{"operator":"Exists"}])"), "default");
-  CHECK(check_rule(*rule, pod).size() == 1);
-  pod.request.daemonset_owned = true;
-  CHECK(check_rule(*rule, pod).empty());
+  PodFixture agent(policy, tolerating(R"([{"operator":"Exists"}])"), "node-agents");
+  CHECK(check_rule(*rule, agent).size() == 1);
+  agent.request.daemonset_owned = true;
+  CHECK(check_rule(*rule, agent).empty());
+  // Anyone may write a DaemonSet ownerReference, or create a DaemonSet, in their namespace.
+  PodFixture tenant(policy, tolerating(R"([{"operator":"Exists"}])"), "ml-a");
+  tenant.request.daemonset_owned = true;
+  CHECK(check_rule(*rule, tenant).size() == 1);
+}
+
+// spec.nodeName: judged with the cluster's Nodes (RequestContext::nodes: `serve --node-watch`),
+// never without them (docs/rules.md, GPU009).
+TEST_CASE("rule GPU009: nodeName onto a GPU pool's node", "[rules][GPU009]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_non_gpu_on_gpu_pool_rule();
+  const StaticNodeSource nodes({Json::parse(R"({"kind":"Node","metadata":{"name":"gpu-l4-2",
+      "labels":{"nvidia.com/gpu.product":"NVIDIA-L4"}}})"),
+                                Json::parse(R"({"kind":"Node","metadata":{"name":"mig-h100-1",
+      "labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3-MIG-3g.40gb"}}})"),
+                                Json::parse(R"({"kind":"Node","metadata":{"name":"cpu-1",
+      "labels":{"kubernetes.io/os":"linux"}}})")});
+  auto bound = [&](const std::string& node) {
+    return make_pod(web(), "\"nodeName\":\"" + node + "\"");
+  };
+  {
+    PodFixture pod(policy, bound("gpu-l4-2"), "default");
+    CHECK(check_rule(*rule, pod).empty());  // no Nodes known: not judged
+    pod.request.nodes = &nodes;
+    CHECK(check_rule(*rule, pod) ==
+          std::vector<std::string>{"spec.nodeName | nodeName gpu-l4-2 binds the pod to a node of "
+                                   "GPU pool l4" +
+                                   std::string(kWhat)});
+  }
+  {
+    // MIG strategy single: GPU Feature Discovery's product label for the profile.
+    PodFixture pod(policy, bound("mig-h100-1"), "default");
+    pod.request.nodes = &nodes;
+    CHECK(check_rule(*rule, pod) ==
+          std::vector<std::string>{"spec.nodeName | nodeName mig-h100-1 binds the pod to a node of "
+                                   "GPU pool mig-single" +
+                                   std::string(kWhat)});
+  }
+  for (const char* node : {"cpu-1", "gone-7"}) {
+    PodFixture pod(policy, bound(node), "default");
+    pod.request.nodes = &nodes;
+    CHECK(check_rule(*rule, pod).empty());
+  }
+  {
+    // A GPU pod bound to a GPU node is another rule's business (the kubelet checks its class).
+    PodFixture pod(
+        policy,
+        make_pod(container("train", R"({"nvidia.com/gpu":"1"})"), R"("nodeName":"gpu-l4-2")"),
+        "default");
+    pod.request.nodes = &nodes;
+    CHECK(check_rule(*rule, pod).empty());
+  }
 }
 
 }  // namespace

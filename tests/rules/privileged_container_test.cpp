@@ -9,7 +9,8 @@ namespace {
 constexpr std::string_view kPrivileged = R"("securityContext":{"privileged":true})";
 constexpr std::string_view kInstead =
     "; drop privileged and grant only the capabilities it needs "
-    "(securityContext.capabilities.add), or run a node agent as a DaemonSet";
+    "(securityContext.capabilities.add), or run a node agent as a DaemonSet in one of the policy's "
+    "nodeAgents namespaces";
 
 std::string without_gpu(std::string_view path, std::string_view who) {
   return std::string(path) + ".securityContext.privileged | " + std::string(who) +
@@ -79,20 +80,30 @@ TEST_CASE("rule GPU026: privileged containers see every GPU", "[rules][GPU026]")
            "default",
            make_deployment(cpu("web")),
            {without_gpu("spec.template.spec.containers[0]", "container web")}},
-          {"a DaemonSet is excepted (node agents need every GPU)",
-           "default",
+          {"a DaemonSet in a nodeAgents namespace is excepted (node agents need every GPU)",
+           "node-agents",
            R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},"spec":
                {"template":{"spec":{"containers":[{"name":"c","securityContext":
                {"privileged":true}}]}}}})",
            {}},
+          {"a DaemonSet elsewhere is judged like any workload",
+           "default",
+           R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"dcgm"},"spec":
+               {"template":{"spec":{"containers":[{"name":"c","securityContext":
+               {"privileged":true}}]}}}})",
+           {without_gpu("spec.template.spec.containers[0]", "container c")}},
       });
 }
 
-TEST_CASE("rule GPU026: a DaemonSet-owned pod is excepted", "[rules][GPU026]") {
+TEST_CASE("rule GPU026: a DaemonSet-owned pod is excepted in a nodeAgents namespace only",
+          "[rules][GPU026]") {
   auto policy = policy_from_yaml(kFleetPolicy);
-  PodFixture pod(policy, make_pod(gpu("dcgm")));
-  pod.request.daemonset_owned = true;
-  CHECK(check_rule(*make_privileged_container_rule(), pod).empty());
+  PodFixture agent(policy, make_pod(gpu("dcgm")), "node-agents");
+  agent.request.daemonset_owned = true;
+  CHECK(check_rule(*make_privileged_container_rule(), agent).empty());
+  PodFixture tenant(policy, make_pod(gpu("dcgm")), "ml-a");
+  tenant.request.daemonset_owned = true;
+  CHECK(check_rule(*make_privileged_container_rule(), tenant).size() == 1);
 }
 
 // Where every GPU pool is tainted, a pod without GPUs that tolerates none of them never runs on

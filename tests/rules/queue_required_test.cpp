@@ -33,83 +33,165 @@ TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one", "
   REQUIRE(rule->id() == "GPU025");
   REQUIRE(rule->default_action() == Action::kDeny);
   const std::string label = "metadata.labels[\"kueue.x-k8s.io/queue-name\"] | ";
-  run_cases(
-      *rule, policy,
-      {
-          {"a GPU Job without a queue",
-           "research",
-           job("", gpu()),
-           {label + std::string(kMessage)}},
-          {"a GPU Job with a queue",
-           "research",
-           job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
-           {}},
-          {"an empty queue label is no queue",
-           "research",
-           job(R"(,"labels":{"kueue.x-k8s.io/queue-name":""})", gpu()),
-           {label + std::string(kMessage)}},
-          {"Kueue's deprecated annotation",
-           "research",
-           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
-           {}},
-          {"a CPU Job", "research", job("", container("c", "", "")), {}},
-          {"a tenant that names a queue without requiring it", "ml-a", job("", gpu()), {}},
-          {"a CronJob: the jobTemplate's labels",
-           "research",
-           R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{
+  run_cases(*rule, policy,
+            {
+                {"a GPU Job without a queue",
+                 "research",
+                 job("", gpu()),
+                 {label + std::string(kMessage)}},
+                {"a GPU Job with a queue",
+                 "research",
+                 job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
+                 {}},
+                {"an empty queue label is no queue",
+                 "research",
+                 job(R"(,"labels":{"kueue.x-k8s.io/queue-name":""})", gpu()),
+                 {label + std::string(kMessage)}},
+                {"Kueue's deprecated annotation",
+                 "research",
+                 job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
+                 {}},
+                {"a CPU Job", "research", job("", container("c", "", "")), {}},
+                {"a tenant that names a queue without requiring it", "ml-a", job("", gpu()), {}},
+                {"a CronJob: the jobTemplate's labels",
+                 "research",
+                 R"({"apiVersion":"batch/v1","kind":"CronJob","metadata":{"name":"c"},"spec":{
                "jobTemplate":{"spec":{"template":{"spec":{"containers":[)" +
-               gpu() + "]}}}}}}",
-           {"spec.jobTemplate.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
-            std::string(kMessage)}},
-          {"a Job of a JobSet is queued through the JobSet",
-           "research",
-           job(R"(,"ownerReferences":[{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
-               "name":"js","uid":"u","controller":true}])",
-               gpu()),
-           {}},
-          {"a bare ReplicaSet: Kueue's pod integration reads its pods' (template's) labels",
-           "research",
-           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r",
+                     gpu() + "]}}}}}}",
+                 {"spec.jobTemplate.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
+                  std::string(kMessage)}},
+                {"a bare ReplicaSet: Kueue's pod integration reads its pods' (template's) labels",
+                 "research",
+                 R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r",
                "labels":{"kueue.x-k8s.io/queue-name":"q"}},"spec":{
                "template":{"spec":{"containers":[)" +
-               gpu() + "]}}}}",
-           {"spec.template.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
-            std::string(kMessage)}},
-          {"a bare ReplicaSet whose template names the queue",
-           "research",
-           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r"},"spec":{
+                     gpu() + "]}}}}",
+                 {"spec.template.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
+                  std::string(kMessage)}},
+                {"a bare ReplicaSet whose template names the queue",
+                 "research",
+                 R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r"},"spec":{
                "template":{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"q"}},
                "spec":{"containers":[)" +
-               gpu() + "]}}}}",
-           {}},
-          {"a ReplicaSet of a Deployment: queued through the Deployment",
-           "research",
-           R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r",
-               "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d",
-               "uid":"u","controller":true}]},"spec":{"template":{"spec":{"containers":[)" +
-               gpu() + "]}}}}",
-           {}},
-          {"a Pod of a ReplicaSet: its owners carry the queue",
-           "research",
-           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
-               {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u",
-               "controller":true}]},"spec":{"containers":[)" +
-               gpu() + "]}}",
-           {}},
-          {"a Pod of a controller gpuadmit does not know: Kueue's pod integration's",
-           "research",
-           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
+                     gpu() + "]}}}}",
+                 {}},
+                {"a Pod of a controller gpuadmit does not know: Kueue's pod integration's",
+                 "research",
+                 R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","ownerReferences":[
                {"apiVersion":"tekton.dev/v1","kind":"TaskRun","name":"t","uid":"u",
                "controller":true}]},"spec":{"containers":[)" +
-               gpu() + "]}}",
-           {label + std::string(kMessage)}},
-          {"a Job of a CronJob: the CronJob's jobTemplate was checked",
-           "research",
-           job(R"(,"ownerReferences":[{"apiVersion":"batch/v1","kind":"CronJob","name":"c",
-               "uid":"u","controller":true}])",
-               gpu()),
-           {}},
-      });
+                     gpu() + "]}}",
+                 {label + std::string(kMessage)}},
+            });
+}
+
+// An owner is believed only from its kind's controller (engine/controllers.h
+// sent_by_owner_controller): then Kueue reads the queue on the owner. From anyone else, the object
+// names its own queue, and a controller Kueue integrates makes Kueue leave it alone whatever it
+// names (engine/kueue.h kueue_unbelieved_owner). No sender (lint): as if it had no owner.
+TEST_CASE("rule GPU025: owners are believed from their controllers only", "[rules][GPU025]") {
+  std::string yaml = policy_requiring_queue();
+  yaml +=
+      "  controllers:\n"
+      "    - username: system:serviceaccount:jobset-system:jobset-controller-manager\n"
+      "      kinds: [jobset.x-k8s.io/JobSet]\n";
+  auto policy = policy_from_yaml(yaml);
+  auto rule = make_queue_required_rule();
+  const std::string label = "metadata.labels[\"kueue.x-k8s.io/queue-name\"] | ";
+  const std::string owned_by = R"(,"ownerReferences":[{"apiVersion":"OWNER_AV","kind":"OWNER",
+      "name":"o","uid":"u","controller":true}])";
+  auto owner = [&](std::string_view api_version, std::string_view kind) {
+    std::string m = owned_by;
+    m.replace(m.find("OWNER_AV"), 8, api_version);
+    m.replace(m.find("OWNER"), 5, kind);
+    return m;
+  };
+  auto pod = [&](const std::string& metadata_extra) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p")" + metadata_extra +
+           R"(},"spec":{"containers":[)" + gpu() + "]}}";
+  };
+  auto skipped = [](std::string_view kind, std::string_view api_version, std::string_view who) {
+    return "metadata.ownerReferences | this object names " + std::string(kind) + " o (" +
+           std::string(api_version) +
+           ") as its controller, but that controller did not send it (the request came from " +
+           std::string(who) +
+           "): Kueue leaves an object whose controller is a kind it manages to that "
+           "controller's workload, so this one would run outside the queues of tenant research; "
+           "remove the ownerReference, or, if that user is the controller, name it in the "
+           "policy's spec.controllers";
+  };
+  const std::string labelled = R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})";
+  struct Case {
+    std::string name;
+    std::string object;
+    std::string sender;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"a Job of a JobSet from the JobSet controller: queued through the JobSet",
+       job(owner("jobset.x-k8s.io/v1alpha2", "JobSet"), gpu()),
+       "system:serviceaccount:jobset-system:jobset-controller-manager",
+       {}},
+      {"a Job of a CronJob from the cronjob-controller: its jobTemplate was checked",
+       job(owner("batch/v1", "CronJob"), gpu()),
+       "system:serviceaccount:kube-system:cronjob-controller",
+       {}},
+      {"a Pod of a ReplicaSet from the replicaset-controller",
+       pod(owner("apps/v1", "ReplicaSet")),
+       "system:serviceaccount:kube-system:replicaset-controller",
+       {}},
+      {"a ReplicaSet of a Deployment from kube-controller-manager's own user",
+       R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r")" +
+           owner("apps/v1", "Deployment") + R"(},"spec":{"template":{"spec":{"containers":[)" +
+           gpu() + "]}}}}",
+       "system:kube-controller-manager",
+       {}},
+      {"a Pod claiming a Job owner: Kueue would skip it, named queue or not",
+       pod(owner("batch/v1", "Job") + labelled),
+       "alice",
+       {skipped("Job", "batch/v1", "alice")}},
+      {"a Pod claiming a ReplicaSet owner: Kueue looks through it",
+       pod(owner("apps/v1", "ReplicaSet")),
+       "alice",
+       {skipped("ReplicaSet", "apps/v1", "alice")}},
+      {"a Job claiming a JobSet owner, sent by the job-controller",
+       job(owner("jobset.x-k8s.io/v1alpha2", "JobSet"), gpu()),
+       "system:serviceaccount:kube-system:job-controller",
+       {skipped("JobSet", "jobset.x-k8s.io/v1alpha2",
+                "system:serviceaccount:kube-system:job-controller")}},
+      {"a Pod claiming a ReplicationController owner: a bare pod to Kueue, labelled",
+       pod(owner("v1", "ReplicationController") + labelled),
+       "alice",
+       {}},
+      {"a Pod claiming a ReplicationController owner, unlabelled",
+       pod(owner("v1", "ReplicationController")),
+       "alice",
+       {label + std::string(kMessage)}},
+      {"a Deployment claiming an MXJob owner (no Kueue integration): its own labels",
+       R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d")" +
+           owner("kubeflow.org/v1", "MXJob") + R"(},"spec":{"template":{"spec":{"containers":[)" +
+           gpu() + "]}}}}",
+       "alice",
+       {label + std::string(kMessage)}},
+      {"lint (no sender): a Pod with a Job owner is judged as if it had none",
+       pod(owner("batch/v1", "Job")),
+       "",
+       {label + std::string(kMessage)}},
+      {"a CPU Pod claiming a Job owner: not a GPU workload",
+       R"({"apiVersion":"v1","kind":"Pod",
+           "metadata":{"name":"p")" +
+           owner("batch/v1", "Job") + R"(},"spec":{"containers":[{"name":"c"}]}})",
+       "alice",
+       {}},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      INFO(c.object);
+      PodFixture fixture(policy, c.object, "research");
+      fixture.request.username = c.sender;
+      CHECK(check_rule(*rule, fixture) == c.expected);
+    }
+  }
 }
 
 TEST_CASE("rule GPU025: reported once per workload, at its first GPU pod spec", "[rules][GPU025]") {

@@ -17,7 +17,8 @@
 
 namespace gpuadmit::testing {
 
-// Classes of every shape the rules care about, and tenants with and without restrictions.
+// Classes of every shape the rules care about, tenants with and without restrictions, and the
+// namespace node-agents where DaemonSets are node agents.
 inline constexpr std::string_view kFleetPolicy = R"YAML(
 apiVersion: gpuadmit.io/v1alpha1
 kind: GPUPolicy
@@ -90,6 +91,8 @@ spec:
       quota: {gpus: 3}
     - name: open
       namespaces: [open]
+  enforcement:
+    nodeAgents: {namespaces: [node-agents]}
 )YAML";
 
 // {"name": <name>, "resources": {"requests": <requests>, "limits": <limits>}}; "" omits a section.

@@ -93,6 +93,7 @@ spec:
   enforcement:
     requestsEqualLimits: REL
     nonGpuOnGpuPool: NGP
+    nodeAgents: {namespaces: [node-agents]}
 )YAML";
   yaml.replace(yaml.find("REL"), 3, requests_equal_limits);
   yaml.replace(yaml.find("NGP"), 3, non_gpu_on_gpu_pool);

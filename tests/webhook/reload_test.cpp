@@ -297,4 +297,88 @@ TEST_CASE("reload: the chart's ConfigMap and Secret volume layout, updated by ..
   CHECK(renewed.connect(server.port(), next_options).empty());
   CHECK(server.wait_exit(0) == std::nullopt);  // never restarted
 }
+namespace {
+
+certs::PemPair api_server_client(const certs::PemPair& ca) {
+  certs::LeafProfile profile;
+  profile.common_name = "kube-apiserver";
+  profile.names = {"kube-apiserver"};
+  profile.client_auth = true;
+  return std::get<certs::PemPair>(certs::issue_certificate(ca, profile));
+}
+
+}  // namespace
+
+// --client-ca is reloaded as the serving pair is: the API server's client CA renewed (a Secret's
+// ..data swap) is required of the next connection without a restart; a connection made before
+// keeps its verified session; a bundle that cannot be read leaves the previous CAs in force.
+TEST_CASE(
+    "reload: a rotated --client-ca applies to new connections, an unreadable one is refused") {
+  TempDir dir, ca_dir;
+  generate_certs(dir.path());
+  const certs::PemPair old_ca = std::get<certs::PemPair>(certs::generate_ca("client CA 1", 30));
+  const certs::PemPair new_ca = std::get<certs::PemPair>(certs::generate_ca("client CA 2", 30));
+  const certs::PemPair old_client = api_server_client(old_ca),
+                       new_client = api_server_client(new_ca);
+  write_file(dir / "old.crt", old_client.cert_pem);
+  write_file(dir / "old.key", old_client.key_pem);
+  write_file(dir / "new.crt", new_client.cert_pem);
+  write_file(dir / "new.key", new_client.key_pem);
+  publish_volume(ca_dir.path(), "v1", {{"ca.crt", old_ca.cert_pem}});
+
+  ServerProcess server(dir.path(), {"--client-ca", ca_dir / "ca.crt"});
+  REQUIRE(server.wait_ready());
+  const std::string review = admission_review("client-ca", kGpuPod);
+  auto with = [&](const std::string& name, int max_tls = 0) {
+    TlsClient::Options options;
+    options.ca_path = dir / "ca.crt";
+    options.client_cert = dir / (name + ".crt");
+    options.client_key = dir / (name + ".key");
+    if (max_tls != 0) options.max_tls_version = max_tls;
+    return options;
+  };
+  // With TLS 1.3 the server's verdict on the client's certificate may arrive after the client's
+  // handshake ends: a refusal is a failed handshake or a failed first request.
+  auto accepted = [&](const TlsClient::Options& options) {
+    TlsClient client;
+    if (!client.connect(server.port(), options).empty()) return false;
+    auto res = client.request("POST", "/mutate", review);
+    return res.has_value() && res->status == 200;
+  };
+  CHECK(accepted(with("old")));
+  CHECK_FALSE(accepted(with("new")));
+  TlsClient kept;  // connected under the old CA
+  REQUIRE(kept.connect(server.port(), with("old")).empty());
+  REQUIRE(kept.request("POST", "/mutate", review)->status == 200);
+
+  // The renewal: the Secret now holds the new CA only.
+  publish_volume(ca_dir.path(), "v2", {{"ca.crt", new_ca.cert_pem}});
+  REQUIRE(wait_for_metric(server, R"(gpuadmit_client_ca_reloads_total{result="success"})", 1));
+  CHECK(accepted(with("new")));
+  CHECK(accepted(with("new", TLS1_2_VERSION)));
+  CHECK_FALSE(accepted(with("old")));
+  CHECK_FALSE(accepted(with("old", TLS1_2_VERSION)));
+  CHECK(kept.request("POST", "/mutate", review)->status == 200);
+  // The log is written in batches.
+  CHECK(eventually(
+      [&] { return server.log().find("\"msg\":\"client CA reloaded\"") != std::string::npos; }));
+
+  // A bundle with no certificate in it: refused, the new CA stays in force.
+  publish_volume(ca_dir.path(), "v3", {{"ca.crt", "not a certificate\n"}});
+  REQUIRE(wait_for_metric(server, R"(gpuadmit_client_ca_reloads_total{result="failure"})", 1));
+  CHECK(accepted(with("new")));
+  CHECK_FALSE(accepted(with("old")));
+  CHECK(eventually([&] {
+    return server.log().find(
+               "\"msg\":\"client CA reload failed; the previous client CA stays in force\"") !=
+           std::string::npos;
+  }));
+
+  // Both CAs (a rotation's overlap): both clients are accepted.
+  publish_volume(ca_dir.path(), "v4", {{"ca.crt", old_ca.cert_pem + new_ca.cert_pem}});
+  REQUIRE(wait_for_metric(server, R"(gpuadmit_client_ca_reloads_total{result="success"})", 2));
+  CHECK(accepted(with("old")));
+  CHECK(accepted(with("new")));
+  CHECK(server.wait_exit(0) == std::nullopt);  // never restarted
+}
 }  // namespace reload_test

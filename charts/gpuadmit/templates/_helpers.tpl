@@ -50,8 +50,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- default (printf "%s-policy" (include "gpuadmit.fullname" .)) .Values.existingPolicyConfigMap -}}
 {{- end -}}
 
-{{/* The server talks to the Kubernetes API (a service-account token is mounted): true/false. */}}
-{{- /* The server writes the webhook configurations (serve --register-webhooks). */ -}}
+{{- /* The registrar writes the webhook configurations (register --register-webhooks). */ -}}
 {{- define "gpuadmit.registersWebhooks" -}}
 {{- and .Values.webhook.enabled (eq .Values.webhook.registration "gpuadmit") -}}
 {{- end -}}
@@ -61,8 +60,28 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- and .Values.webhook.enabled (eq .Values.webhook.registration "chart") -}}
 {{- end -}}
 
+{{- /* The server reads the Kubernetes API (a service-account token is mounted): true/false. It
+never writes to it: registration is the registrar's (templates/registrar.yaml). */ -}}
 {{- define "gpuadmit.usesApi" -}}
-{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled .Values.priorityClasses.fromCluster .Values.dra.lookup.enabled -}}
+{{- or .Values.priorityClasses.fromCluster .Values.nodeWatch.enabled .Values.dra.lookup.enabled -}}
+{{- end -}}
+
+{{- /* The registrar runs (`gpuadmit register --watch`): it has something to register. */ -}}
+{{- define "gpuadmit.registrar" -}}
+{{- or (include "gpuadmit.registersWebhooks" . | eq "true") .Values.native.enabled -}}
+{{- end -}}
+
+{{- define "gpuadmit.registrarName" -}}
+{{- printf "%s-registrar" (include "gpuadmit.fullname" . | trunc 53 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- /* The registrar's Pods: another app.kubernetes.io/name, so that neither the server's Service
+nor its Deployment, PodDisruptionBudget or NetworkPolicy (which select the server's labels)
+selects them. */ -}}
+{{- define "gpuadmit.registrarSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "gpuadmit.name" . | trunc 53 | trimSuffix "-" }}-registrar
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: registrar
 {{- end -}}
 
 {{- define "gpuadmit.tlsSecretName" -}}
@@ -146,6 +165,27 @@ and version as render does.
 {{- end -}}
 {{- end -}}
 {{- $rules | toJson -}}
+{{- end -}}
+
+{{/*
+The validating webhook's rules, as a JSON list: gpuadmit.webhookRules and every Pod UPDATE, which
+its matchConditions narrow to those that change placement or CDI devices (gpuadmit render's
+pod_update_rule; docs/decisions.md, "Pod UPDATE").
+*/}}
+{{- define "gpuadmit.validatingWebhookRules" -}}
+{{- $rules := include "gpuadmit.webhookRules" . | fromJsonArray -}}
+{{- $rules = append $rules (dict "apiGroups" (list "") "apiVersions" (list "*") "operations" (list "UPDATE") "resources" (list "pods") "scope" "Namespaced") -}}
+{{- $rules | toJson -}}
+{{- end -}}
+
+{{/*
+The validating webhook's matchCondition for Pod UPDATE: every request but a Pod UPDATE that
+changes none of spec.tolerations, spec.nodeSelector, spec.affinity, spec.schedulingGates and the
+cdi.k8s.io/ annotations — gpuadmit render's pod_update_condition, character for character
+(render/webhook_configuration.cc; tests/k8s/chart_test.mjs compares them).
+*/}}
+{{- define "gpuadmit.podUpdateCondition" -}}
+request.operation != 'UPDATE' || request.resource.group != '' || request.resource.resource != 'pods' || (has(request.subResource) && request.subResource != '') || [((type(object) == map && 'spec' in object && type(object['spec']) == map) ? object['spec'] : {})].map(s, [((type(oldObject) == map && 'spec' in oldObject && type(oldObject['spec']) == map) ? oldObject['spec'] : {})].map(o, [[((type(object) == map && 'metadata' in object && type(object['metadata']) == map) ? object['metadata'] : {})].map(mv, ((type(mv) == map && 'annotations' in mv && type(mv['annotations']) == map) ? mv['annotations'] : {}))[0]].map(a, [[((type(oldObject) == map && 'metadata' in oldObject && type(oldObject['metadata']) == map) ? oldObject['metadata'] : {})].map(mv, ((type(mv) == map && 'annotations' in mv && type(mv['annotations']) == map) ? mv['annotations'] : {}))[0]].map(b, ['tolerations', 'nodeSelector', 'affinity', 'schedulingGates'].exists(f, (f in s) != (f in o) || (f in s && s[f] != o[f])) || a.exists(k, k.startsWith('cdi.k8s.io/') && (!(k in b) || a[k] != b[k])) || b.exists(k, k.startsWith('cdi.k8s.io/') && !(k in a)))[0])[0])[0])[0]
 {{- end -}}
 
 {{/*

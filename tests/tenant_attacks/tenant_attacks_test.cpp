@@ -1,0 +1,244 @@
+// The tenant-attack suite (docs/security.md, "The attack suite"): every way a tenant was found to
+// get around the policy, as the AdmissionRequest the API server would send for it, with the
+// answer the policy demands. tests/tenant_attacks/cases/NNN-slug.yaml holds
+//   policy:   the policy file, from the repository's root (default tests/cases/policy.yaml)
+//   request:  an admission.k8s.io/v1 AdmissionRequest: operation, namespace, userInfo (default: a
+//             tenant user, `alice`, system:authenticated), object, oldObject, subResource
+//   claims:   ResourceClaims / ResourceClaimTemplates the pod's claims resolve to (optional)
+//   nodes:    the cluster's Node objects, as the webhook's Node watch holds them (`serve
+//             --node-watch`): GPU009 then judges spec.nodeName (optional; none: not judged)
+//   expect:   per endpoint the rule ids of the answer:
+//               mutate / validate: {allowed, deny: [ids], warn: [ids], patched: bool (optional)}
+//               lint: {deny: [ids], warn: [ids]} (optional; `gpuadmit lint` of the object)
+// Each request goes through the admission codec the webhook serves (engine/admission.h), on
+// both endpoints; `lint` runs the real binary on the object. The ids are sorted and unique.
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/admission.h"
+#include "engine/json_dump.h"
+#include "engine/node_source.h"
+#include "lint/manifest_claims.h"
+#include "mutators/all_mutators.h"
+#include "policies/loader.h"
+#include "rules/all_rules.h"
+#include "tests/support/process.h"
+#include "tests/support/yaml_to_json.h"
+
+namespace gpuadmit {
+namespace tenant_attacks_test {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kRoot = fs::path(GPUADMIT_SOURCE_DIR);
+const fs::path kCases = kRoot / "tests" / "tenant_attacks" / "cases";
+
+struct Verdict {
+  bool allowed = true;
+  std::vector<std::string> deny, warn;
+  std::optional<bool> patched;  // only where the case says
+};
+
+struct AttackCase {
+  std::string name;
+  std::string policy_file;
+  Json request;
+  Json claims = Json::array();
+  Json nodes = Json::array();
+  Json expect;
+};
+
+PolicyPtr load_policy(const std::string& file) {
+  static std::map<std::string, PolicyPtr> cache;
+  if (auto it = cache.find(file); it != cache.end()) return it->second;
+  PolicyLoadResult loaded = load_policy_file(file);
+  std::string errors;
+  for (const PolicyError& e : loaded.errors) errors += e.to_string() + "\n";
+  INFO(file << "\n" << errors);
+  REQUIRE(loaded.ok());
+  PolicyPtr compiled = CompiledPolicy::compile(std::move(*loaded.policy));
+  cache.emplace(file, compiled);
+  return compiled;
+}
+
+std::vector<AttackCase> load_cases() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kCases)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<AttackCase> cases;
+  for (const fs::path& file : files) {
+    const std::vector<Json> docs = testing::yaml_file_documents(file.string());
+    INFO(file.string());
+    REQUIRE(docs.size() == 1);
+    const Json& doc = docs[0];
+    AttackCase c;
+    c.name = file.stem().string();
+    c.policy_file = (kRoot / doc.value("policy", std::string("tests/cases/policy.yaml"))).string();
+    REQUIRE(doc.contains("request"));
+    REQUIRE(doc.contains("expect"));
+    c.request = doc.at("request");
+    if (doc.contains("claims")) c.claims = doc.at("claims");
+    if (doc.contains("nodes")) c.nodes = doc.at("nodes");
+    c.expect = doc.at("expect");
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+const Pipeline& pipeline() {
+  static const Pipeline p(default_mutators(), default_rules());
+  return p;
+}
+
+std::string object_kind(const Json& request) {
+  return request.at("object").value("kind", std::string());
+}
+
+// The review the API server sends: the case's request with what every review carries filled in.
+Json review_of(const AttackCase& c) {
+  Json request = c.request;
+  // A copy: the request is an ordered_map (a vector), which members added below move.
+  const Json object = request.at("object");
+  if (!request.contains("uid")) request["uid"] = "attack-" + c.name;
+  if (!request.contains("userInfo")) {
+    request["userInfo"] = {{"username", "alice"}, {"groups", {"system:authenticated"}}};
+  }
+  if (!request.contains("kind")) {
+    const std::string api_version = object.value("apiVersion", std::string());
+    const size_t slash = api_version.find('/');
+    request["kind"] = {{"group", slash == std::string::npos ? "" : api_version.substr(0, slash)},
+                       {"version", api_version.substr(slash + 1)},
+                       {"kind", object_kind(request)}};
+  }
+  if (!request.contains("name") && object.contains("metadata")) {
+    request["name"] = object["metadata"].value("name", std::string());
+  }
+  return {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
+}
+
+std::vector<std::string> sorted_unique(std::vector<std::string> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+Verdict expected_verdict(const Json& expect) {
+  Verdict v;
+  v.allowed = expect.value("allowed", true);
+  for (const Json& id : expect.value("deny", Json::array())) v.deny.push_back(id);
+  for (const Json& id : expect.value("warn", Json::array())) v.warn.push_back(id);
+  if (expect.contains("patched")) v.patched = expect.at("patched").get<bool>();
+  v.deny = sorted_unique(v.deny);
+  v.warn = sorted_unique(v.warn);
+  return v;
+}
+
+Verdict admission_verdict(const AttackCase& c, Endpoint endpoint, const ClaimResolver* claims) {
+  const std::string body = dump_json(review_of(c));
+  const StaticNodeSource nodes(std::vector<Json>(c.nodes.begin(), c.nodes.end()));
+  AdmissionResult result = handle_admission_review_text(
+      body, endpoint, pipeline(), *load_policy(c.policy_file), claims, TemplateMode::kMutate,
+      nullptr, c.nodes.empty() ? nullptr : &nodes);
+  INFO(c.name << (result.error ? ": " + result.error->message : ""));
+  REQUIRE(result.outcome);
+  const Json& response = result.outcome->response.at("response");
+  Verdict v;
+  v.allowed = response.at("allowed").get<bool>();
+  v.patched = response.contains("patch");
+  for (const Finding& f : result.outcome->evaluation.findings) {
+    (f.severity == Severity::kWarn ? v.warn : v.deny).push_back(f.rule);
+  }
+  v.deny = sorted_unique(v.deny);
+  v.warn = sorted_unique(v.warn);
+  return v;
+}
+
+// `gpuadmit lint --output json` of the object (and the case's claims) in its namespace.
+Verdict lint_verdict(const AttackCase& c) {
+  const fs::path dir = fs::temp_directory_path() / ("gpuadmit-attack-" + c.name);
+  fs::create_directories(dir);
+  const fs::path manifest = dir / "manifest.json";
+  {
+    std::ofstream out(manifest);
+    Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", c.claims}};
+    list["items"].push_back(c.request.at("object"));
+    out << dump_json(list);
+  }
+  const std::string ns = c.request.value("namespace", std::string("default"));
+  const testing::ProcessResult r = testing::run_command(
+      std::string(GPUADMIT_BINARY) + " lint --output json --policy '" + c.policy_file +
+      "' --namespace '" + ns + "' '" + manifest.string() + "'");
+  fs::remove_all(dir);
+  INFO(c.name << ": lint exit " << r.exit_code << "\n" << r.err);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 1));
+  const Json report = Json::parse(r.out);
+  Verdict v;
+  for (const Json& f : report.at("findings")) {
+    (f.at("severity") == "warn" ? v.warn : v.deny).push_back(f.at("rule"));
+  }
+  v.allowed = r.exit_code == 0;
+  v.deny = sorted_unique(v.deny);
+  v.warn = sorted_unique(v.warn);
+  return v;
+}
+
+void check(const std::string& where, const Verdict& got, const Verdict& want) {
+  INFO(where);
+  CHECK(got.deny == want.deny);
+  CHECK(got.warn == want.warn);
+  CHECK(got.allowed == want.allowed);
+  if (want.patched) CHECK(got.patched == want.patched);
+}
+
+TEST_CASE("tenant attacks: every case gets the answer the policy demands, on both endpoints") {
+  const std::vector<AttackCase> cases = load_cases();
+  REQUIRE(!cases.empty());
+  for (const AttackCase& c : cases) {
+    INFO(c.name);
+    lint::ManifestClaims claims(c.request.value("namespace", std::string("default")));
+    for (const Json& claim : c.claims) claims.add(claim);
+    REQUIRE((c.expect.contains("mutate") && c.expect.contains("validate")));
+    check(c.name + " /mutate", admission_verdict(c, Endpoint::kMutate, &claims),
+          expected_verdict(c.expect.at("mutate")));
+    check(c.name + " /validate", admission_verdict(c, Endpoint::kValidate, &claims),
+          expected_verdict(c.expect.at("validate")));
+  }
+}
+
+TEST_CASE("tenant attacks: lint gives a manifest the same verdict as its CREATE") {
+  for (const AttackCase& c : load_cases()) {
+    if (!c.expect.contains("lint")) continue;
+    INFO(c.name);
+    REQUIRE(c.request.value("operation", std::string()) == "CREATE");
+    Verdict want = expected_verdict(c.expect.at("lint"));
+    want.allowed = want.deny.empty();
+    check(c.name + " lint", lint_verdict(c), want);
+  }
+}
+
+TEST_CASE("tenant attacks: every case file is numbered and says what it sends") {
+  for (const auto& entry : fs::directory_iterator(kCases)) {
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    CHECK(entry.path().extension() == ".yaml");
+    CHECK((name.size() > 4 && std::isdigit(static_cast<unsigned char>(name[0])) &&
+           std::isdigit(static_cast<unsigned char>(name[1])) &&
+           std::isdigit(static_cast<unsigned char>(name[2])) && name[3] == '-'));
+    const std::string text = testing::read_file(entry.path().string());
+    CHECK(text.rfind("# ", 0) == 0);  // starts with the comment that explains the attack
+  }
+}
+
+}  // namespace
+}  // namespace tenant_attacks_test
+}  // namespace gpuadmit
