@@ -162,6 +162,13 @@ int render_command(const std::vector<std::string>& argv) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
     return 2;
   }
+  // What no ResourceQuota can hold (a tenant's namespace patterns): said on standard error, so
+  // that `render | kubectl apply -f -` still applies exactly the objects.
+  if (!args.has("native-table")) {
+    for (const std::string& note : render::resource_quota_notes(*loaded.policy)) {
+      std::cerr << "gpuadmit render: warning: " << note << "\n";
+    }
+  }
   std::cout << rendered(*loaded.policy, args.has("native-table"), native, target);
   return std::cout.good() ? 0 : 2;
 }

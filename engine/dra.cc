@@ -159,9 +159,10 @@ std::vector<DraRequest> claim_requests(const Json& claim_spec, const std::string
 int64_t request_gpu_units(const DraRequest& r, const CompiledPolicy& policy) {
   const auto match = policy.find_device_class(r.device_class);
   if (match.gpu_class == nullptr) return 0;
-  if (r.all) return match.gpu_class->gpus_per_node.value_or(0);
+  if (r.all && match.gpu_class->gpus_per_node) return *match.gpu_class->gpus_per_node;
+  const int64_t count = r.all ? kAllocationResultsMaxSize : r.count;
   const int64_t per = std::max<int64_t>(1, match.mapping->devices_per_gpu);
-  return r.count / per + (r.count % per != 0 ? 1 : 0);
+  return count / per + (count % per != 0 ? 1 : 0);
 }
 
 int64_t claim_gpu_units(const std::vector<DraRequest>& requests, const CompiledPolicy& policy) {
@@ -190,37 +191,62 @@ const PodClaim* PodDra::first_gpu_claim() const {
 
 namespace {
 
-// GPU units a container's `resources.claims` entry gives it: the named request of the claim
-// (a firstAvailable request: its largest alternative), else the whole claim.
-int64_t reference_units(const PodClaim& claim, std::string_view request,
-                        const CompiledPolicy& policy) {
-  if (request.empty()) return claim.units;
+// The GPU units and DeviceClass a container's `resources.claims` entry gives it: the named
+// request of the claim (a firstAvailable request: its largest alternative), else the whole claim.
+ClaimUse claim_use(const PodClaim& claim, size_t index, std::string_view request,
+                   const CompiledPolicy& policy) {
+  ClaimUse use{index, std::string(request), claim.units, claim.device_class};
+  if (request.empty()) return use;
   // "<request>/<subrequest>" names one alternative (KEP-4816); its top-level request counts.
   const std::string_view top = request.substr(0, request.find('/'));
   std::vector<DraRequest> named;
   for (const DraRequest& r : claim.requests) {
     if (r.request == top) named.push_back(r);
   }
-  return claim_gpu_units(named, policy);
+  use.units = claim_gpu_units(named, policy);
+  use.device_class.clear();
+  for (const DraRequest& r : named) {
+    if (policy.find_device_class(r.device_class).gpu_class == nullptr) continue;
+    use.device_class = r.device_class;
+    break;
+  }
+  return use;
+}
+
+// The (claim, request) entries of a container's resources.claims, each once; a request of a claim
+// the container also uses whole is in the whole claim already.
+std::vector<std::pair<std::string_view, std::string_view>> claim_references(const Json& refs) {
+  std::vector<std::string_view> whole;
+  for (const Json& ref : refs) {
+    if (string_member(ref, "request").empty()) whole.push_back(string_member(ref, "name"));
+  }
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  for (const Json& ref : refs) {
+    const std::pair entry(string_member(ref, "name"), string_member(ref, "request"));
+    if (!entry.second.empty() &&
+        std::find(whole.begin(), whole.end(), entry.first) != whole.end()) {
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), entry) == out.end()) out.push_back(entry);
+  }
+  return out;
 }
 
 void count_containers(const PodView& pod, const CompiledPolicy& policy, PodDra& dra) {
   const std::vector<ContainerRef>& containers = pod.containers();
   dra.container_units.assign(containers.size(), 0);
+  dra.container_claims.assign(containers.size(), {});
   for (size_t i = 0; i < containers.size(); ++i) {
     const Json* resources = find_member(pod.container(containers[i]), "resources");
     const Json* refs = resources != nullptr ? find_member(*resources, "claims") : nullptr;
     if (refs == nullptr || !refs->is_array()) continue;
-    std::vector<std::pair<std::string_view, std::string_view>> seen;  // (claim, request)
-    for (const Json& ref : *refs) {
-      const std::string_view name = string_member(ref, "name");
-      const std::string_view request = string_member(ref, "request");
-      if (std::find(seen.begin(), seen.end(), std::pair(name, request)) != seen.end()) continue;
-      seen.emplace_back(name, request);
-      for (const PodClaim& claim : dra.claims) {
-        if (claim.name != name) continue;
-        dra.container_units[i] =
-            saturating_add(dra.container_units[i], reference_units(claim, request, policy));
+    for (const auto& [name, request] : claim_references(*refs)) {
+      for (size_t c = 0; c < dra.claims.size(); ++c) {
+        if (dra.claims[c].name != name) continue;
+        ClaimUse use = claim_use(dra.claims[c], c, request, policy);
+        if (use.units <= 0) continue;
+        dra.container_units[i] = saturating_add(dra.container_units[i], use.units);
+        dra.container_claims[i].push_back(std::move(use));
       }
     }
   }

@@ -5,7 +5,7 @@
 //
 //   for (const DraRequest& r : claim_requests(spec, "spec.devices")) r.device_class ...
 //   PodDra dra = resolve_pod_claims(pod, policy, options.claims, ns);
-//   dra.container_units[i];  dra.pod_units;  dra.may_be_gpu();
+//   dra.container_units[i];  dra.container_claims[i];  dra.pod_units;  dra.any_unresolved;
 
 #include <cstdint>
 #include <optional>
@@ -25,6 +25,10 @@ inline constexpr std::string_view kResourceApiGroup = "resource.k8s.io";
 // carry no pod spec, so the workload table (engine/workload_kinds.h) does not name them.
 inline constexpr std::string_view kClaimKinds[] = {"ResourceClaim", "ResourceClaimTemplate"};
 inline constexpr std::string_view kAllocationModeAll = "All";
+// The most devices one allocation holds (k8s.io/api/resource/v1 AllocationResultsMaxSize): the
+// worst case the quota admission plugin charges for `allocationMode: All` (KEP-4381,
+// "ResourceQuota"), and what gpuadmit counts for it when the class has no gpusPerNode.
+inline constexpr int64_t kAllocationResultsMaxSize = 32;
 // The scheduler's claim for a pod whose extended resource a DeviceClass maps
 // (`extendedResourceName`, KEP-5004): the pod was counted on the extended-resource path.
 inline constexpr std::string_view kExtendedResourceClaimAnnotation =
@@ -83,8 +87,9 @@ struct DraRequest {
 std::vector<DraRequest> claim_requests(const Json& claim_spec, const std::string& spec_path);
 
 // GPU units of one request under the policy: ceil(count / devicesPerGPU) of the class mapping its
-// DeviceClass; `All` counts as the class's gpusPerNode (every GPU of one node) or 0 when unset;
-// 0 for a DeviceClass the policy does not map.
+// DeviceClass; `All` counts as the class's gpusPerNode (every GPU of one node), or as
+// kAllocationResultsMaxSize devices when unset (never 0: All is unbounded but by that); 0 for a
+// DeviceClass the policy does not map.
 int64_t request_gpu_units(const DraRequest& r, const CompiledPolicy& policy);
 
 // GPU units of a whole claim: its requests added up, a firstAvailable list counted as its
@@ -105,11 +110,21 @@ struct PodClaim {
   std::string device_class;             // that request's DeviceClass
 };
 
+// One container's use of a claim (its resources.claims entry): the whole claim, or one request.
+struct ClaimUse {
+  size_t claim = 0;     // index in PodDra::claims
+  std::string request;  // "" for the whole claim
+  int64_t units = 0;
+  std::string device_class;  // of its first GPU request
+};
+
 // What the pod spec's claims ask for.
 struct PodDra {
   std::vector<PodClaim> claims;
   // Parallel to pod.containers(): GPU units each can use; empty when the pod has no claims.
   std::vector<int64_t> container_units;
+  // Parallel to pod.containers(): the claims each uses with GPU units, in written order.
+  std::vector<std::vector<ClaimUse>> container_claims;
   int64_t pod_units = 0;        // Σ claims once each (claims are allocated per pod)
   bool any_gpu = false;         // a resolved claim asks for a mapped DeviceClass
   bool any_unresolved = false;  // a claim whose content is not known
@@ -119,9 +134,10 @@ struct PodDra {
 
 // Resolves every spec.resourceClaims entry through `resolver` (null: none is resolvable) in
 // namespace `ns`, and counts GPU units per container (the claims and requests its
-// resources.claims names; a claim two containers share counts for each of them) and per pod
-// (each claim once, as the scheduler allocates it once: kueue's and NVIDIA's MPS samples share
-// one claim between containers).
+// resources.claims names, each once; a claim two containers share counts for each of them) and
+// per pod (each entry once, as the scheduler allocates a claim once per pod and a template
+// becomes one claim per pod: kueue's and NVIDIA's MPS samples share one claim between
+// containers). An unresolved claim counts 0 here: GPU023 denies the Pod instead.
 PodDra resolve_pod_claims(const PodView& pod, const CompiledPolicy& policy,
                           const ClaimResolver* resolver, std::string_view ns);
 

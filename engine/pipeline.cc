@@ -475,15 +475,22 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
   ctx.kind = kind;
   ctx.requests = &requests;
   ctx.spec_path = spec_path;
+  // The tenant's enforcement.rules and audit mode, as for its pod specs (check_rules): a tenant
+  // in audit mode is warned, never denied, for its claims too.
+  const bool audit_mode = ctx.tenant != nullptr && ctx.tenant->enforcement.audit;
   std::vector<Violation> violations;
   for (const auto& rule : rules_) {
-    const Action action = policy.action_for(rule->id(), rule->default_action());
+    const Action action = policy.action_for(ctx.tenant, rule->id(), rule->default_action());
     if (action == Action::kOff) continue;
     violations.clear();
     rule->check_claim(object, ctx, violations);
+    const bool audit = audit_mode && action != Action::kWarn;
     for (Violation& v : violations) {
-      e.findings.push_back(Finding{std::string(rule->id()), severity_for(action),
-                                   std::move(v.message), std::move(v.path)});
+      std::string because = v.policy_path.empty() ? enforcement_path(policy, ctx.tenant, rule->id())
+                                                  : std::move(v.policy_path);
+      e.findings.push_back(
+          Finding{std::string(rule->id()), audit ? Severity::kWarn : severity_for(action),
+                  std::move(v.message), std::move(v.path), std::move(because), audit});
     }
   }
   e.allowed = no_denial(e);

@@ -83,7 +83,7 @@ std::string class_label_form(const CompiledPolicy& policy, std::string_view c, b
   return out;
 }
 
-// The rule's own default action (rules/): deny, or warn for GPU014 and GPU023.
+// The rule's own default action (rules/): deny, or warn for GPU014.
 Action default_action(std::string_view id) {
   static const std::vector<std::unique_ptr<const Rule>> rules = default_rules();
   for (const auto& r : rules) {

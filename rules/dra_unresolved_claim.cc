@@ -5,33 +5,52 @@
 namespace gpuadmit {
 namespace {
 
-// A pod's spec.resourceClaims entry that names a ResourceClaim or ResourceClaimTemplate that
-// does not exist (lint: none among the manifests read; webhook lookup: the API's 404). The pod
-// is not guessed at: its claim's GPUs are not counted, and it is still never taken for a
-// non-GPU pod. A claim that could not be looked up (lookup off, API down) is not reported
-// here: that is not the pod's fault (docs/dra.md).
+// A Pod naming a DRA claim whose content gpuadmit does not know: the ResourceClaim or template
+// was not found (lint: none among the manifests read; the API lookup: a 404), or could not be
+// read (the lookup off, the API server down, slow or refusing, the review's lookup deadline
+// passed). Such a claim would count 0 GPUs against maxGPUsPerPod, maxGPUsPerContainer, GPU006
+// and the quota: a tenant could name claims it creates only after the Pod (each claim alone
+// within GPU019), or enough names to run the lookups past their deadline, and take GPUs past
+// every limit (issue 34). So the Pod is denied — fail closed — and never counted as 0.
+// Only Pods are judged: a workload's pod template takes no GPUs; its Pods are judged at their
+// CREATE, when the controller makes them and retries a denied one. Denying the template for a
+// ResourceClaimTemplate not created yet would refuse `helm install` of a chart whose Deployment
+// comes first (Helm creates kinds it does not know, ResourceClaimTemplate among them, last).
 class DraUnresolvedClaimRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU023"; }
   std::string_view name() const override { return "DraClaimResolves"; }
   std::string_view summary() const override {
-    return "a pod's DRA claim must name a ResourceClaim or ResourceClaimTemplate that exists "
-           "(lint: among the manifests read)";
+    return "a Pod's DRA claims must be known to gpuadmit (found through the API lookup, or lint: "
+           "among the manifests read), so that their GPUs are counted";
   }
-  Action default_action() const override { return Action::kWarn; }
+  Action default_action() const override { return Action::kDeny; }
 
-  void check(const PodView&, const PodContext& ctx, std::vector<Violation>& out) const override {
-    if (ctx.dra == nullptr || ctx.request == nullptr) return;
+  void check(const PodView& pod, const PodContext& ctx,
+             std::vector<Violation>& out) const override {
+    if (ctx.dra == nullptr || ctx.request == nullptr || pod.is_template()) return;
     for (const PodClaim& c : ctx.dra->claims) {
-      if (c.status != ClaimLookup::kNotFound) continue;
+      if (c.status == ClaimLookup::kFound) continue;
       const bool tmpl = c.kind == ClaimKind::kTemplate;
-      out.push_back(Violation{
-          "claim " + c.name + " names " + (tmpl ? "ResourceClaimTemplate " : "ResourceClaim ") +
-              c.reference + ", which was not found in namespace " + ctx.request->ns +
-              (c.error.empty() ? "" : " (" + c.error + ")") +
-              "; its GPUs are not counted: create it in the pod's namespace" +
-              " (lint: pass its manifest too)",
-          c.path + (tmpl ? ".resourceClaimTemplateName" : ".resourceClaimName")});
+      const std::string named = "claim " + c.name + " names " +
+                                (tmpl ? "ResourceClaimTemplate " : "ResourceClaim ") + c.reference;
+      const std::string why = c.error.empty() ? "" : " (" + c.error + ")";
+      const std::string path =
+          c.path + (tmpl ? ".resourceClaimTemplateName" : ".resourceClaimName");
+      if (c.status == ClaimLookup::kNotFound) {
+        out.push_back(Violation{
+            named + ", which was not found in namespace " + ctx.request->ns + why +
+                "; its GPUs cannot be counted against the tenant's limits and quota: create it "
+                "in the Pod's namespace before the Pod (lint: pass its manifest too)",
+            path});
+      } else {
+        out.push_back(Violation{
+            named + " in namespace " + ctx.request->ns + ", which gpuadmit could not read" + why +
+                "; its GPUs cannot be counted against the tenant's limits and quota: create the "
+                "Pod again once the webhook can read it (serve --dra-lookup, with get on "
+                "resourceclaims and resourceclaimtemplates: docs/dra.md)",
+            path});
+      }
     }
   }
 };

@@ -1,6 +1,6 @@
 #pragma once
-// GPU023: a pod's DRA claim reference that names nothing is reported, not guessed. See
-// docs/rules.md#gpu023.
+// GPU023: a Pod naming a DRA claim gpuadmit cannot read (not found, or the lookup off or
+// failing) is denied, never counted as 0 GPUs. See docs/rules.md#gpu023.
 
 #include <memory>
 

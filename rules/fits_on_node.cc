@@ -100,18 +100,18 @@ class FitsOnNodeRule final : public Rule {
                     resource_path(ref, r.request != nullptr ? "requests" : "limits", r.resource),
                     policy_path::cls(c.name) + (capacity->scaled ? "" : ".gpusPerNode")});
     });
-    // DRA claims of whole-GPU DeviceClasses (devicesPerGPU 1): a container's claims must fit.
+    // The GPU units of a container's DRA claims (ceil(count / devicesPerGPU) each) must fit.
     const std::vector<ContainerRef>& containers = pod.containers();
     for (size_t i = 0; i < containers.size(); ++i) {
       const int64_t n = claim_units(ctx, i);
       if (n <= *c.gpus_per_node) continue;
       container_too_big = true;
-      out.push_back(Violation{container_label(containers[i]) + ": DRA claims for " +
-                                  std::to_string(n) + " GPUs cannot fit on one node of class " +
-                                  c.name + " (" + std::to_string(*c.gpus_per_node) +
-                                  " GPUs); request at most " + std::to_string(*c.gpus_per_node) +
-                                  ", or split the work across pods",
-                              containers[i].path + ".resources.claims"});
+      out.push_back(Violation{
+          container_label(containers[i]) + ": " + std::to_string(n) + " GPUs of DRA claims (" +
+              container_claims_text(ctx, i) + ") cannot fit on one node of class " + c.name + " (" +
+              std::to_string(*c.gpus_per_node) + " GPUs); request at most " +
+              std::to_string(*c.gpus_per_node) + ", or split the work across pods",
+          containers[i].path + ".resources.claims", policy_path::cls(c.name) + ".gpusPerNode"});
     }
     if (container_too_big) return;
     // The pod total over the resources whose per-node capacity is gpusPerNode itself (whole

@@ -40,9 +40,8 @@ class GpuCountLimitsRule final : public Rule {
         const int64_t n = gpu->units(i) + claim_units(ctx, i);
         if (n <= max) continue;
         std::string what = resources_text(gpu->of(i));
-        if (claim_units(ctx, i) > 0) {
-          what += (what.empty() ? "" : ", ") + std::string("DRA claims ") +
-                  std::to_string(claim_units(ctx, i));
+        if (const std::string claims = container_claims_text(ctx, i); !claims.empty()) {
+          what += (what.empty() ? "" : ", ") + claims;
         }
         out.push_back(Violation{container_label(ref) + ": " + std::to_string(n) + " GPUs (" + what +
                                     ") exceed maxGPUsPerContainer " + std::to_string(max) +

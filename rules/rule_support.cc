@@ -193,4 +193,15 @@ PodGpuCount with_claims(PodGpuCount count, const PodContext& ctx) {
   return count;
 }
 
+std::string container_claims_text(const PodContext& ctx, size_t container) {
+  if (ctx.dra == nullptr || container >= ctx.dra->container_claims.size()) return "";
+  std::vector<std::string> items;
+  for (const ClaimUse& use : ctx.dra->container_claims[container]) {
+    items.push_back("claim " + ctx.dra->claims[use.claim].name +
+                    (use.request.empty() ? "" : " request " + use.request) + " (" +
+                    use.device_class + "): " + std::to_string(use.units));
+  }
+  return join(items);
+}
+
 }  // namespace gpuadmit::rule_support

@@ -126,5 +126,8 @@ int64_t claim_units(const PodContext& ctx, size_t container);
 int64_t pod_claim_units(const PodContext& ctx);
 // `count` with the pod's DRA claims added: total and breakdown ("claim gpu (gpu.nvidia.com): 1").
 PodGpuCount with_claims(PodGpuCount count, const PodContext& ctx);
+// The DRA claims a container uses with GPU units, for messages: "claim a (gpu.nvidia.com): 4,
+// claim shared request g (gpu.nvidia.com): 2"; "" without any.
+std::string container_claims_text(const PodContext& ctx, size_t container);
 
 }  // namespace gpuadmit::rule_support

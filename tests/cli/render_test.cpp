@@ -35,6 +35,36 @@ TEST_CASE("render: the default policy's objects as one YAML stream") {
   CHECK(same.out == r.out);
 }
 
+// Issue 34, point 10: a tenant whose namespaces are a pattern gets no ResourceQuota (it lives in
+// one named namespace); render says so on standard error and still prints only the objects.
+TEST_CASE("render: quota.gpus of a namespace pattern is a warning on standard error") {
+  const std::string policy = "/tmp/gpuadmit-render-test-pattern-policy.yaml";
+  std::ofstream(policy) << R"YAML(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: pattern}
+spec:
+  classes:
+    a100:
+      gpusPerNode: 8
+      deviceClasses: {gpu.nvidia.com: {}}
+  tenants:
+    - name: ml
+      namespaces: ["ml", "ml-.*"]
+      quota: {gpus: 16}
+)YAML";
+  auto r = testing::run_command(kBinary + " render --policy " + policy);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err ==
+        "gpuadmit render: warning: tenant ml: no ResourceQuota for namespace pattern \"ml-.*\" (a "
+        "ResourceQuota lives in one named namespace): create one in each namespace it matches "
+        "(its keys: docs/install.md, \"What render makes\"); without it the webhook's GPU013 "
+        "checks each pod against quota.gpus 16, but nothing caps the namespace's total\n");
+  CHECK(count(r.out, "\nkind: ResourceQuota\n") == 1);  // for "ml"
+  CHECK(count(r.out, "    gpu.nvidia.com.deviceclass.resource.k8s.io/devices: \"16\"\n") == 1);
+  CHECK(r.out.find("warning") == std::string::npos);
+  std::remove(policy.c_str());
+}
+
 TEST_CASE("render: --namespace, --service, --failure-policy and --ca-bundle") {
   const std::string ca = "/tmp/gpuadmit-render-test-ca.crt";
   std::ofstream(ca) << "-----BEGIN CERTIFICATE-----\nQ0E=\n-----END CERTIFICATE-----\n";

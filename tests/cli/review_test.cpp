@@ -363,13 +363,18 @@ TEST_CASE("review: --claims resolves a pod's claim template") {
         "gpuadmit denied Pod web-shop/l4-serve: GPU005: pod requests 3 GPUs (claim gpus "
         "(l4.gpu.example.com): 3), more than maxGPUsPerPod 2 of tenant web; request at most 2 per "
         "pod, or split the work across pods");
-  // Without it nothing resolves (the webhook without the API lookup): the pod asks nothing of a
-  // GPU pool and is left alone.
+  // Without it nothing resolves (the webhook without the API lookup): the claim's GPUs cannot be
+  // counted, so the Pod is denied (GPU023) rather than admitted as asking 0 GPUs (issue 34).
   auto without = testing::run_command(kBinary + " review --policy " + policy, review.dump());
   REQUIRE(without.exit_code == 0);
-  const Json admitted = Json::parse(without.out)["response"];
-  CHECK(admitted["allowed"].get<bool>());
-  CHECK_FALSE(admitted.contains("patch"));
+  const Json refused = Json::parse(without.out)["response"];
+  CHECK_FALSE(refused["allowed"].get<bool>());
+  CHECK(refused["status"]["message"] ==
+        "gpuadmit denied Pod web-shop/l4-serve: GPU023: claim gpus names ResourceClaim three-l4 "
+        "in namespace web-shop, which gpuadmit could not read (claim lookup is off); its GPUs "
+        "cannot be counted against the tenant's limits and quota: create the Pod again once the "
+        "webhook can read it (serve --dra-lookup, with get on resourceclaims and "
+        "resourceclaimtemplates: docs/dra.md)");
 }
 
 }  // namespace

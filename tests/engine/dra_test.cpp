@@ -133,6 +133,30 @@ TEST_CASE("dra: GPU units per request and claim", "[dra]") {
   CHECK(claim_gpu_units(r, *policy) == 8);
 }
 
+// allocationMode All on a class without gpusPerNode is not 0 GPUs: the quota admission plugin's
+// worst case, AllocationResultsMaxSize = 32 devices (KEP-4381, "ResourceQuota").
+TEST_CASE("dra: allocationMode All without gpusPerNode counts 32 devices", "[dra]") {
+  const PolicyPtr policy = policy_from_yaml(R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: dra-all}
+spec:
+  classes:
+    any:
+      deviceClasses:
+        gpu.nvidia.com: {}
+        mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7}
+)YAML");
+  const std::vector<DraRequest> r = claim_requests(Json::parse(R"({"devices": {"requests": [
+      {"name": "a", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}},
+      {"name": "b", "exactly": {"deviceClassName": "mig-1g.10gb.gpu.nvidia.com",
+                                "allocationMode": "All"}}]}})"),
+                                                   "spec");
+  REQUIRE(r.size() == 2);
+  CHECK(request_gpu_units(r[0], *policy) == 32);
+  CHECK(request_gpu_units(r[1], *policy) == 5);  // ceil(32 / 7)
+}
+
 Json pod_with_claims(std::string_view claims, std::string_view containers,
                      std::string_view extra = "") {
   return Json::parse(std::string(R"({"apiVersion": "v1", "kind": "Pod",
@@ -231,25 +255,35 @@ TEST_CASE("dra: pipeline: GPU, possibly-GPU and non-GPU claim pods", "[dra][pipe
   CHECK(o.findings.empty());
   CHECK(o.class_annotation == "a100");
 
-  // The webhook without a lookup (null resolver): tolerating the GPU taint, it is a GPU pod of
-  // the tenant default, never GPU009.
+  // The webhook without a lookup (null resolver): the claim's GPUs cannot be counted, so the Pod
+  // is denied (GPU023), never admitted as asking 0 GPUs — and never GPU009 either.
+  const std::vector<std::string> gpu023{"GPU023 spec.resourceClaims[0].resourceClaimTemplateName"};
   o = run(pod("gpu", tolerates), nullptr);
-  CHECK(o.allowed);
-  CHECK(o.findings.empty());
-  CHECK(o.class_annotation == "l4");
+  CHECK_FALSE(o.allowed);
+  CHECK(o.findings == gpu023);
 
-  // Unavailable lookup, no GPU intent: left alone (not mutated, not denied).
+  // Unavailable lookup (API down), even without GPU intent: denied the same way.
   o = run(pod("down-x", ""), &claims);
+  CHECK_FALSE(o.allowed);
+  CHECK(o.findings == gpu023);
+
+  // Not found (the tenant would create it after the Pod): denied.
+  o = run(pod("missing", tolerates), &claims);
+  CHECK_FALSE(o.allowed);
+  CHECK(o.findings == gpu023);
+
+  // A Deployment's template naming a template not created yet (Helm creates it after the
+  // Deployment): not denied — its Pods are judged at their CREATE. Tolerating the GPU taint, it
+  // is a GPU pod of the tenant default, never GPU009.
+  const Json deployment = Json::parse(R"({"apiVersion": "apps/v1", "kind": "Deployment",
+      "metadata": {"name": "d", "namespace": "ml"},
+      "spec": {"template": {"spec": {
+          "resourceClaims": [{"name": "x", "resourceClaimTemplateName": "missing"}],
+          "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+          "containers": [{"name": "c", "resources": {"claims": [{"name": "x"}]}}]}}}})");
+  o = run(deployment, &claims);
   CHECK(o.allowed);
   CHECK(o.findings.empty());
-  CHECK(o.class_annotation.empty());
-
-  // Not found: GPU023 warns; with a GPU toleration it is still a GPU pod.
-  o = run(pod("missing", tolerates), &claims);
-  CHECK(o.allowed);
-  CHECK(o.findings ==
-        std::vector<std::string>{"GPU023 spec.resourceClaims[0].resourceClaimTemplateName"});
-  CHECK(o.class_annotation == "l4");
 
   // A resolved NIC claim is no GPU claim: tolerating the GPU taint is GPU009.
   o = run(pod("nic", tolerates), &claims);
@@ -258,6 +292,260 @@ TEST_CASE("dra: pipeline: GPU, possibly-GPU and non-GPU claim pods", "[dra][pipe
   o = run(pod("nic", ""), &claims);
   CHECK(o.allowed);
   CHECK(o.class_annotation.empty());
+}
+
+// Issue 34, point 8: the GPUs of all a Pod's claims are summed per pod and per container, and
+// checked against maxGPUsPerPod, maxGPUsPerContainer, GPU006 and the quota, naming each claim.
+constexpr std::string_view kLimitsPolicy = R"YAML(
+apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: dra-limits}
+spec:
+  classes:
+    a100:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-A100-SXM4-80GB]}
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+      gpusPerNode: 8
+      mig: {strategy: mixed, profiles: [1g.10gb]}
+      deviceClasses:
+        gpu.nvidia.com: {}
+        mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7, migProfile: 1g.10gb}
+  tenants:
+    - name: capped
+      namespaces: [capped]
+      limits: {maxGPUsPerContainer: 4, maxGPUsPerPod: 4}
+      quota: {gpus: 6}
+    - name: audited
+      namespaces: [audited]
+      limits: {maxGPUsPerContainer: 4, maxGPUsPerPod: 4}
+      enforcement: {mode: audit}
+    - name: relaxed
+      namespaces: [relaxed]
+      limits: {maxGPUsPerPod: 4}
+      enforcement: {rules: {GPU019: warn}}
+    - name: open
+      namespaces: [open]
+)YAML";
+
+const FakeClaims& limit_claims() {
+  static const FakeClaims claims = [] {
+    FakeClaims c;
+    const std::string four =
+        R"({"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName":
+            "gpu.nvidia.com", "count": 4}}]}})";
+    c.add(ClaimKind::kTemplate, "four", four);
+    c.add(ClaimKind::kClaim, "four-shared", four);
+    c.add(ClaimKind::kTemplate, "five",
+          R"({"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName":
+              "gpu.nvidia.com", "count": 5}}]}})");
+    // 8 devices of 7 per GPU: 2 GPU units; plus 1 whole GPU in a second request.
+    c.add(ClaimKind::kTemplate, "mixed",
+          R"({"devices": {"requests": [
+              {"name": "m", "exactly": {"deviceClassName": "mig-1g.10gb.gpu.nvidia.com",
+                                         "count": 8}},
+              {"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}})");
+    return c;
+  }();
+  return claims;
+}
+
+struct LimitFinding {
+  std::string rule;
+  std::string severity;
+  std::string path;
+  std::string message;
+  bool audit = false;
+  bool operator==(const LimitFinding&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const LimitFinding& f) {
+  return os << f.rule << " " << f.severity << (f.audit ? " (audit) " : " ") << f.path << ": "
+            << f.message;
+}
+
+std::pair<bool, std::vector<LimitFinding>> run_limits(const Json& object, std::string ns,
+                                                      std::string username = "alice") {
+  static const PolicyPtr policy = policy_from_yaml(kLimitsPolicy);
+  static const Pipeline pipeline(default_mutators(), default_rules());
+  EvaluateOptions options;
+  options.ns = std::move(ns);
+  options.username = std::move(username);
+  options.claims = &limit_claims();
+  const Evaluation e = pipeline.evaluate(object, options, *policy);
+  std::vector<LimitFinding> out;
+  for (const Finding& f : e.findings) {
+    out.push_back({f.rule, std::string(severity_name(f.severity)), f.path, f.message, f.audit});
+  }
+  return {e.allowed, out};
+}
+
+// A Pod in `ns` with the claims `claims` (JSON list) and the containers `containers`.
+Json limit_pod(std::string_view ns, std::string_view claims, std::string_view containers) {
+  return Json::parse(std::string(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p", "namespace": ")") +
+                     std::string(ns) + R"("}, "spec": {"resourceClaims": )" + std::string(claims) +
+                     R"(, "containers": )" + std::string(containers) + "}}");
+}
+
+constexpr std::string_view kTwoClaims =
+    R"([{"name": "x", "resourceClaimTemplateName": "four"},
+        {"name": "y", "resourceClaimName": "four-shared"}])";
+
+TEST_CASE("dra: two 4-GPU claims in one pod exceed maxGPUsPerPod 4 and quota 6", "[dra][limits]") {
+  // One claim per container: each container is within maxGPUsPerContainer 4, the pod is not.
+  const auto [allowed, findings] =
+      run_limits(limit_pod("capped", kTwoClaims,
+                           R"([{"name": "a", "resources": {"claims": [{"name": "x"}]}},
+                    {"name": "b", "resources": {"claims": [{"name": "y"}]}}])"),
+                 "capped");
+  CHECK_FALSE(allowed);
+  const std::string breakdown = "claim x (gpu.nvidia.com): 4, claim y (gpu.nvidia.com): 4";
+  CHECK(findings ==
+        std::vector<LimitFinding>{
+            {"GPU005", "deny", "spec",
+             "pod requests 8 GPUs (" + breakdown +
+                 "), more than maxGPUsPerPod 4 of tenant capped; request at most 4 per pod, or "
+                 "split the work across pods"},
+            {"GPU013", "deny", "spec",
+             "pod requests 8 GPUs (" + breakdown +
+                 "), more than the GPU quota 6 of tenant capped; it could never start: request at "
+                 "most 6 GPUs, or ask for a larger quota"}});
+}
+
+TEST_CASE("dra: a container using two claims exceeds maxGPUsPerContainer, named per claim",
+          "[dra][limits]") {
+  const auto [allowed, findings] = run_limits(
+      limit_pod("capped", kTwoClaims,
+                R"([{"name": "a", "resources": {"claims": [{"name": "x"}, {"name": "y"}]}}])"),
+      "capped");
+  CHECK_FALSE(allowed);
+  const std::string breakdown = "claim x (gpu.nvidia.com): 4, claim y (gpu.nvidia.com): 4";
+  REQUIRE(findings.size() == 3);
+  CHECK(findings[0] == LimitFinding{"GPU005", "deny", "spec.containers[0].resources",
+                                    "container a: 8 GPUs (" + breakdown +
+                                        ") exceed maxGPUsPerContainer 4 of tenant capped; request "
+                                        "at most 4 per container"});
+  CHECK(findings[1].rule == "GPU005");  // the pod total, as above
+  CHECK(findings[2].rule == "GPU013");
+}
+
+TEST_CASE("dra: a claim shared by containers, or named whole and by request, counts once",
+          "[dra][limits]") {
+  // NVIDIA's MPS sample shape: two containers share one 4-GPU claim; the pod takes 4.
+  auto [allowed, findings] =
+      run_limits(limit_pod("capped", R"([{"name": "s", "resourceClaimName": "four-shared"}])",
+                           R"([{"name": "a", "resources": {"claims": [{"name": "s"}]}},
+                               {"name": "b", "resources": {"claims": [{"name": "s"}]}}])"),
+                 "capped");
+  CHECK(allowed);
+  CHECK(findings.empty());
+  // One container naming the claim whole and one of its requests: 4, not 8.
+  std::tie(allowed, findings) =
+      run_limits(limit_pod("capped", R"([{"name": "s", "resourceClaimTemplateName": "four"}])",
+                           R"([{"name": "a", "resources": {"claims": [{"name": "s"},
+                                                            {"name": "s", "request": "g"}]}}])"),
+                 "capped");
+  CHECK(allowed);
+  CHECK(findings.empty());
+}
+
+TEST_CASE("dra: GPU006: a container's claims must fit on one node, named per claim",
+          "[dra][limits]") {
+  // 5 whole GPUs + ceil(8 / 7) = 2 units of the MIG DeviceClass in one container: 7 of 8; the
+  // pod adds the mixed claim's whole GPU: 5 + 3 = 8 of 8. Fits.
+  auto [allowed, findings] =
+      run_limits(limit_pod("open",
+                           R"([{"name": "x", "resourceClaimTemplateName": "five"},
+                    {"name": "m", "resourceClaimTemplateName": "mixed"}])",
+                           R"([{"name": "a", "resources": {"claims": [{"name": "x"},
+                                                            {"name": "m", "request": "m"}]}}])"),
+                 "open");
+  CHECK(allowed);
+  CHECK(findings.empty());
+  // Two 5-GPU claims in one container: 10 GPUs on an 8-GPU node.
+  std::tie(allowed, findings) = run_limits(
+      limit_pod("open",
+                R"([{"name": "x", "resourceClaimTemplateName": "five"},
+                    {"name": "y", "resourceClaimTemplateName": "five"}])",
+                R"([{"name": "a", "resources": {"claims": [{"name": "x"}, {"name": "y"}]}}])"),
+      "open");
+  CHECK_FALSE(allowed);
+  CHECK(findings == std::vector<LimitFinding>{
+                        {"GPU006", "deny", "spec.containers[0].resources.claims",
+                         "container a: 10 GPUs of DRA claims (claim x (gpu.nvidia.com): 5, claim "
+                         "y (gpu.nvidia.com): 5) cannot fit on one node of class a100 (8 GPUs); "
+                         "request at most 8, or split the work across pods"}});
+  // The same claims in two containers: each fits, the pod (one node) does not.
+  std::tie(allowed, findings) =
+      run_limits(limit_pod("open",
+                           R"([{"name": "x", "resourceClaimTemplateName": "five"},
+                    {"name": "y", "resourceClaimTemplateName": "five"}])",
+                           R"([{"name": "a", "resources": {"claims": [{"name": "x"}]}},
+                    {"name": "b", "resources": {"claims": [{"name": "y"}]}}])"),
+                 "open");
+  CHECK_FALSE(allowed);
+  CHECK(findings == std::vector<LimitFinding>{
+                        {"GPU006", "deny", "spec",
+                         "pod requests 10 GPUs (claim x (gpu.nvidia.com): 5, claim y "
+                         "(gpu.nvidia.com): 5) but a node of class a100 has 8; a pod runs on one "
+                         "node: request at most 8 per pod, or split the work across pods"}});
+}
+
+TEST_CASE("dra: a tenant in audit mode is warned, audited, for its claims' GPUs", "[dra][limits]") {
+  const auto [allowed, findings] =
+      run_limits(limit_pod("audited", kTwoClaims,
+                           R"([{"name": "a", "resources": {"claims": [{"name": "x"}]}},
+                    {"name": "b", "resources": {"claims": [{"name": "y"}]}}])"),
+                 "audited");
+  CHECK(allowed);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings[0] == LimitFinding{"GPU005", "warn", "spec",
+                                    "pod requests 8 GPUs (claim x (gpu.nvidia.com): 4, claim y "
+                                    "(gpu.nvidia.com): 4), more than maxGPUsPerPod 4 of tenant "
+                                    "audited; request at most 4 per pod, or split the work across "
+                                    "pods",
+                                    true});
+  // Unresolved claims in audit mode: GPU023 warns (audited), the Pod is admitted.
+  const auto [allowed2, findings2] =
+      run_limits(limit_pod("audited", R"([{"name": "x", "resourceClaimTemplateName": "later"}])",
+                           R"([{"name": "a", "resources": {"claims": [{"name": "x"}]}}])"),
+                 "audited");
+  CHECK(allowed2);
+  REQUIRE(findings2.size() == 1);
+  CHECK(findings2[0].rule == "GPU023");
+  CHECK(findings2[0].severity == "warn");
+  CHECK(findings2[0].audit);
+}
+
+// Claim objects follow the tenant's enforcement.rules and audit mode too (issue 34, point 10:
+// evaluate_claim used the policy's action only).
+TEST_CASE("dra: claim rules take the tenant's rule actions and audit mode", "[dra][limits]") {
+  const Json claim = Json::parse(R"({"apiVersion": "resource.k8s.io/v1",
+      "kind": "ResourceClaim", "metadata": {"name": "big"},
+      "spec": {"devices": {"requests": [{"name": "g",
+          "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 5}}]}}})");
+  const std::string message = "ResourceClaim asks for 5 GPUs, more than maxGPUsPerPod 4 of tenant ";
+  const std::string per_request =
+      "ResourceClaim request g (DeviceClass gpu.nvidia.com) asks for 5 GPUs (count 5), more than "
+      "maxGPUsPerContainer 4 of tenant ";
+  const std::string tail = "; a pod using it could never be admitted: ask for at most 4";
+  auto [allowed, findings] = run_limits(claim, "capped");
+  CHECK_FALSE(allowed);
+  CHECK(findings ==
+        std::vector<LimitFinding>{{"GPU019", "deny", "spec.devices.requests[0].exactly.count",
+                                   per_request + "capped; lower the count to at most 4"},
+                                  {"GPU019", "deny", "spec", message + "capped" + tail}});
+  std::tie(allowed, findings) = run_limits(claim, "audited");
+  CHECK(allowed);
+  CHECK(findings ==
+        std::vector<LimitFinding>{{"GPU019", "warn", "spec.devices.requests[0].exactly.count",
+                                   per_request + "audited; lower the count to at most 4", true},
+                                  {"GPU019", "warn", "spec", message + "audited" + tail, true}});
+  // The tenant's rules: {GPU019: warn} — a warning, not audited.
+  std::tie(allowed, findings) = run_limits(claim, "relaxed");
+  CHECK(allowed);
+  CHECK(findings ==
+        std::vector<LimitFinding>{{"GPU019", "warn", "spec", message + "relaxed" + tail}});
 }
 
 TEST_CASE("dra: targets_gpu_pool is what GPU009 would report", "[dra]") {

@@ -154,6 +154,66 @@ TEST_CASE("render: a ResourceQuota per literal namespace of a tenant with quota.
   }
 }
 
+// DRA (issue 34, point 8): Kubernetes' quota admission plugin charges a ResourceClaim its devices
+// per DeviceClass under `<DeviceClass>.deviceclass.resource.k8s.io/devices` (k8s
+// pkg/quota/v1/evaluator/core/resource_claims.go, KEP-4381). quota.gpus counts GPU units, so a
+// DeviceClass of devicesPerGPU 7 gets 7 × quota.gpus devices; only the DeviceClasses of classes the
+// tenant may use (GPU018 denies claims for the others).
+TEST_CASE("render: a tenant's ResourceQuota caps its DRA DeviceClasses' devices") {
+  auto policy = policy_from_yaml(R"YAML(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata: {name: dra}
+spec:
+  classes:
+    a100:
+      mig: {strategy: mixed, profiles: [1g.10gb]}
+      deviceClasses:
+        gpu.nvidia.com: {}
+        mig.nvidia.com: {}
+        mig-1g.10gb.gpu.nvidia.com: {devicesPerGPU: 7, migProfile: 1g.10gb}
+    l4:
+      deviceClasses: {l4.gpu.example.com: {}}
+  tenants:
+    - name: ml
+      namespaces: [ml]
+      allowedClasses: [a100]
+      quota: {gpus: 3}
+    - name: web
+      namespaces: ["web", "web-.*"]
+      quota: {gpus: 2}
+)YAML");
+  const std::vector<Json> objects = render::resource_quotas(*policy);
+  REQUIRE(objects.size() == 2);
+  CHECK(objects[0]["metadata"]["namespace"] == "ml");
+  CHECK(objects[0]["spec"]["hard"] == Json::parse(R"({
+      "requests.nvidia.com/gpu": "3", "requests.nvidia.com/mig-1g.10gb": "3",
+      "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "3",
+      "mig.nvidia.com.deviceclass.resource.k8s.io/devices": "3",
+      "mig-1g.10gb.gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "21"})"));
+  CHECK(objects[1]["metadata"]["namespace"] == "web");
+  CHECK(objects[1]["spec"]["hard"] == Json::parse(R"({
+      "requests.nvidia.com/gpu": "2", "requests.nvidia.com/mig-1g.10gb": "2",
+      "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "2",
+      "mig.nvidia.com.deviceclass.resource.k8s.io/devices": "2",
+      "mig-1g.10gb.gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "14",
+      "l4.gpu.example.com.deviceclass.resource.k8s.io/devices": "2"})"));
+  CHECK(render::resource_quota_notes(*policy) ==
+        std::vector<std::string>{
+            "tenant web: no ResourceQuota for namespace pattern \"web-.*\" (a ResourceQuota lives "
+            "in one named namespace): create one in each namespace it matches (its keys: "
+            "docs/install.md, \"What render makes\"); without it the webhook's GPU013 checks each "
+            "pod against quota.gpus 2, but nothing caps the namespace's total"});
+}
+
+TEST_CASE("render: the notes of the test policy name its two pattern namespaces") {
+  auto policy = policy_from_yaml(kPolicy);
+  const std::vector<std::string> notes = render::resource_quota_notes(*policy);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0].rfind("tenant ml: no ResourceQuota for namespace pattern \"ml-.*\"", 0) == 0);
+  CHECK(notes[1].rfind("tenant students: no ResourceQuota for namespace pattern "
+                       "\"course-[0-9]+\"",
+                       0) == 0);
+}
 // The validating webhook's matchCondition: every request but a Pod UPDATE that changes none of
 // engine/pod_update.h's fields (tests/native runs it through Kubernetes' own CEL).
 const char* const kPodUpdateCondition =

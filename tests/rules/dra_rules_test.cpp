@@ -192,14 +192,15 @@ TEST_CASE("GPU022: literal MIG profiles against the class and the DeviceClass", 
               "DeviceClass of 3g.40gb"});
 }
 
-TEST_CASE("GPU023: a pod's claim reference that names nothing", "[rules][dra]") {
+TEST_CASE("GPU023: a Pod's claims that gpuadmit could not read", "[rules][dra]") {
   const auto rule = make_dra_unresolved_claim_rule();
-  testing::PodFixture pod(policy(), R"({"apiVersion": "v1", "kind": "Pod",
+  const std::string pod_json = R"({"apiVersion": "v1", "kind": "Pod",
       "metadata": {"name": "p"},
       "spec": {"resourceClaims": [{"name": "a", "resourceClaimName": "gone"},
-                                  {"name": "b", "resourceClaimTemplateName": "down"}],
-               "containers": [{"name": "c"}]}})",
-                          "web");
+                                  {"name": "b", "resourceClaimTemplateName": "down"},
+                                  {"name": "c", "resourceClaimTemplateName": "here"}],
+               "containers": [{"name": "c"}]}})";
+  testing::PodFixture pod(policy(), pod_json, "web");
   PodDra dra;
   PodClaim gone;
   gone.name = "a";
@@ -211,17 +212,45 @@ TEST_CASE("GPU023: a pod's claim reference that names nothing", "[rules][dra]") 
   PodClaim down = gone;
   down.name = "b";
   down.kind = ClaimKind::kTemplate;
-  down.status = ClaimLookup::kUnavailable;  // not the pod's fault: not reported
-  dra.claims = {gone, down};
+  down.reference = "down";
+  down.path = "spec.resourceClaims[1]";
+  down.status = ClaimLookup::kUnavailable;
+  down.error = "claim lookup is off";
+  PodClaim here = down;
+  here.name = "c";
+  here.reference = "here";
+  here.path = "spec.resourceClaims[2]";
+  here.status = ClaimLookup::kFound;
+  here.error.clear();
+  dra.claims = {gone, down, here};
   pod.ctx.dra = &dra;
   std::vector<Violation> out;
   rule->check(pod.view(), pod.ctx, out);
-  REQUIRE(out.size() == 1);
+  REQUIRE(out.size() == 2);
   CHECK(out[0].path == "spec.resourceClaims[0].resourceClaimName");
   CHECK(out[0].message ==
         "claim a names ResourceClaim gone, which was not found in namespace web (HTTP 404); its "
-        "GPUs are not counted: create it in the pod's namespace (lint: pass its manifest too)");
-  CHECK(rule->default_action() == Action::kWarn);
+        "GPUs cannot be counted against the tenant's limits and quota: create it in the Pod's "
+        "namespace before the Pod (lint: pass its manifest too)");
+  CHECK(out[1].path == "spec.resourceClaims[1].resourceClaimTemplateName");
+  CHECK(out[1].message ==
+        "claim b names ResourceClaimTemplate down in namespace web, which gpuadmit could not "
+        "read (claim lookup is off); its GPUs cannot be counted against the tenant's limits and "
+        "quota: create the Pod again once the webhook can read it (serve --dra-lookup, with get "
+        "on resourceclaims and resourceclaimtemplates: docs/dra.md)");
+  CHECK(rule->default_action() == Action::kDeny);
+
+  // A workload's pod template takes no GPUs: its Pods are judged when they are created.
+  testing::PodFixture deployment(policy(), R"({"apiVersion": "apps/v1", "kind": "Deployment",
+      "metadata": {"name": "d"},
+      "spec": {"template": {"spec": {"resourceClaims": [
+                   {"name": "a", "resourceClaimName": "gone"}],
+               "containers": [{"name": "c"}]}}}})",
+                                 "web");
+  deployment.ctx.dra = &dra;
+  out.clear();
+  rule->check(deployment.view(), deployment.ctx, out);
+  CHECK(out.empty());
 }
 
 }  // namespace
