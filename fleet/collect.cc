@@ -70,8 +70,12 @@ void fill_units(PodGroup& group, const std::vector<PodGpuRequest>& requests,
   }
 }
 
-bool class_allowed(const Tenant* tenant, const std::string& class_name) {
-  if (tenant == nullptr || !tenant->allowed_classes) return true;
+// GPU003's verdict for the fleet: a namespace of no tenant may use no class (unless it is exempt:
+// the engine never judges it), a tenant without allowedClasses every class.
+bool class_allowed(const CompiledPolicy& policy, const Tenant* tenant, const std::string& ns,
+                   const std::string& class_name) {
+  if (tenant == nullptr) return policy.is_exempt(ns);
+  if (!tenant->allowed_classes) return true;
   const auto& allowed = *tenant->allowed_classes;
   return std::find(allowed.begin(), allowed.end(), class_name) != allowed.end();
 }
@@ -220,7 +224,7 @@ std::shared_ptr<const Collector::Outcome> Collector::evaluate(Json& object, cons
     const GpuClass* gpu_class = spec.class_known ? policy_.find_class(spec.class_name) : nullptr;
     if (gpu_class == nullptr) {
       group.blocked = Unplaceable::kNoClass;
-    } else if (!class_allowed(tenant, spec.class_name)) {
+    } else if (!class_allowed(policy_, tenant, ns, spec.class_name)) {
       group.blocked = Unplaceable::kClassNotAllowed;
     }
     fill_units(group, effective_pod_gpu_requests(*made, policy_), gpu_class, spec.mig_profile);

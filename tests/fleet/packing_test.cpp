@@ -85,11 +85,13 @@ TEST_CASE("fleet: every pod placed, no stranding when the free GPUs fit the smal
 TEST_CASE("fleet: the reasons a pod cannot be placed") {
   // ml-a: 9 GPUs on 8-GPU nodes; guest (allowedClasses [l4]) naming a100; "other" matches no
   // tenant and names no class, with three classes in the policy (no default): no class; an
-  // unknown class name: no class too.
+  // unknown class name: no class too; "stray", of no tenant either, naming a100: GPU003 denies
+  // every GPU pod of a namespace of no tenant, so no class is allowed there.
   const auto r =
       run_fleet(deployment("huge", "ml-a", 2, "9") + deployment("sneaky", "guest", 1, "1", "a100") +
-                deployment("lost", "other", 3, "1") + deployment("typo", "ml-a", 1, "1", "a10"));
-  REQUIRE(r.report.unplaceable.size() == 4);
+                deployment("lost", "other", 3, "1") + deployment("typo", "ml-a", 1, "1", "a10") +
+                deployment("stray", "other", 2, "1", "a100"));
+  REQUIRE(r.report.unplaceable.size() == 5);
   auto reason_of = [&](const std::string& name) {
     for (const UnplaceableEntry& u : r.report.unplaceable) {
       if (r.input.workloads[r.input.groups[u.group].workload].name == name) {
@@ -102,7 +104,8 @@ TEST_CASE("fleet: the reasons a pod cannot be placed") {
   CHECK(reason_of("sneaky") == std::pair(Unplaceable::kClassNotAllowed, int64_t{1}));
   CHECK(reason_of("lost") == std::pair(Unplaceable::kNoClass, int64_t{3}));
   CHECK(reason_of("typo") == std::pair(Unplaceable::kNoClass, int64_t{1}));
-  CHECK(r.report.unplaceable_pods == 7);
+  CHECK(reason_of("stray") == std::pair(Unplaceable::kClassNotAllowed, int64_t{2}));
+  CHECK(r.report.unplaceable_pods == 9);
   CHECK(class_report(r, "a100").packing.requested == 18);  // only "huge" reached the class
   CHECK(reason_text(Unplaceable::kClassNotAllowed) == "class not allowed for the namespace");
 }
