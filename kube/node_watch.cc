@@ -1,14 +1,12 @@
 #include "kube/node_watch.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "engine/json_parse.h"
-#include "kube/api_client.h"
 #include "kube/list.h"
+#include "kube/reflector.h"
 
 namespace gpuadmit::kube {
 namespace {
@@ -17,13 +15,6 @@ constexpr const char* kNodesPath = "/api/v1/nodes";
 
 // Names unique across kube/'s .cc files (a unity build puts them in one translation unit).
 using NodeMap = std::map<std::string, ClusterNode, std::less<>>;
-
-std::string node_object_version(const Json& object) {
-  if (const Json* metadata = find_member(object, "metadata")) {
-    return std::string(string_member(*metadata, "resourceVersion"));
-  }
-  return {};
-}
 
 bool same_node(const ClusterNode& a, const ClusterNode& b) {
   if (a.labels != b.labels || a.taints.size() != b.taints.size()) return false;
@@ -34,216 +25,106 @@ bool same_node(const ClusterNode& a, const ClusterNode& b) {
   return true;
 }
 
-}  // namespace
+// The cache: looked up by reviews, written by the reflector's thread. A lookup copies one entry
+// under the lock; a change touches one entry, a list swaps the whole map.
+struct NodeCache final : ReflectorCache {
+  explicit NodeCache(std::int64_t page) : page_size(page) {}
 
-struct NodeWatch::Impl {
-  explicit Impl(NodeWatchConfig c)
-      : config(std::move(c)), api(config.access.endpoint(config.timeout)) {
-    thread = std::thread([this] { run(); });
-  }
-  ~Impl() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-    }
-    wake.notify_all();
-    api.cancel_stream();
-    thread.join();
-  }
-
-  NodeWatchConfig config;
-  ApiClient api;
-  // The cache: looked up by reviews, written by the watch's thread. A lookup copies one entry
-  // under the lock; a change touches one entry, a list swaps the whole map.
-  mutable std::mutex cache_mutex;
+  const std::int64_t page_size;
+  mutable std::mutex mutex;
   NodeMap nodes;
   std::atomic<bool> synced{false};
-  std::atomic<std::uint64_t> lists{0}, events{0}, errors{0};
-  std::mutex mutex;  // stopping, and the pause between attempts
-  std::condition_variable wake;
-  bool stopping = false;
-  std::thread thread;
-
-  // The watch's own state, on its thread only.
-  std::string version;  // the resourceVersion to watch from
-  std::string pending;  // the part of an event line not received yet
-
-  bool stopped() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return stopping;
-  }
-
-  void fail(const std::string& error) {
-    errors.fetch_add(1, std::memory_order_relaxed);
-    if (config.on_error) config.on_error(error);
-  }
-
-  // List, then watch from the list's version until the watch must start over from a list.
-  void run() {
-    std::chrono::milliseconds pause = config.retry_min;
-    while (!stopped()) {
-      if (list()) {
-        pause = config.retry_min;
-        while (!stopped() && watch()) {
-        }
-      }
-      if (stopped()) break;
-      std::unique_lock<std::mutex> lock(mutex);
-      wake.wait_for(lock, pause, [this] { return stopping; });
-      pause = std::min(pause * 2, config.retry_max);
-    }
-  }
 
   // Every page, into a new map that replaces the cache once the last page is in: a list that
   // fails half way leaves the last complete one answering.
-  bool list() {
-    const std::optional<std::string> token = read_token(config.access.token_path);
-    if (!token) {
-      fail("cannot read the service account token " + config.access.token_path);
-      return false;
-    }
+  std::string list(const ApiClient& api, const std::string& token, std::string& version) override {
     NodeMap listed;
     std::string listed_version;
     std::string page_error;
     const ListResult r =
-        list_all(api, *token, kNodesPath, {.field_selector = "", .limit = config.page_size},
+        list_all(api, token, kNodesPath, {.field_selector = "", .limit = page_size},
                  [&](const std::string& page) {
-                   Json body;
-                   const Json* items = nullptr;
-                   if (parse_json(page, body) && string_member(body, "kind") == "NodeList") {
-                     items = find_member(body, "items");
-                   }
-                   if (items == nullptr || !items->is_array()) {
-                     page_error = "the API server's answer to GET " + std::string(kNodesPath) +
-                                  " is not a NodeList";
-                     return false;
-                   }
-                   for (const Json& item : *items) {
-                     if (std::optional<ClusterNode> n = parse_node(item)) {
-                       std::string name = n->name;
-                       listed.insert_or_assign(std::move(name), std::move(*n));
-                     }
-                   }
-                   listed_version = node_object_version(body);
-                   return true;
+                   return read_page(page, listed, listed_version, page_error);
                  });
-    if (!r.ok() || !page_error.empty()) {
-      fail(!page_error.empty() ? page_error : r.error);
-      return false;
-    }
+    if (!r.ok() || !page_error.empty()) return !page_error.empty() ? page_error : r.error;
     version = listed_version;
     {
-      std::lock_guard<std::mutex> lock(cache_mutex);
+      std::lock_guard<std::mutex> lock(mutex);
       nodes.swap(listed);
     }
     synced.store(true);
-    lists.fetch_add(1, std::memory_order_relaxed);
-    if (config.on_change) config.on_change();
+    return {};
+  }
+
+  static bool read_page(const std::string& page, NodeMap& listed, std::string& version,
+                        std::string& error) {
+    Json body;
+    const Json* items = nullptr;
+    if (parse_json(page, body) && string_member(body, "kind") == "NodeList") {
+      items = find_member(body, "items");
+    }
+    if (items == nullptr || !items->is_array()) {
+      error = "the API server's answer to GET " + std::string(kNodesPath) + " is not a NodeList";
+      return false;
+    }
+    for (const Json& item : *items) {
+      if (std::optional<ClusterNode> n = parse_node(item)) {
+        std::string name = n->name;
+        listed.insert_or_assign(std::move(name), std::move(*n));
+      }
+    }
+    version = resource_version(body);
     return true;
   }
 
-  // One watch request. True: it ended normally (its timeoutSeconds), watch again from `version`;
-  // false: list again.
-  bool watch() {
-    const std::optional<std::string> token = read_token(config.access.token_path);
-    if (!token) {
-      fail("cannot read the service account token " + config.access.token_path);
-      return false;
-    }
-    const std::string path =
-        std::string(kNodesPath) + "?watch=true&resourceVersion=" + version +
-        "&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(config.watch_timeout.count());
-    pending.clear();
-    bool relist = false;
-    const ApiResponse r = api.stream(path, *token, config.watch_timeout + config.timeout,
-                                     [&](std::string_view data) { return take(data, relist); });
-    if (stopped()) return false;
-    if (relist) return false;  // 410: the version is gone (told already)
-    if (r.status == 410) return false;
-    if (r.status != 200) {
-      fail("watch " + std::string(kNodesPath) + ": " +
-           (r.status == 0 ? r.error : describe_answer(r)));
-      return false;
-    }
-    return true;
-  }
-
-  // Watch events, one JSON object a line (apimachinery's watch stream over HTTP/1.1).
-  bool take(std::string_view data, bool& relist) {
-    pending.append(data);
-    bool changed = false;
-    std::size_t start = 0;
-    for (std::size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
-      Json event;
-      if (!parse_json(std::string_view(pending).substr(start, end - start), event) ||
-          !apply(event, changed)) {
-        if (!event.is_object()) fail("a watch event that is not JSON");
-        relist = true;
-        break;
-      }
-    }
-    pending.erase(0, start);
-    if (changed && config.on_change) config.on_change();
-    return !relist && !stopped();
-  }
-
-  // False: the watch cannot go on (an ERROR event, or one that is not an event).
-  bool apply(const Json& event, bool& changed) {
-    const std::string_view type = string_member(event, "type");
-    const Json* object = find_member(event, "object");
-    if (object == nullptr || type.empty()) {
-      fail("a watch event that is not one");
-      return false;
-    }
-    if (type == "ERROR") {
-      // A metav1.Status; 410 Gone / Expired: the version was compacted away, list again.
-      if (const Json* code = find_member(*object, "code");
-          code == nullptr || !code->is_number() || code->get<int>() != 410) {
-        fail("watch ERROR: " + std::string(string_member(*object, "message")));
-      }
-      return false;
-    }
-    if (const std::string v = node_object_version(*object); !v.empty()) version = v;
-    if (type == "BOOKMARK") return true;
-    std::optional<ClusterNode> node = parse_node(*object);
-    if (!node) return true;  // no name: not one the cache could hold
-    std::lock_guard<std::mutex> lock(cache_mutex);
+  bool apply(std::string_view type, const Json& object) override {
+    std::optional<ClusterNode> node = parse_node(object);
+    if (!node) return false;  // no name: not one the cache could hold
+    std::lock_guard<std::mutex> lock(mutex);
     const auto it = nodes.find(node->name);
     if (type == "DELETED") {
-      if (it == nodes.end()) return true;
+      if (it == nodes.end()) return false;
       nodes.erase(it);
     } else if (it != nodes.end() && same_node(it->second, *node)) {
-      return true;  // a status update: nothing GPU009 reads changed
+      return false;  // a status update: nothing GPU009 reads changed
     } else {
       std::string name = node->name;
       nodes.insert_or_assign(std::move(name), std::move(*node));
     }
-    events.fetch_add(1, std::memory_order_relaxed);
-    changed = true;
     return true;
   }
 };
 
-NodeWatch::NodeWatch(NodeWatchConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+}  // namespace
+
+struct NodeWatch::Impl {
+  explicit Impl(const NodeWatchConfig& config)
+      : cache(config.page_size), reflector(kNodesPath, config, cache) {}
+  NodeCache cache;
+  Reflector reflector;  // after the cache: stopped before the cache goes
+};
+
+NodeWatch::NodeWatch(NodeWatchConfig config) : impl_(std::make_unique<Impl>(config)) {}
 
 NodeWatch::~NodeWatch() = default;
 
 std::optional<ClusterNode> NodeWatch::find(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(impl_->cache_mutex);
-  const auto it = impl_->nodes.find(name);
-  if (it == impl_->nodes.end()) return std::nullopt;
+  std::lock_guard<std::mutex> lock(impl_->cache.mutex);
+  const auto it = impl_->cache.nodes.find(name);
+  if (it == impl_->cache.nodes.end()) return std::nullopt;
   return it->second;
 }
 
-bool NodeWatch::synced() const { return impl_->synced.load(); }
+bool NodeWatch::synced() const { return impl_->cache.synced.load(); }
 
 NodeWatchCounts NodeWatch::counts() const {
   std::size_t size = 0;
   {
-    std::lock_guard<std::mutex> lock(impl_->cache_mutex);
-    size = impl_->nodes.size();
+    std::lock_guard<std::mutex> lock(impl_->cache.mutex);
+    size = impl_->cache.nodes.size();
   }
-  return {impl_->lists.load(), impl_->events.load(), impl_->errors.load(), size};
+  const ReflectorCounts r = impl_->reflector.counts();
+  return {r.lists, r.events, r.errors, size};
 }
 
 void NodeWatch::render_metrics(std::string& out) const {

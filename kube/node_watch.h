@@ -13,10 +13,8 @@
 // Requests (core/v1):
 //   GET /api/v1/nodes?limit=N[&continue=TOKEN]                  (kube/list.h list_all)
 //   GET /api/v1/nodes?watch=true&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=N
-// A watch ended by the server (timeoutSeconds) is started again from the last resourceVersion
-// seen; an ERROR event with code 410 (the version has been compacted away), a 410 answer or any
-// failure lists again, after a pause that doubles from retry_min to retry_max while failures
-// last. The last Nodes listed keep answering meanwhile. A MODIFIED event that changes neither
+// Listed and watched again as kube/reflector.h says; the last Nodes listed keep answering
+// meanwhile. A MODIFIED event that changes neither
 // labels nor taints (the kubelet's status updates, most of them) changes nothing.
 
 #include <chrono>
@@ -26,22 +24,15 @@
 #include <string>
 
 #include "engine/node_source.h"
-#include "kube/in_cluster.h"
+#include "kube/reflector.h"
 
 namespace gpuadmit::kube {
 
-struct NodeWatchConfig {
-  InClusterAccess access;
-  // Per connect/read/write of a list page (kube/api_client.h); a watch's read waits up to
-  // watch_timeout plus this for the server's next event or bookmark.
-  std::chrono::milliseconds timeout{10000};
-  std::chrono::seconds watch_timeout{300};  // the watch's timeoutSeconds
-  std::chrono::milliseconds retry_min{500}, retry_max{30000};
+// The reflector's settings (kube/reflector.h), with a longer timeout for a page of Nodes.
+struct NodeWatchConfig : ReflectorConfig {
+  NodeWatchConfig() { timeout = std::chrono::milliseconds(10000); }
   // Nodes per list page: a Node with its status and image list is tens of kilobytes.
   std::int64_t page_size = 100;
-  // Called on the watch's thread: a failure (one line), and a change of what the cache answers.
-  std::function<void(const std::string& error)> on_error;
-  std::function<void()> on_change;
 };
 
 // What the watch has done, for /metrics.

@@ -13,10 +13,8 @@
 //   GET /apis/scheduling.k8s.io/v1/priorityclasses
 //   GET /apis/scheduling.k8s.io/v1/priorityclasses?watch=true&resourceVersion=RV
 //       &allowWatchBookmarks=true&timeoutSeconds=N
-// A watch ended by the server (timeoutSeconds) is started again from the last resourceVersion
-// seen; an ERROR event with code 410 (the version has been compacted away), a 410 answer or any
-// failure lists again, after a pause that doubles from retry_min to retry_max while failures
-// last. The last classes listed keep answering meanwhile.
+// Listed and watched again as kube/reflector.h says; the last classes listed keep answering
+// meanwhile.
 
 #include <atomic>
 #include <chrono>
@@ -27,26 +25,17 @@
 
 #include "engine/json.h"
 #include "engine/priority_classes.h"
-#include "kube/in_cluster.h"
+#include "kube/reflector.h"
 
 namespace gpuadmit::kube {
 
-struct PriorityClassWatchConfig {
-  InClusterAccess access;
-  // Per connect/read/write of the list (kube/api_client.h); a watch's read waits up to
-  // watch_timeout plus this for the server's next event or bookmark.
-  std::chrono::milliseconds timeout{5000};
-  std::chrono::seconds watch_timeout{300};  // the watch's timeoutSeconds
-  std::chrono::milliseconds retry_min{500}, retry_max{30000};
-  // Called on the watch's thread: a failure (one line), and a change of what the cache answers.
-  std::function<void(const std::string& error)> on_error;
-  std::function<void()> on_change;
-};
+// The reflector's settings (kube/reflector.h).
+struct PriorityClassWatchConfig : ReflectorConfig {};
 
 // What the watch has done, for /metrics.
 struct PriorityClassWatchCounts {
   std::uint64_t lists = 0;   // successful lists
-  std::uint64_t events = 0;  // watch events applied (ADDED, MODIFIED, DELETED)
+  std::uint64_t events = 0;  // watch events that changed the cache (added, modified, deleted)
   std::uint64_t errors = 0;  // failed lists and watches
   std::size_t classes = 0;   // classes in the cache now
 };
