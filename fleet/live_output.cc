@@ -1,5 +1,6 @@
 #include "fleet/live_output.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "fleet/text_table.h"
@@ -71,6 +72,42 @@ void write_classes(const LiveReport& report, std::ostream& out) {
   }
   out << "GPU classes:\n";
   write_table(rows, out);
+}
+
+std::string tenant_name(const LiveTenantReport& t) {
+  return t.name.empty() ? "(no tenant)" : t.name;
+}
+
+// Tenants with GPU pods, policy order, then the namespaces over their quota.
+void write_tenants(const LiveReport& report, std::ostream& out) {
+  std::vector<std::vector<std::string>> rows = {
+      {"tenant", "namespaces", "running", "pending", "quota", "namespaces over quota"}};
+  std::vector<std::string> over;
+  size_t with_pods = 0;
+  for (const LiveTenantReport& t : report.tenants) {
+    if (t.namespaces.empty()) continue;
+    if (++with_pods <= kListed) {
+      rows.push_back({tenant_name(t), std::to_string(t.namespaces.size()),
+                      std::to_string(t.running), std::to_string(t.pending),
+                      t.quota ? std::to_string(*t.quota) : "-",
+                      std::to_string(t.over_quota.size())});
+    }
+    for (size_t i : t.over_quota) {
+      const TenantNamespaceUsage& ns = t.namespaces[i];
+      over.push_back(ns.ns + " (" + t.name + "): holds " + std::to_string(ns.held()) + " GPUs (" +
+                     std::to_string(ns.running) + " running + " + std::to_string(ns.pending) +
+                     " pending), quota " + std::to_string(*t.quota) + ", " +
+                     std::to_string(ns.held() - *t.quota) + " over");
+    }
+  }
+  if (with_pods == 0) return;
+  out << "\ntenants (GPUs; quota.gpus is each namespace's):\n";
+  write_table(rows, out);
+  more(out, std::min(with_pods, kListed), with_pods, "tenants");
+  if (over.empty()) return;
+  out << "\nnamespaces over their GPU quota (" << over.size() << "):\n";
+  for (size_t i = 0; i < over.size() && i < kListed; ++i) out << "  " << over[i] << "\n";
+  more(out, std::min(over.size(), kListed), over.size(), "namespaces");
 }
 
 void write_stranded(const LiveReport& report, const LiveInput& input, std::ostream& out) {
@@ -157,6 +194,35 @@ Json requests_json(const std::vector<PodGpuRequest>& requests) {
 }
 
 Json or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+
+Json tenant_json(const LiveReport& report, const LiveTenantReport& t) {
+  Json namespaces = Json::array();
+  for (size_t i = 0; i < t.namespaces.size(); ++i) {
+    const TenantNamespaceUsage& ns = t.namespaces[i];
+    const bool over = std::find(t.over_quota.begin(), t.over_quota.end(), i) != t.over_quota.end();
+    namespaces.push_back({{"name", ns.ns},
+                          {"running", ns.running},
+                          {"pending", ns.pending},
+                          {"runningPods", ns.running_pods},
+                          {"pendingPods", ns.pending_pods},
+                          {"claimPods", ns.claim_pods},
+                          {"overQuota", over}});
+  }
+  Json classes = Json::array();
+  for (const TenantClassUsage& c : t.classes) {
+    const LiveClassReport* cls = c.cls >= 0 ? &report.classes[static_cast<size_t>(c.cls)] : nullptr;
+    classes.push_back({{"class", cls != nullptr ? Json(cls->name) : Json(nullptr)},
+                       {"running", c.running},
+                       {"pending", c.pending}});
+  }
+  return Json{{"name", or_null(t.name)},
+              {"quota", t.quota ? Json(*t.quota) : Json(nullptr)},
+              {"running", t.running},
+              {"pending", t.pending},
+              {"namespacesOverQuota", t.over_quota.size()},
+              {"namespaces", std::move(namespaces)},
+              {"classes", std::move(classes)}};
+}
 
 Json class_json(const LiveClassReport& c) {
   return Json{{"name", c.name},
@@ -268,6 +334,7 @@ void write_live_text(const LiveReport& report, const LiveInput& input, std::ostr
       << gpu_nodes << " with GPUs; " << report.running_gpu_pods << " GPU pods running, "
       << report.pending.size() << " pending\n\n";
   write_classes(report, out);
+  write_tenants(report, out);
   write_stranded(report, input, out);
   write_nodes(report, input, out);
   write_pending(report, input, out);
@@ -290,8 +357,11 @@ Json live_to_json(const LiveReport& report, const LiveInput& input) {
   Json pending = Json::array();
   for (const PendingEntry& e : report.pending)
     pending.push_back(pending_json(report, e, input.pods[e.pod]));
+  Json tenants = Json::array();
+  for (const LiveTenantReport& t : report.tenants) tenants.push_back(tenant_json(report, t));
   return Json{{"mode", "live"},
               {"classes", std::move(classes)},
+              {"tenants", std::move(tenants)},
               {"nodes", std::move(nodes)},
               {"unmatchedNodes", std::move(unmatched)},
               {"pending", std::move(pending)},
@@ -391,12 +461,58 @@ void write_pending_families(const LiveReport& report, std::ostream& out) {
   out << unmatched.name << " " << report.unmatched.size() << "\n";
 }
 
+std::string tenant_label(const LiveTenantReport& t) {
+  return "tenant=\"" + escape_label(t.name) + "\"";
+}
+
+// Per tenant (every one of the policy: zeros included), its classes with GPUs, and its
+// namespaces with GPU pods.
+void write_tenant_families(const LiveReport& report, std::ostream& out) {
+  const Family gpus{"gpuadmit_fleet_tenant_gpus",
+                    "GPUs the tenant's pods request, by state (running, pending; tenant \"\": "
+                    "namespaces of no tenant)."};
+  family(out, gpus);
+  for (const LiveTenantReport& t : report.tenants) {
+    sample(out, gpus, tenant_label(t) + ",state=\"running\"", t.running);
+    sample(out, gpus, tenant_label(t) + ",state=\"pending\"", t.pending);
+  }
+  const Family by_class{"gpuadmit_fleet_tenant_class_gpus",
+                        "GPUs the tenant's pods request on a class, by state (class \"\": none)."};
+  family(out, by_class);
+  for (const LiveTenantReport& t : report.tenants) {
+    for (const TenantClassUsage& c : t.classes) {
+      const std::string cls =
+          c.cls >= 0 ? escape_label(report.classes[static_cast<size_t>(c.cls)].name) : "";
+      const std::string labels = tenant_label(t) + ",class=\"" + cls + "\",state=\"";
+      sample(out, by_class, labels + "running\"", c.running);
+      sample(out, by_class, labels + "pending\"", c.pending);
+    }
+  }
+  const Family held{"gpuadmit_fleet_namespace_gpus",
+                    "GPUs a namespace's running and pending pods request, as its ResourceQuota "
+                    "charges them (namespaces with GPU pods)."};
+  const Family quota{"gpuadmit_fleet_namespace_gpu_quota",
+                     "The namespace's GPU quota, its tenant's quota.gpus (tenants with one)."};
+  family(out, held);
+  for (const LiveTenantReport& t : report.tenants) {
+    for (const TenantNamespaceUsage& ns : t.namespaces)
+      sample(out, held, tenant_label(t) + ",namespace=\"" + escape_label(ns.ns) + "\"", ns.held());
+  }
+  family(out, quota);
+  for (const LiveTenantReport& t : report.tenants) {
+    if (!t.quota) continue;
+    for (const TenantNamespaceUsage& ns : t.namespaces)
+      sample(out, quota, tenant_label(t) + ",namespace=\"" + escape_label(ns.ns) + "\"", *t.quota);
+  }
+}
+
 }  // namespace
 
 void write_live_prometheus(const LiveReport& report, std::ostream& out) {
   write_unit_families(report, out);
   write_node_families(report, out);
   write_pending_families(report, out);
+  write_tenant_families(report, out);
 }
 
 }  // namespace gpuadmit::fleet

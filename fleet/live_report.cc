@@ -324,6 +324,7 @@ LiveReport build_live_report(const LiveInput& input, const CompiledPolicy& polic
   }
   live_detail::judge_pending(b);
   live_detail::repack_classes(b);
+  report.tenants = tenant_usage(input, report, policy);
   return report;
 }
 

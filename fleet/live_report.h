@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fleet/live_model.h"
+#include "fleet/live_tenants.h"
 #include "fleet/packing.h"
 #include "policies/compiled_policy.h"
 
@@ -90,10 +91,11 @@ struct PendingEntry {
 };
 
 struct LiveReport {
-  std::vector<LiveClassReport> classes;  // policy order
-  std::vector<LiveNodeReport> nodes;     // nodes of a class or with GPUs, input order
-  std::vector<PendingEntry> pending;     // input order
-  std::vector<size_t> unmatched;         // indices in `nodes`: GPUs but no class
+  std::vector<LiveClassReport> classes;   // policy order
+  std::vector<LiveNodeReport> nodes;      // nodes of a class or with GPUs, input order
+  std::vector<PendingEntry> pending;      // input order
+  std::vector<size_t> unmatched;          // indices in `nodes`: GPUs but no class
+  std::vector<LiveTenantReport> tenants;  // fleet/live_tenants.h
   int64_t running_gpu_pods = 0;
   int64_t pods_on_unknown_nodes = 0;  // bound to a node the input does not hold
 };

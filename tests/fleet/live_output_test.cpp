@@ -142,8 +142,10 @@ TEST_CASE("fleet live prometheus: the Prometheus client's own parser reads it") 
   std::ostringstream out;
   write_live_prometheus(r.report, out);
   // Debian's python3-prometheus-client (scripts/setup.sh), for the system Python.
-  // 12 families; samples: 6 unit gauges × 4 classes, nodes 4 states × 4 classes, 3 per-class
-  // gauges × 4, pending 8 reasons × (4 classes + none), unmatched 1: 24 + 16 + 12 + 40 + 1.
+  // 16 families; samples: 6 unit gauges × 4 classes, nodes 4 states × 4 classes, 3 per-class
+  // gauges × 4, pending 8 reasons × (4 classes + none), unmatched 1: 24 + 16 + 12 + 40 + 1;
+  // tenant ml (every pod is in namespace ml): 2 states, 2 states × its 5 classes with GPUs (the
+  // 4 and none), 1 namespace, no quota: 2 + 10 + 1.
   const auto run = gpuadmit::testing::run_command(
       "/usr/bin/python3 -c 'import sys\n"
       "from prometheus_client.parser import text_string_to_metric_families\n"
@@ -153,7 +155,7 @@ TEST_CASE("fleet live prometheus: the Prometheus client's own parser reads it") 
       out.str());
   CHECK(run.err == "");
   CHECK(run.exit_code == 0);
-  CHECK(run.out == "12 93 {'gauge'}\n");
+  CHECK(run.out == "16 106 {'gauge'}\n");
 }
 
 // PNG: the IHDR chunk holds width and height (big endian) at offsets 16 and 20.
