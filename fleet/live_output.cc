@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fleet/cost.h"
 #include "fleet/text_table.h"
 
 namespace gpuadmit::fleet {
@@ -110,6 +111,27 @@ void write_tenants(const LiveReport& report, std::ostream& out) {
   more(out, std::min(over.size(), kListed), over.size(), "namespaces");
 }
 
+// Priced classes' GPUs per hour, and the tenants' running pods per hour.
+void write_cost(const LiveReport& report, std::ostream& out) {
+  if (report.currency.empty()) return;
+  std::vector<std::vector<std::string>> classes = {{"class", "allocated", "idle", "stranded"}};
+  for (const LiveClassReport& c : report.classes) {
+    if (c.cost) {
+      classes.push_back(
+          {c.name, money(c.cost->used), money(c.cost->idle), money(c.cost->stranded)});
+    }
+  }
+  out << "\ncost per hour (" << report.currency << "):\n";
+  write_table(classes, out);
+  std::vector<std::vector<std::string>> tenants = {{"tenant", "allocated"}};
+  for (const LiveTenantReport& t : report.tenants) {
+    if (t.cost_micros > 0) tenants.push_back({tenant_name(t), money(t.cost_micros)});
+  }
+  if (tenants.size() == 1) return;
+  out << "\n";
+  write_table(tenants, out);
+}
+
 void write_stranded(const LiveReport& report, const LiveInput& input, std::ostream& out) {
   out << "\nstranded now:\n";
   for (const LiveClassReport& c : report.classes) {
@@ -195,6 +217,16 @@ Json requests_json(const std::vector<PodGpuRequest>& requests) {
 
 Json or_null(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
+Json money_json(int64_t micros) { return Json::parse(money(micros)); }
+
+Json cost_json(const LiveClassReport& c) {
+  if (!c.cost) return nullptr;
+  return Json{{"perGPUHour", money_json(c.cost->per_gpu_hour)},
+              {"used", money_json(c.cost->used)},
+              {"idle", money_json(c.cost->idle)},
+              {"stranded", money_json(c.cost->stranded)}};
+}
+
 Json tenant_json(const LiveReport& report, const LiveTenantReport& t) {
   Json namespaces = Json::array();
   for (size_t i = 0; i < t.namespaces.size(); ++i) {
@@ -220,6 +252,7 @@ Json tenant_json(const LiveReport& report, const LiveTenantReport& t) {
               {"running", t.running},
               {"pending", t.pending},
               {"namespacesOverQuota", t.over_quota.size()},
+              {"costPerHour", report.currency.empty() ? Json(nullptr) : money_json(t.cost_micros)},
               {"namespaces", std::move(namespaces)},
               {"classes", std::move(classes)}};
 }
@@ -250,7 +283,8 @@ Json class_json(const LiveClassReport& c) {
                 {"unplacedPods", c.repack.unplaced_pods},
                 {"stranded", c.repack.stranded},
                 {"strandedNodes", c.repack.stranded_nodes},
-                {"emptyNodes", c.repack.empty_nodes}}}};
+                {"emptyNodes", c.repack.empty_nodes}}},
+              {"cost", cost_json(c)}};
 }
 
 Json node_json(const LiveReport& report, const LiveNodeReport& n, const LiveNode& node) {
@@ -335,6 +369,7 @@ void write_live_text(const LiveReport& report, const LiveInput& input, std::ostr
       << report.pending.size() << " pending\n\n";
   write_classes(report, out);
   write_tenants(report, out);
+  write_cost(report, out);
   write_stranded(report, input, out);
   write_nodes(report, input, out);
   write_pending(report, input, out);
@@ -360,6 +395,7 @@ Json live_to_json(const LiveReport& report, const LiveInput& input) {
   Json tenants = Json::array();
   for (const LiveTenantReport& t : report.tenants) tenants.push_back(tenant_json(report, t));
   return Json{{"mode", "live"},
+              {"currency", or_null(report.currency)},
               {"classes", std::move(classes)},
               {"tenants", std::move(tenants)},
               {"nodes", std::move(nodes)},
@@ -506,6 +542,30 @@ void write_tenant_families(const LiveReport& report, std::ostream& out) {
   }
 }
 
+// Money per hour (docs/fleet.md, "Cost"): when a class has a price.
+void write_cost_families(const LiveReport& report, std::ostream& out) {
+  if (report.currency.empty()) return;
+  const std::string currency = "currency=\"" + escape_label(report.currency) + "\"";
+  const Family classes{"gpuadmit_fleet_cost_per_hour",
+                       "What a priced class's GPUs cost per hour, by state (used: requested by "
+                       "running pods; idle: free; stranded: of idle, stranded now)."};
+  family(out, classes);
+  for (const LiveClassReport& c : report.classes) {
+    if (!c.cost) continue;
+    const std::string labels = "class=\"" + escape_label(c.name) + "\"," + currency + ",state=\"";
+    out << classes.name << "{" << labels << "used\"} " << money(c.cost->used) << "\n";
+    out << classes.name << "{" << labels << "idle\"} " << money(c.cost->idle) << "\n";
+    out << classes.name << "{" << labels << "stranded\"} " << money(c.cost->stranded) << "\n";
+  }
+  const Family tenants{"gpuadmit_fleet_tenant_cost_per_hour",
+                       "What the tenant's running pods on priced classes cost per hour."};
+  family(out, tenants);
+  for (const LiveTenantReport& t : report.tenants) {
+    out << tenants.name << "{" << tenant_label(t) << "," << currency << "} " << money(t.cost_micros)
+        << "\n";
+  }
+}
+
 }  // namespace
 
 void write_live_prometheus(const LiveReport& report, std::ostream& out) {
@@ -513,6 +573,7 @@ void write_live_prometheus(const LiveReport& report, std::ostream& out) {
   write_node_families(report, out);
   write_pending_families(report, out);
   write_tenant_families(report, out);
+  write_cost_families(report, out);
 }
 
 }  // namespace gpuadmit::fleet

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "fleet/cost.h"
 #include "fleet/live_internal.h"
 #include "fleet/model.h"
 #include "fleet/node_fit.h"
@@ -232,6 +233,25 @@ void sum_class(Build& b, size_t cls) {
   }
 }
 
+// What the class's GPUs cost per hour (fleet/cost.h), node by node: each node's units as GPUs
+// of that node (time-slice replicas may differ between nodes).
+void price_class(Build& b, size_t cls) {
+  const std::optional<GpuPrice>& price = b.policy.policy().classes[cls].price;
+  if (!price) return;
+  LiveClassReport& c = b.report.classes[cls];
+  c.cost.emplace();
+  c.cost->per_gpu_hour = price->micros_per_gpu_hour;
+  for (size_t r : b.class_nodes[cls]) {
+    const LiveNodeReport& node = b.report.nodes[r];
+    auto cost = [&](int64_t units) {
+      return cost_micros(units, node.units_per_gpu, price->micros_per_gpu_hour);
+    };
+    c.cost->used = saturating_add(c.cost->used, cost(node.used_units));
+    c.cost->idle = saturating_add(c.cost->idle, cost(node.free()));
+    c.cost->stranded = saturating_add(c.cost->stranded, cost(node.stranded));
+  }
+}
+
 // Pending pods with GPU requests, grouped by identical requests, placement and class.
 void collect_shapes(Build& b) {
   std::unordered_map<std::string, size_t> index;
@@ -313,6 +333,7 @@ LiveReport build_live_report(const LiveInput& input, const CompiledPolicy& polic
     r.name = c.name;
     r.shape = class_shape(c);
     report.classes.push_back(std::move(r));
+    if (c.price) report.currency = c.price->currency;  // one for every class (the loader's check)
   }
   Build b{input, policy, report, std::vector<std::vector<size_t>>(report.classes.size()), {}};
   collect_nodes(b);
@@ -321,6 +342,7 @@ LiveReport build_live_report(const LiveInput& input, const CompiledPolicy& polic
     sum_class(b, c);
     usual_request(b, c);
     mark_stranded(b, c);
+    price_class(b, c);
   }
   live_detail::judge_pending(b);
   live_detail::repack_classes(b);

@@ -66,6 +66,14 @@ struct RepackReport {
 // A class with more GPUs than this (every node's) is not repacked: the packing lays out each GPU.
 inline constexpr int64_t kMaxRepackGpus = 10'000'000;
 
+// A priced class's GPUs per hour, in millionths of the policy's currency (fleet/cost.h).
+struct ClassCost {
+  int64_t per_gpu_hour = 0;  // the class's price
+  int64_t used = 0;          // requested by the running pods
+  int64_t idle = 0;          // free: on schedulable nodes and on nodes counted apart
+  int64_t stranded = 0;      // of idle, stranded now
+};
+
 struct LiveClassReport {
   std::string name;
   ClassShape shape;  // unit, replicas, MIG geometry
@@ -81,6 +89,7 @@ struct LiveClassReport {
   std::vector<PodGpuRequest> usual;  // the most common request of the class's pods
   int64_t usual_units = 0;
   RepackReport repack;
+  std::optional<ClassCost> cost;  // classes with a price
 };
 
 struct PendingEntry {
@@ -96,6 +105,7 @@ struct LiveReport {
   std::vector<PendingEntry> pending;      // input order
   std::vector<size_t> unmatched;          // indices in `nodes`: GPUs but no class
   std::vector<LiveTenantReport> tenants;  // fleet/live_tenants.h
+  std::string currency;                   // the classes' prices' ("" when none is priced)
   int64_t running_gpu_pods = 0;
   int64_t pods_on_unknown_nodes = 0;  // bound to a node the input does not hold
 };

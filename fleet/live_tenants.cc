@@ -4,6 +4,7 @@
 #include <map>
 
 #include "engine/saturating.h"
+#include "fleet/cost.h"
 #include "fleet/live_report.h"
 
 namespace gpuadmit::fleet {
@@ -16,27 +17,54 @@ int64_t pod_gpus(const LivePod& pod) {
   return n;
 }
 
-// Each pod's class: its node's for a running pod, the one judged for a pending pod; -1: none.
-std::vector<int> pod_classes(const LiveInput& input, const LiveReport& report) {
-  std::vector<int> cls(input.pods.size(), -1);
+// Where a pod is counted: its class (its node's for a running pod, the one judged for a
+// pending pod; -1: none) and, running, its node.
+struct PodPlace {
+  int cls = -1;
+  const LiveNode* node = nullptr;
+  int64_t units_per_gpu = 1;  // the node's (time-slice replicas may differ from node to node)
+};
+
+std::vector<PodPlace> pod_places(const LiveInput& input, const LiveReport& report) {
+  std::vector<PodPlace> places(input.pods.size());
   for (const LiveNodeReport& n : report.nodes) {
-    for (size_t p : n.pods) cls[p] = n.cls;
+    for (size_t p : n.pods) places[p] = {n.cls, &input.nodes[n.node], n.units_per_gpu};
   }
-  for (const PendingEntry& e : report.pending) cls[e.pod] = e.cls;
-  return cls;
+  for (const PendingEntry& e : report.pending) places[e.pod].cls = e.cls;
+  return places;
+}
+
+// The pod's requests in its node's class's unit, as the node report counts them.
+int64_t pod_units(const LivePod& pod, const PodPlace& place, const LiveReport& report) {
+  if (place.cls < 0 || place.node == nullptr) return 0;
+  const ClassShape& shape = report.classes[static_cast<size_t>(place.cls)].shape;
+  int64_t n = 0;
+  for (const PodGpuRequest& r : pod.requests)
+    n = saturating_add(n, units_of(r.resource, r.units, shape, place.node->gfd));
+  return n;
 }
 
 // What one tenant's pods add up to, keyed while collecting.
 struct Tally {
   std::map<std::string, TenantNamespaceUsage, std::less<>> namespaces;
   std::map<int, TenantClassUsage> classes;
+  int64_t cost = 0;
 };
 
-void count_pod(Tally& t, const LivePod& pod, int cls) {
+void count_pod(Tally& t, const LivePod& pod, const PodPlace& place, const LiveReport& report,
+               const CompiledPolicy& policy) {
   TenantNamespaceUsage& ns = t.namespaces[pod.ns];
   ns.ns = pod.ns;
-  TenantClassUsage& c = t.classes[cls];
-  c.cls = cls;
+  TenantClassUsage& c = t.classes[place.cls];
+  c.cls = place.cls;
+  const int64_t units = pod_units(pod, place, report);
+  c.running_units = saturating_add(c.running_units, units);
+  if (place.cls >= 0) {
+    if (const auto& price = policy.policy().classes[static_cast<size_t>(place.cls)].price) {
+      t.cost = saturating_add(t.cost,
+                              cost_micros(units, place.units_per_gpu, price->micros_per_gpu_hour));
+    }
+  }
   const int64_t gpus = pod_gpus(pod);
   const bool running = !pod.node_name.empty();
   (running ? ns.running : ns.pending) = saturating_add(running ? ns.running : ns.pending, gpus);
@@ -47,6 +75,7 @@ void count_pod(Tally& t, const LivePod& pod, int cls) {
 
 LiveTenantReport finish(std::string name, std::optional<int64_t> quota, Tally& t) {
   LiveTenantReport r;
+  r.cost_micros = t.cost;
   r.name = std::move(name);
   r.quota = quota;
   for (auto& [ns, usage] : t.namespaces) {
@@ -73,12 +102,12 @@ std::vector<LiveTenantReport> tenant_usage(const LiveInput& input, const LiveRep
                                            const CompiledPolicy& policy) {
   const std::vector<Tenant>& tenants = policy.policy().tenants;
   std::vector<Tally> tallies(tenants.size() + 1);  // the last: namespaces of no tenant
-  const std::vector<int> classes = pod_classes(input, report);
+  const std::vector<PodPlace> places = pod_places(input, report);
   for (size_t p = 0; p < input.pods.size(); ++p) {
     const Tenant* tenant = policy.tenant_for(input.pods[p].ns);
     const size_t t =
         tenant != nullptr ? static_cast<size_t>(tenant - tenants.data()) : tenants.size();
-    count_pod(tallies[t], input.pods[p], classes[p]);
+    count_pod(tallies[t], input.pods[p], places[p], report, policy);
   }
   std::vector<LiveTenantReport> out;
   for (size_t t = 0; t < tenants.size(); ++t) {

@@ -32,6 +32,7 @@ struct TenantNamespaceUsage {
 struct TenantClassUsage {
   int cls = -1;  // index in LiveReport::classes; -1: no class
   int64_t running = 0, pending = 0;
+  int64_t running_units = 0;  // the running pods' requests in the class's unit (its nodes')
 };
 
 struct LiveTenantReport {
@@ -40,6 +41,9 @@ struct LiveTenantReport {
   std::vector<TenantNamespaceUsage> namespaces;  // those with GPU pods, by name
   std::vector<TenantClassUsage> classes;         // those with GPUs, class order (no class last)
   int64_t running = 0, pending = 0;
+  // What its running pods cost per hour, in millionths (fleet/cost.h): each pod on a priced
+  // class's node, its units as GPUs of that node × the class's price.
+  int64_t cost_micros = 0;
   // Namespaces holding more than the quota (running + pending).
   std::vector<size_t> over_quota;  // indices in `namespaces`
 };

@@ -23,9 +23,9 @@ void PolicyReader::read_classes(const YAML::Node& node, const std::string& path)
 }
 
 void PolicyReader::read_class(const YAML::Node& node, const std::string& path, GpuClass& c) {
-  auto m = map(
-      node, path,
-      {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing", "deviceClasses"});
+  auto m = map(node, path,
+               {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing",
+                "deviceClasses", "price"});
   if (!m) return;
   ProfileNodes profile_nodes;
   with(*m, "nodeSelector",
@@ -40,6 +40,7 @@ void PolicyReader::read_class(const YAML::Node& node, const std::string& path, G
        [&](const YAML::Node& n, const std::string& p) { read_time_slicing(n, p, c); });
   with(*m, "deviceClasses",
        [&](const YAML::Node& n, const std::string& p) { read_device_classes(n, p, c); });
+  with(*m, "price", [&](const YAML::Node& n, const std::string& p) { read_price(n, p, c); });
   if (const Field* ts = m->get("timeSlicing"); ts && m->get("mig")) {
     add(ts->key_node, key_path(path, "timeSlicing"),
         "a class cannot have both mig and timeSlicing: describe a MIG-partitioned pool and a "
@@ -220,6 +221,78 @@ void PolicyReader::read_device_classes(const YAML::Node& node, const std::string
     device_class_refs_.push_back(Ref{dp, f.key_node.Mark(), f.key});
     c.device_classes.push_back(std::move(mapping));
   }
+}
+
+namespace {
+
+// "3.67" → 3'670'000: digits, an optional point and at most 6 digits; at most 10^9 whole units.
+std::optional<int64_t> parse_micros(std::string_view text) {
+  const size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction = point == std::string_view::npos ? "" : text.substr(point + 1);
+  auto digits = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  };
+  if (whole.empty() || whole.size() > 10 || !digits(whole) || fraction.size() > 6 ||
+      !digits(fraction) || (point != std::string_view::npos && fraction.empty())) {
+    return std::nullopt;
+  }
+  int64_t micros = 0;
+  for (char ch : whole) micros = micros * 10 + (ch - '0');
+  if (micros > 1'000'000'000) return std::nullopt;
+  for (size_t i = 0; i < 6; ++i)
+    micros = micros * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
+  return micros;
+}
+
+bool is_currency_code(std::string_view s) {
+  return s.size() == 3 &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+}
+
+}  // namespace
+
+void PolicyReader::read_price(const YAML::Node& node, const std::string& path, GpuClass& c) {
+  auto m = map(node, path, {"perGPUHour", "currency"});
+  if (!m) return;
+  GpuPrice price;
+  bool ok = true;
+  with(*m, "perGPUHour", [&](const YAML::Node& v, const std::string& vp) {
+    const std::optional<std::string> s = string(v, vp);
+    const std::optional<int64_t> micros = s ? parse_micros(*s) : std::nullopt;
+    if (s && !micros) {
+      add(v, vp,
+          "invalid price " + quote(*s) +
+              ": must be a decimal number of at most 10^9 with at most 6 digits after the point, "
+              "e.g. 3.67");
+    }
+    ok = ok && micros;
+    if (micros) price.micros_per_gpu_hour = *micros;
+  });
+  with(*m, "currency", [&](const YAML::Node& v, const std::string& vp) {
+    const std::optional<std::string> s = string(v, vp);
+    if (s && !is_currency_code(*s)) {
+      add(v, vp, "invalid currency " + quote(*s) + ": must be an ISO 4217 code, e.g. USD or EUR");
+    }
+    ok = ok && s && is_currency_code(*s);
+    if (s) price.currency = *s;
+    // Every priced class in one currency: the fleet adds their costs up. (Classes are read in
+    // order: the earlier ones are in the policy already.)
+    for (const GpuClass& other : policy_.classes) {
+      if (!ok || !other.price || other.price->currency == price.currency) continue;
+      add(v, vp,
+          "class " + c.name + " is priced in " + price.currency + ", class " + other.name + " in " +
+              other.price->currency + ": price every class in one currency");
+      ok = false;
+    }
+  });
+  for (std::string_view key : {"perGPUHour", "currency"}) {
+    if (!m->get(key)) {
+      missing(*m, key);
+      ok = false;
+    }
+  }
+  if (ok) c.price = std::move(price);
 }
 
 bool PolicyReader::is_device_class_name(std::string_view name) {

@@ -50,6 +50,13 @@ struct DeviceClassMapping {
   std::string mig_profile;  // "" when the DeviceClass is not one profile's
 };
 
+// What a GPU of a class costs (docs/fleet.md, "Cost"): the price of one GPU for one hour in
+// millionths of `currency`'s unit, exact (`perGPUHour: 3.67` is 3'670'000).
+struct GpuPrice {
+  int64_t micros_per_gpu_hour = 0;
+  std::string currency;  // ISO 4217 code, "USD"
+};
+
 struct GpuClass {
   std::string name;
   LabelSelectorValues node_selector;
@@ -59,6 +66,7 @@ struct GpuClass {
   std::optional<MigConfig> mig;
   std::optional<TimeSlicing> time_slicing;
   std::vector<DeviceClassMapping> device_classes;  // DRA DeviceClasses of this pool
+  std::optional<GpuPrice> price;
 };
 
 struct PriorityClassDecl {

@@ -9,6 +9,7 @@
 
 #include <sstream>
 
+#include "fleet/cost.h"
 #include "fleet/live_output.h"
 #include "tests/fleet/live_test_util.h"
 
@@ -109,7 +110,7 @@ TEST_CASE("fleet live tenants: text, JSON and Prometheus") {
   const Json json = live_to_json(r.report, r.input);
   CHECK(json["tenants"][0] ==
         Json::parse(R"({"name": "ml", "quota": 16, "running": 24, "pending": 4,
-          "namespacesOverQuota": 1,
+          "namespacesOverQuota": 1, "costPerHour": null,
           "namespaces": [
             {"name": "ml-a", "running": 22, "pending": 4, "runningPods": 3, "pendingPods": 1,
              "claimPods": 0, "overQuota": true},
@@ -135,6 +136,75 @@ TEST_CASE("fleet live tenants: text, JSON and Prometheus") {
     CHECK(prom.str().find(line) != std::string::npos);
   }
   CHECK(prom.str().find("gpuadmit_fleet_namespace_gpu_quota{tenant=\"\"") == std::string::npos);
+}
+
+TEST_CASE("fleet cost: exact millionths, rounded half up, printed with 2 to 6 decimals") {
+  CHECK(cost_micros(8, 1, 3'670'000) == 29'360'000);
+  CHECK(cost_micros(1, 7, 3'670'000) == 524'286);  // a 1g MIG slice: 3.67 / 7 = 0.5242857…
+  CHECK(cost_micros(3, 4, 1) == 1);                // 0.75 rounds up
+  CHECK(cost_micros(1, 4, 1) == 0);                // 0.25 rounds down
+  CHECK(cost_micros(10'000'000, 1, 1'000'000'000'000'000) == INT64_MAX);
+  CHECK(cost_micros(0, 1, 5) == 0);
+  CHECK(money(0) == "0.00");
+  CHECK(money(800'000) == "0.80");
+  CHECK(money(12'000'000) == "12.00");
+  CHECK(money(29'360'000) == "29.36");
+  CHECK(money(524'286) == "0.524286");
+  CHECK(money(1) == "0.000001");
+}
+
+TEST_CASE("fleet live cost: each priced class's GPUs per hour, and each tenant's") {
+  // The fleet above and an empty fourth node; a100 at 3.67 USD per GPU-hour. Running: 8 + 8 +
+  // 6 + 2 MIG instances (units of a whole-GPU class: 1 each) = 24 GPUs = 88.08; idle: a100-4's
+  // 8 = 29.36; nothing stranded (a free GPU nobody can use is an empty node's, not stranded).
+  std::string policy(kPolicy);
+  policy.replace(policy.find("      gpusPerNode: 8\n"), 21,
+                 "      gpusPerNode: 8\n      price: {perGPUHour: 3.67, currency: USD}\n");
+  const testing::LiveRun r = testing::run_live(fleet() + node("a100-4"), testing::live_policy(policy));
+  REQUIRE(r.errors.empty());
+  REQUIRE(r.report.classes[0].cost.has_value());
+  CHECK(r.report.currency == "USD");
+  CHECK(r.report.classes[0].cost->used == 88'080'000);
+  CHECK(r.report.classes[0].cost->idle == 29'360'000);
+  CHECK(r.report.classes[0].cost->stranded == 0);
+  CHECK(r.report.tenants[0].cost_micros == 88'080'000);  // ml runs every pod that runs
+  CHECK(r.report.tenants[2].cost_micros == 0);           // scratch's pod waits
+
+  std::ostringstream text;
+  write_live_text(r.report, r.input, text);
+  CHECK(text.str().find("cost per hour (USD):\n"
+                        "  class  allocated  idle   stranded\n"
+                        "  a100   88.08      29.36  0.00\n"
+                        "\n"
+                        "  tenant  allocated\n"
+                        "  ml      88.08\n") != std::string::npos);
+  const Json json = live_to_json(r.report, r.input);
+  CHECK(json["currency"] == "USD");
+  CHECK(json["classes"][0]["cost"] ==
+        Json::parse(R"({"perGPUHour": 3.67, "used": 88.08, "idle": 29.36, "stranded": 0.0})"));
+  CHECK(json["tenants"][0]["costPerHour"] == Json::parse("88.08"));
+  std::ostringstream prom;
+  write_live_prometheus(r.report, prom);
+  for (const char* line :
+       {"gpuadmit_fleet_cost_per_hour{class=\"a100\",currency=\"USD\",state=\"used\"} 88.08\n",
+        "gpuadmit_fleet_cost_per_hour{class=\"a100\",currency=\"USD\",state=\"idle\"} 29.36\n",
+        "gpuadmit_fleet_tenant_cost_per_hour{tenant=\"ml\",currency=\"USD\"} 88.08\n",
+        "gpuadmit_fleet_tenant_cost_per_hour{tenant=\"web\",currency=\"USD\"} 0.00\n"}) {
+    CHECK(prom.str().find(line) != std::string::npos);
+  }
+}
+
+TEST_CASE("fleet live cost: no price, no cost anywhere") {
+  const testing::LiveRun r = testing::run_live(fleet(), testing::live_policy(kPolicy));
+  std::ostringstream text, prom;
+  write_live_text(r.report, r.input, text);
+  write_live_prometheus(r.report, prom);
+  CHECK(text.str().find("cost per hour") == std::string::npos);
+  CHECK(prom.str().find("cost_per_hour") == std::string::npos);
+  const Json json = live_to_json(r.report, r.input);
+  CHECK(json["currency"].is_null());
+  CHECK(json["classes"][0]["cost"].is_null());
+  CHECK(json["tenants"][0]["costPerHour"].is_null());
 }
 
 }  // namespace live_tenants_test

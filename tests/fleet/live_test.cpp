@@ -245,7 +245,7 @@ TEST_CASE("fleet live: JSON report") {
       "total": 55, "used": 28, "free": 8, "unavailable": 19, "stranded": 8, "strandedNodes": 3,
       "runningPods": 10, "pendingPods": 4, "usualRequest": {"nvidia.com/gpu": 4}, "usualUnits": 4,
       "repack": {"skipped": false, "complete": true, "unplacedPods": 0, "stranded": 1,
-                 "strandedNodes": 1, "emptyNodes": 1}})"));
+                 "strandedNodes": 1, "emptyNodes": 1}, "cost": null})"));
   Json a100_3;
   for (const Json& n : j["nodes"]) {
     if (n["name"] == "a100-3") a100_3 = n;
