@@ -1,0 +1,193 @@
+#include "render/native_tenants.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "render/native_cel.h"
+
+namespace gpuadmit::render::native {
+namespace {
+
+// A pattern of letters, digits, '-' and '_' matches only itself (policies/compiled_policy.cc
+// is_literal): a key of the names' map; the rest are RE2 full matches.
+bool is_plain(std::string_view pattern) {
+  return !pattern.empty() && std::all_of(pattern.begin(), pattern.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  });
+}
+
+// A pattern that full-matches every namespace name: no later tenant is reached.
+bool matches_all(std::string_view pattern) { return pattern == ".*" || pattern == ".+"; }
+
+// "{'k': v, ...}" of members written in order; members added only when set. Kubernetes' CEL
+// checks aggregate literals for one element type (cel.HomogeneousAggregateLiterals in
+// k8s.io/apiserver pkg/cel/environment/base.go): a record of mixed members wraps each in dyn().
+class Record {
+ public:
+  // `only`: the members kept (null: all).
+  explicit Record(bool mixed = false, const std::set<std::string>* only = nullptr)
+      : mixed_(mixed), only_(only) {}
+  void add(std::string_view key, const std::string& value) {
+    if (only_ != nullptr && only_->count(std::string(key)) == 0) return;
+    text_ +=
+        (text_.empty() ? "" : ", ") + quote(key) + ": " + (mixed_ ? "dyn(" + value + ")" : value);
+  }
+  std::string str() const { return "{" + text_ + "}"; }
+
+ private:
+  bool mixed_;
+  const std::set<std::string>* only_;
+  std::string text_;
+};
+
+std::string resource_map(const CompiledPolicy& policy, const ResourceList& list) {
+  Record r;
+  for (const auto& [name, q] : list) {
+    if (!policy.is_gpu_resource(name)) r.add(name, quote(q.to_string()));
+  }
+  return r.str();
+}
+
+void add_validating(const CompiledPolicy& policy, const Tenant& t, Record& r) {
+  if (t.allowed_classes) r.add("ac", string_list(*t.allowed_classes));
+  if (t.limits.max_gpus_per_container) {
+    r.add("mc", std::to_string(*t.limits.max_gpus_per_container));
+  }
+  if (t.limits.max_gpus_per_pod) r.add("mp", std::to_string(*t.limits.max_gpus_per_pod));
+  if (t.quota_gpus) r.add("q", std::to_string(*t.quota_gpus));
+  if (t.priority.allowed) {
+    std::vector<std::string> ok = *t.priority.allowed;
+    const PriorityClassDecl* d = policy.global_default_priority_class();
+    if (d != nullptr && std::find(ok.begin(), ok.end(), d->name) == ok.end()) {
+      ok.push_back(d->name);
+    }
+    r.add("pa", string_list(ok));
+  }
+  if (t.dra.allocation_mode_all) r.add("aa", "true");
+  if (t.dra.admin_access) r.add("ad", "true");
+  if (t.queue && t.queue->require) r.add("qr", "true");
+  if (t.enforcement.audit) r.add("au", "true");
+  if (!t.enforcement.rules.empty()) {
+    Record x;
+    for (const auto& [id, action] : t.enforcement.rules)
+      x.add(id, quote(std::string(1, action_code(action))));
+    r.add("x", x.str());
+  }
+}
+
+void add_mutating(const CompiledPolicy& policy, const Tenant& t, Record& r) {
+  if (!t.enforcement.mutate) r.add("nm", "true");
+  const TenantDefaults& d = t.defaults;
+  Record df;
+  if (resource_map(policy, d.request) != "{}") df.add("r", resource_map(policy, d.request));
+  if (resource_map(policy, d.limit) != "{}") df.add("l", resource_map(policy, d.limit));
+  if (resource_map(policy, d.per_gpu) != "{}") df.add("g", resource_map(policy, d.per_gpu));
+  if (df.str() != "{}") r.add("df", df.str());
+  if (t.priority.default_class) r.add("pd", quote(*t.priority.default_class));
+  if (!t.priority.by_workload.empty()) {
+    Record pw;
+    for (const auto& [workload, cls] : t.priority.by_workload) pw.add(workload, quote(cls));
+    r.add("pw", pw.str());
+  }
+  if (t.queue && !t.queue->name.empty()) r.add("qn", quote(t.queue->name));
+}
+
+}  // namespace
+
+char action_code(Action action) {
+  return action == Action::kOff ? 'o' : action == Action::kWarn ? 'w' : 'd';
+}
+
+Json tenant_variables(const CompiledPolicy& policy, TenantFields fields) {
+  const std::vector<Tenant>& tenants = policy.policy().tenants;
+  // Every literal name a tenant lists, with the tenant that gets it (the first match, which may
+  // be an earlier tenant's pattern).
+  std::map<std::string, size_t> names;
+  for (const Tenant& t : tenants) {
+    for (const std::string& p : t.namespaces) {
+      // An exempt name is never admitted by the policies (their matchConditions, bindings).
+      if (!is_plain(p) || names.count(p) != 0 || policy.is_exempt(p)) continue;
+      const Tenant* owner = policy.tenant_for(p);
+      names[p] = owner != nullptr ? static_cast<size_t>(owner - tenants.data()) : tenants.size();
+    }
+  }
+  // Any other name can only be matched by a pattern: the first tenant in order with a matching
+  // pattern gets it; none after a tenant that matches every name.
+  std::vector<std::pair<std::string, size_t>> arms;
+  std::string chain = std::to_string(tenants.size());
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const std::vector<std::string>& ps = tenants[i].namespaces;
+    if (std::any_of(ps.begin(), ps.end(), matches_all)) {
+      chain = std::to_string(i);
+      break;
+    }
+    std::vector<std::string> matches;
+    for (const std::string& p : ps) {
+      if (!is_plain(p)) matches.push_back(full_match("request.namespace", p));
+    }
+    if (!matches.empty()) arms.emplace_back(any_of(matches), i);
+  }
+  for (auto a = arms.rbegin(); a != arms.rend(); ++a) {
+    chain = a->first + " ? " + std::to_string(a->second) + " : (" + chain + ")";
+  }
+  Json vars = Json::array();
+  if (!names.empty()) {
+    Record map;
+    for (const auto& [name, index] : names) map.add(name, std::to_string(index));
+    vars.push_back({{"name", "nsm"}, {"expression", map.str()}});
+    chain =
+        "request.namespace in variables.nsm ? variables.nsm[request.namespace] : (" + chain + ")";
+  }
+  vars.push_back({{"name", "tn"}, {"expression", chain}});
+  vars.push_back(
+      {{"name", "t"}, {"expression", tenant_records(policy, fields, nullptr) + "[variables.tn]"}});
+  return vars;
+}
+
+std::string tenant_records(const CompiledPolicy& policy, TenantFields fields,
+                           const TenantRecordFilter* filter) {
+  std::string out = "[";
+  for (const Tenant& t : policy.policy().tenants) {
+    Record r(true, filter != nullptr ? &filter->keys : nullptr);
+    const bool skipped = filter != nullptr && filter->audit_only && !t.enforcement.audit;
+    if (!skipped) {
+      if (t.default_class) r.add("dc", quote(*t.default_class));
+      if (fields == TenantFields::kValidating) {
+        add_validating(policy, t, r);
+      } else {
+        add_mutating(policy, t, r);
+      }
+    }
+    out += "dyn(" + r.str() + "), ";
+  }
+  return out + "dyn({})]";
+}
+
+TenantRecordFilter members_read(const std::string& text) {
+  TenantRecordFilter filter;
+  // '<key>' in variables.t, and variables.t.<key>.
+  for (const std::string_view marker : {"' in variables.t", "variables.t."}) {
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
+      const bool presence = marker.front() == '\'';
+      size_t b = presence ? at : at + marker.size();
+      size_t e = b;
+      if (presence) {
+        while (b > 0 && std::islower(static_cast<unsigned char>(text[b - 1]))) --b;
+        if (b == 0 || text[b - 1] != '\'') continue;
+      } else {
+        while (e < text.size() && std::islower(static_cast<unsigned char>(text[e]))) ++e;
+      }
+      if (e > b) filter.keys.insert(text.substr(b, e - b));
+    }
+  }
+  return filter;
+}
+
+std::string no_tenant(const CompiledPolicy& policy) {
+  return "variables.tn == " + std::to_string(policy.policy().tenants.size());
+}
+
+}  // namespace gpuadmit::render::native
