@@ -494,11 +494,7 @@ Json model_variables(const CompiledPolicy& policy, CelLevel level) {
   vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
                                       ").filter(x, !variables.otpls.exists(o, o.id == x.id && "
                                       "o.t == x.t))"));
-  for (Json& v :
-       tenant_variables(policy, level == CelLevel::kValidating ? TenantFields::kValidating
-                                                               : TenantFields::kMutating)) {
-    vars.push_back(std::move(v));
-  }
+  for (Json& v : tenant_variables(policy)) vars.push_back(std::move(v));
   vars.push_back(variable("ctx", context(policy)));
   return vars;
 }

@@ -31,17 +31,29 @@ namespace {
 constexpr std::string_view kApi = "admissionregistration.k8s.io/";
 constexpr std::string_view kNamespaceLabel = "kubernetes.io/metadata.name";
 
-// The record variable `t` of `spec` trimmed to what the policy reads (render/native_tenants.h).
-void trim_records(const CompiledPolicy& policy, Json& spec, TenantFields fields, bool audit_only) {
-  Json* records = nullptr;
-  for (Json& v : spec["variables"]) {
-    if (v["name"] == "t") records = &v;
+// Every CEL string of `value` through columnar().
+void rewrite_reads(Json& value) {
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text.find("variables.t") != std::string::npos) value = columnar(text);
+  } else if (value.is_structured()) {
+    for (Json& v : value) rewrite_reads(v);
   }
-  if (records == nullptr) return;
-  (*records)["expression"] = "";
+}
+
+// The stand-in variable `t` of `spec` replaced by the columns the policy reads
+// (render/native_tenants.h).
+void add_columns(const CompiledPolicy& policy, Json& spec, TenantFields fields, bool audit_only) {
+  Json& vars = spec["variables"];
+  size_t at = 0;
+  while (at < vars.size() && vars[at]["name"] != "t") ++at;
+  if (at == vars.size()) return;
+  vars.erase(vars.begin() + static_cast<std::ptrdiff_t>(at));
+  rewrite_reads(spec);
   TenantRecordFilter filter = members_read(spec.dump());
   filter.audit_only = audit_only;
-  (*records)["expression"] = tenant_records(policy, fields, &filter) + "[variables.tn]";
+  Json columns = tenant_columns(policy, fields, filter);
+  vars.insert(vars.begin() + static_cast<std::ptrdiff_t>(at), columns.begin(), columns.end());
 }
 
 Json condition(std::string_view name, std::string expression) {
@@ -145,7 +157,7 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
   spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, CelLevel::kValidating);
   spec["validations"] = std::move(validations);
-  trim_records(policy, spec, TenantFields::kValidating, suffix == "audit");
+  add_columns(policy, spec, TenantFields::kValidating, suffix == "audit");
   out.push_back({{"apiVersion", std::string(kApi) + "v1"},
                  {"kind", "ValidatingAdmissionPolicy"},
                  {"metadata", metadata(name, options, "gpuadmit.io/rules", ids)},
@@ -195,7 +207,7 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   }
   spec["mutations"] = std::move(list);
   spec["reinvocationPolicy"] = "IfNeeded";
-  trim_records(policy, spec, TenantFields::kMutating, false);
+  add_columns(policy, spec, TenantFields::kMutating, false);
   const std::string api = std::string(kApi) + options.mutating_api;
   out.push_back({{"apiVersion", api},
                  {"kind", "MutatingAdmissionPolicy"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
 #include <set>
 #include <vector>
 
@@ -22,25 +23,22 @@ bool is_plain(std::string_view pattern) {
 // A pattern that full-matches every namespace name: no later tenant is reached.
 bool matches_all(std::string_view pattern) { return pattern == ".*" || pattern == ".+"; }
 
-// "{'k': v, ...}" of members written in order; members added only when set. Kubernetes' CEL
-// checks aggregate literals for one element type (cel.HomogeneousAggregateLiterals in
-// k8s.io/apiserver pkg/cel/environment/base.go): a record of mixed members wraps each in dyn().
+// A map literal "{'k': v, ...}" of members written in order, members added only when set; the
+// pairs are kept for the columns (tenant_columns).
 class Record {
  public:
-  // `only`: the members kept (null: all).
-  explicit Record(bool mixed = false, const std::set<std::string>* only = nullptr)
-      : mixed_(mixed), only_(only) {}
   void add(std::string_view key, const std::string& value) {
-    if (only_ != nullptr && only_->count(std::string(key)) == 0) return;
-    text_ +=
-        (text_.empty() ? "" : ", ") + quote(key) + ": " + (mixed_ ? "dyn(" + value + ")" : value);
+    pairs_.emplace_back(std::string(key), value);
   }
-  std::string str() const { return "{" + text_ + "}"; }
+  std::string str() const {
+    std::string text;
+    for (const auto& [k, v] : pairs_) text += (text.empty() ? "" : ", ") + quote(k) + ": " + v;
+    return "{" + text + "}";
+  }
+  const std::vector<std::pair<std::string, std::string>>& pairs() const { return pairs_; }
 
  private:
-  bool mixed_;
-  const std::set<std::string>* only_;
-  std::string text_;
+  std::vector<std::pair<std::string, std::string>> pairs_;
 };
 
 std::string resource_map(const CompiledPolicy& policy, const ResourceList& list) {
@@ -101,7 +99,7 @@ char action_code(Action action) {
   return action == Action::kOff ? 'o' : action == Action::kWarn ? 'w' : 'd';
 }
 
-Json tenant_variables(const CompiledPolicy& policy, TenantFields fields) {
+Json tenant_variables(const CompiledPolicy& policy) {
   const std::vector<Tenant>& tenants = policy.policy().tenants;
   // Every literal name a tenant lists, with the tenant that gets it (the first match, which may
   // be an earlier tenant's pattern).
@@ -142,46 +140,54 @@ Json tenant_variables(const CompiledPolicy& policy, TenantFields fields) {
         "request.namespace in variables.nsm ? variables.nsm[request.namespace] : (" + chain + ")";
   }
   vars.push_back({{"name", "tn"}, {"expression", chain}});
-  vars.push_back(
-      {{"name", "t"}, {"expression", tenant_records(policy, fields, nullptr) + "[variables.tn]"}});
+  // The records' members as the expressions read them (render/native_tenants.h); the policy
+  // replaces this stand-in with the columns it reads (tenant_columns).
+  vars.push_back({{"name", "t"}, {"expression", "{}"}});
   return vars;
 }
 
-std::string tenant_records(const CompiledPolicy& policy, TenantFields fields,
-                           const TenantRecordFilter* filter) {
-  std::string out = "[";
-  for (const Tenant& t : policy.policy().tenants) {
-    Record r(true, filter != nullptr ? &filter->keys : nullptr);
-    const bool skipped = filter != nullptr && filter->audit_only && !t.enforcement.audit;
-    if (!skipped) {
-      if (t.default_class) r.add("dc", quote(*t.default_class));
-      if (fields == TenantFields::kValidating) {
-        add_validating(policy, t, r);
-      } else {
-        add_mutating(policy, t, r);
-      }
+Json tenant_columns(const CompiledPolicy& policy, TenantFields fields,
+                    const TenantRecordFilter& filter) {
+  std::map<std::string, std::string> columns;
+  for (const std::string& key : filter.keys) columns[key] = "";
+  const std::vector<Tenant>& tenants = policy.policy().tenants;
+  for (size_t i = 0; i < tenants.size(); ++i) {
+    const Tenant& t = tenants[i];
+    if (filter.audit_only && !t.enforcement.audit) continue;
+    Record r;
+    if (t.default_class) r.add("dc", quote(*t.default_class));
+    if (fields == TenantFields::kValidating) {
+      add_validating(policy, t, r);
+    } else {
+      add_mutating(policy, t, r);
     }
-    out += "dyn(" + r.str() + "), ";
+    for (const auto& [key, value] : r.pairs()) {
+      auto column = columns.find(key);
+      if (column == columns.end()) continue;
+      column->second += (column->second.empty() ? "" : ", ") + std::to_string(i) + ": " + value;
+    }
   }
-  return out + "dyn({})]";
+  Json vars = Json::array();
+  for (const auto& [key, entries] : columns) {
+    vars.push_back({{"name", "t_" + key}, {"expression", "{" + entries + "}"}});
+  }
+  return vars;
+}
+
+std::string columnar(const std::string& expression) {
+  static const std::regex presence("'([a-z]+)' in variables\\.t(?![._a-zA-Z0-9])");
+  static const std::regex read("variables\\.t\\.([a-z]+)");
+  return std::regex_replace(
+      std::regex_replace(expression, presence, "variables.tn in variables.t_$1"), read,
+      "variables.t_$1[variables.tn]");
 }
 
 TenantRecordFilter members_read(const std::string& text) {
+  static const std::regex column("variables\\.t_([a-z]+)");
   TenantRecordFilter filter;
-  // '<key>' in variables.t, and variables.t.<key>.
-  for (const std::string_view marker : {"' in variables.t", "variables.t."}) {
-    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + 1)) {
-      const bool presence = marker.front() == '\'';
-      size_t b = presence ? at : at + marker.size();
-      size_t e = b;
-      if (presence) {
-        while (b > 0 && std::islower(static_cast<unsigned char>(text[b - 1]))) --b;
-        if (b == 0 || text[b - 1] != '\'') continue;
-      } else {
-        while (e < text.size() && std::islower(static_cast<unsigned char>(text[e]))) ++e;
-      }
-      if (e > b) filter.keys.insert(text.substr(b, e - b));
-    }
+  for (auto m = std::sregex_iterator(text.begin(), text.end(), column); m != std::sregex_iterator();
+       ++m) {
+    filter.keys.insert((*m)[1].str());
   }
   return filter;
 }

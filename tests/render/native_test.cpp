@@ -175,13 +175,15 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(spec["matchConstraints"]["resourceRules"] == rules);
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
-  CHECK(variables ==
-        std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "tpls", "tn", "t", "ctx"});
-  // The one tenant matches every name: no lookup; its record, then {} for no tenant.
+  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "tpls", "tn",
+                                              "t_aa", "t_ac", "t_ad", "t_dc", "t_mc", "t_mp",
+                                              "ctx"});
+  // The one tenant matches every name: no lookup. Then one map per member the policy reads,
+  // tenant index to value, with the tenants that set it (none sets the DRA permissions).
   CHECK(spec["variables"][7]["expression"] == "0");
-  CHECK(spec["variables"][8]["expression"] ==
-        "[dyn({'dc': dyn('gpu'), 'ac': dyn(['gpu']), 'mc': dyn(8), 'mp': dyn(8)}), "
-        "dyn({})][variables.tn]");
+  CHECK(spec["variables"][8]["expression"] == "{}");
+  CHECK(spec["variables"][9]["expression"] == "{0: ['gpu']}");
+  CHECK(spec["variables"][13]["expression"] == "{0: 8}");
   // On UPDATE only the templates that changed are read; an object the native policies never
   // mutate (a controller's copy) is judged by the rules that hold unmutated only.
   CHECK(spec["variables"][5]["expression"].get<std::string>().starts_with(
@@ -363,12 +365,21 @@ TEST_CASE("native: the namespace's tenant: literal names looked up, then pattern
       vars[8] ==
       Json::parse(
           R"j({"name": "tn", "expression": "request.namespace in variables.nsm ? variables.nsm[request.namespace] : (request.namespace.matches('^(?:ml-.*)$') ? 0 : (request.namespace.matches('^(?:course-[0-9]+)$') ? 1 : (4)))"})j"));
-  // The records: only what is set, each member dyn() (Kubernetes' CEL takes only homogeneous
-  // aggregate literals); then {} for no tenant.
-  CHECK(
-      vars[9] ==
-      Json::parse(
-          R"j({"name": "t", "expression": "[dyn({'ac': dyn(['h100']), 'mp': dyn(8)}), dyn({'au': dyn(true)}), dyn({'x': dyn({'GPU006': 'w', 'GPU004': 'o'})}), dyn({}), dyn({})][variables.tn]"})j"));
+  // The stand-in for the record, replaced in each policy by the maps it reads.
+  CHECK(vars[9] == Json::parse(R"j({"name": "t", "expression": "{}"})j"));
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  std::vector<std::string> columns;
+  for (const Json& v :
+       find(objects, "ValidatingAdmissionPolicy", "gpuadmit-deny")["spec"]["variables"]) {
+    if (v["name"].get<std::string>().starts_with("t_")) columns.push_back(v.dump());
+  }
+  // One map per member the policy reads, tenant index to value, with only the tenants that set
+  // it (students: audit mode; lab: its rule actions).
+  CHECK(columns == std::vector<std::string>{
+                       R"({"name":"t_ac","expression":"{0: ['h100']}"})",
+                       R"({"name":"t_au","expression":"{1: true}"})",
+                       R"({"name":"t_mp","expression":"{0: 8}"})",
+                       R"({"name":"t_x","expression":"{2: {'GPU006': 'w', 'GPU004': 'o'}}"})"});
 }
 
 TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false") {
@@ -406,15 +417,17 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
   // enforcement.rules names the rule, never in audit mode.
   const std::string gpu004 = deny["spec"]["validations"][3]["expression"];
   CHECK(gpu004.starts_with(
-      "!(((('x' in variables.t && 'GPU004' in variables.t.x) ? variables.t.x['GPU004'] : 'd') "
-      "== 'd' && !('au' in variables.t))) || (variables.jo || (variables.ctx.all(c, "));
+      "!((((variables.tn in variables.t_x && 'GPU004' in variables.t_x[variables.tn]) ? "
+      "variables.t_x[variables.tn]['GPU004'] : 'd') == 'd' && !(variables.tn in variables.t_au))) "
+      "|| (variables.jo || (variables.ctx.all(c, "));
   CHECK(std::string(deny["spec"]["validations"][0]["expression"])
-            .starts_with("('au' in variables.t) || (variables.jo || ("));
+            .starts_with("(variables.tn in variables.t_au) || (variables.jo || ("));
   // GPU003: a namespace of no tenant may not use GPUs; a tenant's allowedClasses, if it has.
   const std::string gpu003 = deny["spec"]["validations"][2]["expression"];
   CHECK(gpu003.starts_with(
-      "('au' in variables.t) || (variables.ctx.all(c, (variables.tn == 4 ? !c.gpu : (!('ac' in "
-      "variables.t) || !c.gpu || (size(variables.t.ac) > 0 && c.cls != '' && (!"));
+      "(variables.tn in variables.t_au) || (variables.ctx.all(c, (variables.tn == 4 ? !c.gpu : "
+      "(!(variables.tn in variables.t_ac) || !c.gpu || (size(variables.t_ac[variables.tn]) > 0 && "
+      "c.cls != '' && (!"));
   // No tenant sets defaults, a priority or a queue: those mutations are not written; lab is not
   // mutated (its record's nm).
   const Json& mutate = find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate");
@@ -422,7 +435,8 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
         std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
                                  "gpu-visibility"});
   for (const Json& m : mutate["spec"]["mutations"]) {
-    CHECK(std::string(m["jsonPatch"]["expression"]).starts_with("'nm' in variables.t ? [] : ("));
+    CHECK(std::string(m["jsonPatch"]["expression"])
+              .starts_with("variables.tn in variables.t_nm ? [] : ("));
   }
 }
 
