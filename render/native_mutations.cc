@@ -611,8 +611,8 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy) {
   if (e.requests_equal_limits == Action::kFix) {
     all.emplace_back("requests-equal-limits", requests_equal_limits(policy));
   }
-  all.emplace_back("class", class_annotation(policy));
   all.emplace_back("resource-names", resource_names(policy));
+  all.emplace_back("class", class_annotation(policy));
   all.emplace_back("tolerations", tolerations(policy));
   all.emplace_back("node-affinity", node_affinity(policy));
   all.emplace_back("defaults", defaults(policy));
@@ -626,12 +626,42 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy) {
   const std::vector<Tenant>& ts = policy.policy().tenants;
   const bool unmutated =
       std::any_of(ts.begin(), ts.end(), [](const Tenant& t) { return !t.enforcement.mutate; });
+  // The API server evaluates a policy's variables again for every mutation, and converts and
+  // defaults the object after each (k8s.io/apiserver pkg/admission/plugin/policy/mutating
+  // dispatcher.go, dispatchOne): mutations that write different members, and read nothing one
+  // of the others writes, are one JSON Patch expression — their operations concatenated, each
+  // computed from the same object. The rest keep the webhook's order, each seeing what the one
+  // before wrote.
+  auto group_of = [](std::string_view name) {
+    if (name == "class" || name == "tolerations" || name == "node-affinity") return 1;
+    if (name == "priority" || name == "strip-gpu-pool" || name == "gpu-visibility" ||
+        name == "queue") {
+      return 2;
+    }
+    return 0;  // alone
+  };
   std::vector<NativeMutation> out;
+  std::vector<std::string> names, lists;
+  int open = 0;
+  auto flush = [&] {
+    if (lists.empty()) return;
+    std::string expression = join_ops(lists);
+    if (unmutated) expression = "'nm' in variables.t ? [] : (" + expression + ")";
+    std::string joined;
+    for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
+    out.push_back({joined, json_patch(std::move(expression))});
+    names.clear();
+    lists.clear();
+  };
   for (auto& [name, expression] : all) {
     if (expression == "[]") continue;
-    if (unmutated) expression = "'nm' in variables.t ? [] : (" + expression + ")";
-    out.push_back({name, json_patch(std::move(expression))});
+    const int group = group_of(name);
+    if (group == 0 || group != open) flush();
+    open = group;
+    names.push_back(name);
+    lists.push_back("(" + expression + ")");
   }
+  flush();
   return out;
 }
 

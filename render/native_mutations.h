@@ -19,13 +19,16 @@
 namespace gpuadmit::render::native {
 
 struct NativeMutation {
-  std::string name;  // the mutator's name (docs/mutations.md): "tolerations"
+  std::string name;  // the mutators' names (docs/mutations.md), in order: "class,tolerations"
   Json mutation;     // {patchType: JSONPatch, jsonPatch: {expression}}
 };
 
-// The mutations, in SPEC §4 order, for every namespace: the tenant's values read from its record
+// The mutations, in SPEC §4 order (resource-names before class: neither reads what the other
+// writes), for every namespace: the tenant's values read from its record
 // (render/native_tenants.h); those the policy turns off, or that no tenant can use (no tenant
-// sets defaults, no class has taints), left out.
+// sets defaults, no class has taints), left out. Consecutive mutators that write different
+// members and read nothing the others write share one entry (class, tolerations,
+// node-affinity; priority, strip-gpu-pool, gpu-visibility, queue).
 std::vector<NativeMutation> mutations(const CompiledPolicy& policy);
 
 // The variable `pg` the defaults mutation reads: a CEL map from each distinct perGPU quantity of

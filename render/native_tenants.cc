@@ -146,10 +146,47 @@ Json tenant_variables(const CompiledPolicy& policy) {
   return vars;
 }
 
+namespace {
+
+// CEL's parser refuses an expression of more than 100,000 code points (cel-go parser/parser.go,
+// the ExpressionSizeCodePointLimit default, which Kubernetes keeps). A column over that is split
+// by tenant index into chunks, and the column picks the chunk that holds the namespace's tenant.
+constexpr size_t kChunk = 90000;
+
+void add_column(const std::string& name, const std::vector<std::pair<size_t, std::string>>& entries,
+                Json& vars) {
+  std::vector<std::pair<size_t, std::string>> chunks;  // first index, entries
+  for (const auto& [index, value] : entries) {
+    const std::string entry = std::to_string(index) + ": " + value;
+    if (chunks.empty() || chunks.back().second.size() + entry.size() > kChunk) {
+      chunks.emplace_back(index, "");
+    }
+    std::string& text = chunks.back().second;
+    text += (text.empty() ? "" : ", ") + entry;
+  }
+  if (chunks.size() <= 1) {
+    vars.push_back(
+        {{"name", name}, {"expression", "{" + (chunks.empty() ? "" : chunks[0].second) + "}"}});
+    return;
+  }
+  std::string pick = "variables." + name + "_" + std::to_string(chunks.size() - 1);
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    vars.push_back(
+        {{"name", name + "_" + std::to_string(c)}, {"expression", "{" + chunks[c].second + "}"}});
+  }
+  for (size_t c = chunks.size() - 1; c-- > 0;) {
+    pick = "variables.tn < " + std::to_string(chunks[c + 1].first) + " ? variables." + name + "_" +
+           std::to_string(c) + " : " + pick;
+  }
+  vars.push_back({{"name", name}, {"expression", pick}});
+}
+
+}  // namespace
+
 Json tenant_columns(const CompiledPolicy& policy, TenantFields fields,
                     const TenantRecordFilter& filter) {
-  std::map<std::string, std::string> columns;
-  for (const std::string& key : filter.keys) columns[key] = "";
+  std::map<std::string, std::vector<std::pair<size_t, std::string>>> columns;
+  for (const std::string& key : filter.keys) columns[key];
   const std::vector<Tenant>& tenants = policy.policy().tenants;
   for (size_t i = 0; i < tenants.size(); ++i) {
     const Tenant& t = tenants[i];
@@ -163,14 +200,11 @@ Json tenant_columns(const CompiledPolicy& policy, TenantFields fields,
     }
     for (const auto& [key, value] : r.pairs()) {
       auto column = columns.find(key);
-      if (column == columns.end()) continue;
-      column->second += (column->second.empty() ? "" : ", ") + std::to_string(i) + ": " + value;
+      if (column != columns.end()) column->second.emplace_back(i, value);
     }
   }
   Json vars = Json::array();
-  for (const auto& [key, entries] : columns) {
-    vars.push_back({{"name", "t_" + key}, {"expression", "{" + entries + "}"}});
-  }
+  for (const auto& [key, entries] : columns) add_column("t_" + key, entries, vars);
   return vars;
 }
 
