@@ -23,8 +23,9 @@
 #   bench    per-admission cost, native policies beside the webhook (not part of the default run)
 #   tenants  the same at 1, 20, 200 and 2,000 tenants (scripts/native-tenants.py), with the size of
 #            the rendered admission objects and the compile time of every expression (not CI;
-#            docs/performance.md, "Native policies at scale"); GPUADMIT_NATIVE_TENANTS overrides
-#            the counts
+#            docs/performance.md, "Native policies"); GPUADMIT_NATIVE_TENANTS overrides the
+#            counts. Needs a harness that keys namespaced objects by namespace (the build step
+#            of this tree): each tenant namespace has a ResourceQuota of the same name
 #
 # Needs the gpuadmit binary: $GPUADMIT, else build/gpuadmit (cmake --build build --target gpuadmit).
 # Environment: GPUADMIT_NATIVE_CACHE (default .cache/native), GPUADMIT_NATIVE_GENERATE (10000).
