@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A policy of N tenants for the native scale measurements (docs/performance.md, "Native
-policies at scale"; scripts/native-test.sh tenants).
+policies"; scripts/native-test.sh tenants).
 
     scripts/native-tenants.py N [POLICY]   # POLICY defaults to tests/cases/policy.yaml
 
