@@ -10,6 +10,7 @@
 #include "engine/workload.h"
 #include "engine/workload_kinds.h"
 #include "render/native_cel.h"
+#include "render/native_tenants.h"
 
 namespace gpuadmit::render::native {
 namespace {
@@ -330,14 +331,13 @@ std::string unresolved_claims(std::string_view s) {
 // The class whose nodeSelector the pod's nodeSelector names most (engine/context.cc
 // node_selector_match_keys; ties to the first class), else the tenant's defaultClass, else the
 // only class, else ''.
-std::string class_from_placement(const CompiledPolicy& policy, const Tenant* tenant,
-                                 std::string_view s) {
+std::string class_from_placement(const CompiledPolicy& policy, std::string_view s) {
   const std::vector<GpuClass>& classes = policy.policy().classes;
-  std::string fallback = "''";
-  if (tenant != nullptr && tenant->default_class) {
-    fallback = quote(*tenant->default_class);
-  } else if (classes.size() == 1) {
-    fallback = quote(classes.front().name);
+  std::string fallback = classes.size() == 1 ? quote(classes.front().name) : "''";
+  const std::vector<Tenant>& tenants = policy.policy().tenants;
+  if (std::any_of(tenants.begin(), tenants.end(),
+                  [](const Tenant& t) { return t.default_class.has_value(); })) {
+    fallback = "('dc' in variables.t ? variables.t.dc : " + fallback + ")";
   }
   std::vector<std::string> counts;
   std::vector<std::string> names;
@@ -366,11 +366,10 @@ std::string class_from_placement(const CompiledPolicy& policy, const Tenant* ten
                  "ms.max() > 0 ? " + string_list(names) + "[ms.indexOf(ms.max())] : " + fallback));
 }
 
-std::string context(const CompiledPolicy& policy, const Tenant* tenant) {
+std::string context(const CompiledPolicy& policy) {
   const std::string gpu = "cs.exists(k, k.g.exists(e, e.pa)) || (" + unresolved_claims("s") +
                           " && (size(sc) > 0 || " + cel::targets_gpu_pool(policy, "s") + "))";
-  const std::string cls =
-      "size(sc) > 0 ? sc[0] : !g ? '' : " + class_from_placement(policy, tenant, "s");
+  const std::string cls = "size(sc) > 0 ? sc[0] : !g ? '' : " + class_from_placement(policy, "s");
   const std::string body =
       "{'ps': dyn(x.ps), 'pm': dyn(x.pm), 'tm': dyn(x.tm), 'spec': dyn(s), 'meta': dyn(m), "
       "'hm': dyn('metadata' in x.t && type(x.t.metadata) == map), "
@@ -471,7 +470,7 @@ NativeKinds native_kinds(const CompiledPolicy& policy) {
   return out;
 }
 
-Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLevel level) {
+Json model_variables(const CompiledPolicy& policy, CelLevel level) {
   const NativeKinds kinds = native_kinds(policy);
   Json vars = Json::array();
   vars.push_back(variable("av", string_field("object", "apiVersion")));
@@ -495,7 +494,8 @@ Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLeve
   vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
                                       ").filter(x, !variables.otpls.exists(o, o.id == x.id && "
                                       "o.t == x.t))"));
-  vars.push_back(variable("ctx", context(policy, tenant)));
+  for (Json& v : tenant_variables(policy)) vars.push_back(std::move(v));
+  vars.push_back(variable("ctx", context(policy)));
   return vars;
 }
 

@@ -55,11 +55,12 @@ struct NativeKinds {
 };
 NativeKinds native_kinds(const CompiledPolicy& policy);
 
-// The `variables` ({name, expression}) of a policy for namespaces of `tenant` (null: no
-// tenant), in dependency order: av, kd, gk, top, jo, otpls, tpls, ctx. jo: the object is judged,
-// never mutated (a non-Pod object with a controller, or an UPDATE of a kind whose templates are
-// immutable); tpls holds, on UPDATE, only the templates that changed from oldObject.
-Json model_variables(const CompiledPolicy& policy, const Tenant* tenant, CelLevel level);
+// The `variables` ({name, expression}) of every policy, in dependency order: av, kd, gk, top,
+// jo, otpls, tpls, then the namespace's tenant (render/native_tenants.h: nsm, tn, t), then ctx.
+// jo: the object is judged, never mutated (a non-Pod object with a controller, or an UPDATE of
+// a kind whose templates are immutable); tpls holds, on UPDATE, only the templates that changed
+// from oldObject.
+Json model_variables(const CompiledPolicy& policy, CelLevel level);
 
 // Expressions over the model, for the rules and mutations.
 namespace cel {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "engine/gpu_visibility.h"
 #include "engine/kueue.h"
@@ -285,56 +286,82 @@ std::string node_affinity(const CompiledPolicy& policy) {
 
 // --- 6. defaults ------------------------------------------------------------------------------
 
-const Quantity* find(const ResourceList& list, std::string_view name) {
-  for (const auto& [n, q] : list) {
-    if (n == name) return &q;
-  }
-  return nullptr;
-}
-
-// perGPU × N for the container's N GPU units (`gu`), as Quantity::to_string writes it for N up
-// to kPerGpuTable; '' when the product overflows (the webhook then sets nothing).
-std::string per_gpu_value(const Quantity& per_gpu) {
+// What perGPU × N takes for one perGPU quantity: t, the products as Quantity::to_string writes
+// them for N up to kPerGpuTable ('' when it overflows: the webhook then sets nothing); above it
+// the canonical form's integer mantissa m × N with its suffix s, while N <= x (no int64
+// overflow); z: the quantity is zero.
+std::string per_gpu_entry(const Quantity& per_gpu) {
   std::string table = "['', ";
   for (int64_t n = 1; n <= kPerGpuTable; ++n) {
     const std::optional<Quantity> q = per_gpu.times(n);
     table += (n > 1 ? ", " : "") + quote(q ? q->to_string() : "");
   }
   table += "]";
-  // Above the table: the canonical form's integer mantissa × N, with its suffix.
   const std::string text = per_gpu.to_string();
   size_t digits = (!text.empty() && (text[0] == '-' || text[0] == '+')) ? 1 : 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   const int64_t mantissa = std::stoll(text.substr(0, digits));
-  const std::string suffix = text.substr(digits);
-  std::string beyond = quote(per_gpu.is_zero() ? "0" : "");
-  if (mantissa != 0) {
-    const int64_t limit = INT64_MAX / (mantissa < 0 ? -mantissa : mantissa);
-    beyond = "(gu <= " + std::to_string(limit) + " ? string(gu * " + std::to_string(mantissa) +
-             ") + " + quote(suffix) + " : '')";
-  }
-  return "(gu <= " + std::to_string(kPerGpuTable) + " ? " + table + "[gu] : " + beyond + ")";
+  const int64_t limit = mantissa == 0 ? 0 : INT64_MAX / (mantissa < 0 ? -mantissa : mantissa);
+  // dyn(): Kubernetes' CEL takes only homogeneous aggregate literals (native_tenants.cc).
+  return "{'t': dyn(" + table + "), 'm': dyn(" + std::to_string(mantissa) + "), 'x': dyn(" +
+         std::to_string(limit) + "), 's': dyn(" + quote(text.substr(digits)) + "), 'z': dyn(" +
+         (per_gpu.is_zero() ? "true" : "false") + ")}";
 }
 
-// The resources the tenant's defaults name, in the mutator's order (request, perGPU, limit
-// keys), GPU resources left out (mutators/defaults.cc default_resources).
-std::vector<std::string> default_resources(const CompiledPolicy& policy, const TenantDefaults& d) {
+// perGPU × N for the container's N GPU units (`gu`), the perGPU quantity named by the CEL
+// string `key` (an entry of variables.pg).
+std::string per_gpu_value(std::string_view key) {
+  return let("pq", "variables.pg[" + std::string(key) + "]",
+             "gu <= " + std::to_string(kPerGpuTable) +
+                 " ? pq.t[gu] : pq.m != 0 ? (gu <= pq.x ? string(gu * pq.m) + pq.s : '') : "
+                 "(pq.z ? '0' : '')");
+}
+
+// The resources the tenants' defaults name, in the mutator's order per tenant (request, perGPU,
+// limit keys), GPU resources left out (mutators/defaults.cc default_resources); `lists` picks
+// which of the three.
+std::vector<std::string> default_resources(
+    const CompiledPolicy& policy,
+    const std::function<std::vector<const ResourceList*>(const TenantDefaults&)>& lists) {
   std::vector<std::string> names;
-  for (const ResourceList* list : {&d.request, &d.per_gpu, &d.limit}) {
-    for (const auto& [name, q] : *list) {
-      if (policy.is_gpu_resource(name)) continue;
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const Tenant& t : policy.policy().tenants) {
+    for (const ResourceList* list : lists(t.defaults)) {
+      for (const auto& [name, q] : *list) {
+        if (policy.is_gpu_resource(name)) continue;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      }
     }
   }
   return names;
 }
 
+}  // namespace
+
+std::string per_gpu_tables(const CompiledPolicy& policy) {
+  std::map<std::string, std::string> entries;
+  for (const Tenant& t : policy.policy().tenants) {
+    for (const auto& [name, q] : t.defaults.per_gpu) {
+      if (!policy.is_gpu_resource(name)) entries.emplace(q.to_string(), per_gpu_entry(q));
+    }
+  }
+  std::string out;
+  for (const auto& [key, entry] : entries)
+    out += (out.empty() ? "" : ", ") + quote(key) + ": " + entry;
+  return "{" + out + "}";
+}
+
+namespace {
+
 // long: one CEL expression (limits, then requests capped at them, per container) built in the
-// order it evaluates; its nested let() bindings read as one piece.
-std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
-  const TenantDefaults& d = tenant.defaults;
-  const std::vector<std::string> names = default_resources(policy, d);
+// order it evaluates; its nested let() bindings read as one piece. The values are the
+// namespace's tenant's (variables.t.df: r request, l limit, g perGPU; render/native_tenants.h).
+std::string defaults(const CompiledPolicy& policy) {
+  const std::vector<std::string> names = default_resources(policy, [](const TenantDefaults& d) {
+    return std::vector<const ResourceList*>{&d.request, &d.per_gpu, &d.limit};
+  });
   if (names.empty()) return "[]";
+  const std::vector<std::string> limits = default_resources(
+      policy, [](const TenantDefaults& d) { return std::vector<const ResourceList*>{&d.limit}; });
   MapBuilder mb;
   auto budgeted = [](const std::string& r) { return "bg.exists(bl, " + quote(r) + " in bl)"; };
   auto set = [](std::string_view m, const std::string& r) {
@@ -343,26 +370,24 @@ std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
   };
   // Limits first (LimitRange `default`): absent, and not below a request the user wrote.
   std::vector<std::string> limit_pairs;
-  for (const auto& [r, q] : d.limit) {
-    if (policy.is_gpu_resource(r)) continue;
+  for (const std::string& r : limits) {
     const std::string req = "rq0[" + quote(r) + "]";
-    limit_pairs.push_back("(!" + budgeted(r) + " && !" + set("lm0", r) + " && (!" + set("rq0", r) +
-                          " || (" + cel::valid_quantity(req) + " && !" + cel::quantity_of(req) +
-                          ".isGreaterThan(quantity(" + quote(q.to_string()) + ")))) ? [[dyn(" +
-                          quote(r) + "), dyn(" + quote(q.to_string()) + ")]] : [])");
+    const std::string value = "dl[" + quote(r) + "]";
+    limit_pairs.push_back("(" + quote(r) + " in dl && !" + budgeted(r) + " && !" + set("lm0", r) +
+                          " && (!" + set("rq0", r) + " || (" + cel::valid_quantity(req) + " && !" +
+                          cel::quantity_of(req) + ".isGreaterThan(quantity(" + value +
+                          ")))) ? [[dyn(" + quote(r) + "), dyn(" + value + ")]] : [])");
   }
   std::string added_limits = "[]";
   for (const std::string& p : limit_pairs) added_limits += " + " + p;
   // Requests: perGPU × N, else `request`, else the limit; capped at the limit.
   std::vector<std::string> request_pairs;
   for (const std::string& r : names) {
-    const Quantity* per_gpu = find(d.per_gpu, r);
-    const Quantity* request = find(d.request, r);
-    std::string wanted = request != nullptr ? quote(request->to_string()) : "null";
-    if (per_gpu != nullptr) {
-      wanted = "(gu > 0 ? dyn(" + per_gpu_value(*per_gpu) + ") : dyn(" + wanted + "))";
-    }
-    const std::string limit = "(" + set("nl", r) + " ? nl[" + quote(r) + "] : null)";
+    const std::string k = quote(r);
+    const std::string wanted = "((" + k + " in dg && gu > 0) ? dyn(" +
+                               per_gpu_value("dg[" + k + "]") + ") : " + k + " in dr ? dyn(dr[" +
+                               k + "]) : null)";
+    const std::string limit = "(" + set("nl", r) + " ? nl[" + k + "] : null)";
     const std::string value =
         let("wd", "dyn(" + wanted + ")",
             let("li", "dyn(" + limit + ")",
@@ -370,8 +395,9 @@ std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
                     " ? null : quantity(wd).isGreaterThan(" + cel::quantity_of("li") +
                     ") ? li : wd) : wd) : (li != null && " + cel::valid_quantity("li") +
                     " ? li : null)"));
-    request_pairs.push_back("(!" + budgeted(r) + " && !" + set("rq0", r) + " ? [[dyn(" + quote(r) +
-                            "), dyn(" + value + ")]] : [])");
+    request_pairs.push_back("((" + k + " in dr || " + k + " in dg || " + k + " in dl) && !" +
+                            budgeted(r) + " && !" + set("rq0", r) + " ? [[dyn(" + k + "), dyn(" +
+                            value + ")]] : [])");
   }
   std::string added_requests = "(";
   for (size_t i = 0; i < request_pairs.size(); ++i) {
@@ -398,23 +424,27 @@ std::string defaults(const CompiledPolicy& policy, const Tenant& tenant) {
           "[" + map_field("pr", "requests") + ", " + map_field("pr", "limits") +
               "].map(bm, bm.filter(bk, bm[bk] != null))");
   const std::string bound = let("bg", budget, each);
-  return join_ops({container_list_ops("c.gpu", "initContainers", "init", bound),
-                   container_list_ops("c.gpu", "containers", "app", bound)});
+  const std::string ops = join_ops({container_list_ops("c.gpu", "initContainers", "init", bound),
+                                    container_list_ops("c.gpu", "containers", "app", bound)});
+  return "!('df' in variables.t) ? [] : " +
+         let("dr", "dyn('r' in variables.t.df ? variables.t.df.r : {})",
+             let("dl", "dyn('l' in variables.t.df ? variables.t.df.l : {})",
+                 let("dg", "dyn('g' in variables.t.df ? variables.t.df.g : {})", ops)));
 }
 
 // --- 7. priority ------------------------------------------------------------------------------
 
-std::string priority(const CompiledPolicy& policy, const Tenant& tenant) {
-  const TenantPriority& p = tenant.priority;
-  if (!p.default_class && p.by_workload.empty()) return "[]";
-  std::string by_workload = "{";
-  for (size_t i = 0; i < p.by_workload.size(); ++i) {
-    by_workload +=
-        (i ? ", " : "") + quote(p.by_workload[i].first) + ": " + quote(p.by_workload[i].second);
+// The tenant's priority (variables.t: pw byWorkload, pd default; render/native_tenants.h).
+std::string priority(const CompiledPolicy& policy) {
+  const std::vector<Tenant>& ts = policy.policy().tenants;
+  if (std::none_of(ts.begin(), ts.end(), [](const Tenant& t) {
+        return t.priority.default_class || !t.priority.by_workload.empty();
+      })) {
+    return "[]";
   }
-  by_workload += "}";
-  const std::string wanted = "(c.wl != '' && c.wl in " + by_workload + " ? " + by_workload +
-                             "[c.wl] : " + quote(p.default_class.value_or("")) + ")";
+  const std::string wanted =
+      "(('pw' in variables.t && c.wl != '' && c.wl in variables.t.pw) ? variables.t.pw[c.wl] : "
+      "'pd' in variables.t ? variables.t.pd : '')";
   std::string values = "{", preemption = "{";
   for (const PriorityClassDecl& d : policy.policy().priority_classes) {
     const std::string sep = values.size() > 1 ? ", " : "";
@@ -536,14 +566,18 @@ std::string gpu_visibility_mutation(const CompiledPolicy& policy) {
 
 // --- 10. Kueue queue ----------------------------------------------------------------------------
 
-// mutators/queue_label.cc: on CREATE, the tenant's queue where Kueue reads it and none is
-// named — the object's metadata ('top'), the CronJob's jobTemplate ('cron'), or each GPU pod
-// template's metadata ('tpl'). A copy is never here (the policy's matchConditions).
-std::string queue_label(const CompiledPolicy& policy, const Tenant& tenant) {
-  if (!tenant.queue || tenant.queue->name.empty()) return "[]";
+// mutators/queue_label.cc: on CREATE, the tenant's queue (variables.t.qn) where Kueue reads it and
+// none is named — the object's metadata ('top'), the CronJob's jobTemplate ('cron'), or each GPU
+// pod template's metadata ('tpl'). A copy is never here (the policy's matchConditions).
+std::string queue_label(const CompiledPolicy& policy) {
+  const std::vector<Tenant>& ts = policy.policy().tenants;
+  if (std::none_of(ts.begin(), ts.end(),
+                   [](const Tenant& t) { return t.queue && !t.queue->name.empty(); })) {
+    return "[]";
+  }
   MapBuilder mb;
   const std::string label = quote(kQueueNameLabel);
-  const std::string name = quote(tenant.queue->name);
+  const std::string name = "variables.t.qn";
   const std::string job_template = map_field(map_field("object", "spec"), "jobTemplate");
   const std::string per_template =
       "variables.ctx.filter(c, c.gpu && " + cel::queue_named_in("c.meta") +
@@ -566,35 +600,68 @@ std::string queue_label(const CompiledPolicy& policy, const Tenant& tenant) {
                       "}] : [JSONPatch{op: 'add', path: '/spec/jobTemplate/metadata', value: "
                       "{'labels': {" +
                       label + ": " + name + "}}}]) : []"));
-  return "request.operation == 'CREATE' ? " + ops + " : []";
+  return "(request.operation == 'CREATE' && 'qn' in variables.t) ? " + ops + " : []";
 }
 
 }  // namespace
 
-std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant* tenant) {
+std::vector<NativeMutation> mutations(const CompiledPolicy& policy) {
   const Enforcement& e = policy.policy().enforcement;
   std::vector<std::pair<std::string, std::string>> all;
   if (e.requests_equal_limits == Action::kFix) {
     all.emplace_back("requests-equal-limits", requests_equal_limits(policy));
   }
-  all.emplace_back("class", class_annotation(policy));
   all.emplace_back("resource-names", resource_names(policy));
+  all.emplace_back("class", class_annotation(policy));
   all.emplace_back("tolerations", tolerations(policy));
   all.emplace_back("node-affinity", node_affinity(policy));
-  if (tenant != nullptr) {
-    all.emplace_back("defaults", defaults(policy, *tenant));
-    all.emplace_back("priority", priority(policy, *tenant));
-  }
+  all.emplace_back("defaults", defaults(policy));
+  all.emplace_back("priority", priority(policy));
   if (e.non_gpu_on_gpu_pool == Action::kStrip)
     all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
   if (e.gpu_visibility == Action::kFix)
     all.emplace_back("gpu-visibility", gpu_visibility_mutation(policy));
-  if (tenant != nullptr) all.emplace_back("queue", queue_label(policy, *tenant));
+  all.emplace_back("queue", queue_label(policy));
+  // A tenant with enforcement.mutate false is not mutated (variables.t.nm).
+  const std::vector<Tenant>& ts = policy.policy().tenants;
+  const bool unmutated =
+      std::any_of(ts.begin(), ts.end(), [](const Tenant& t) { return !t.enforcement.mutate; });
+  // The API server evaluates a policy's variables again for every mutation, and converts and
+  // defaults the object after each (k8s.io/apiserver pkg/admission/plugin/policy/mutating
+  // dispatcher.go, dispatchOne): mutations that write different members, and read nothing one
+  // of the others writes, are one JSON Patch expression — their operations concatenated, each
+  // computed from the same object. The rest keep the webhook's order, each seeing what the one
+  // before wrote.
+  auto group_of = [](std::string_view name) {
+    if (name == "class" || name == "tolerations" || name == "node-affinity") return 1;
+    if (name == "priority" || name == "strip-gpu-pool" || name == "gpu-visibility" ||
+        name == "queue") {
+      return 2;
+    }
+    return 0;  // alone
+  };
   std::vector<NativeMutation> out;
+  std::vector<std::string> names, lists;
+  int open = 0;
+  auto flush = [&] {
+    if (lists.empty()) return;
+    std::string expression = join_ops(lists);
+    if (unmutated) expression = "'nm' in variables.t ? [] : (" + expression + ")";
+    std::string joined;
+    for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
+    out.push_back({joined, json_patch(std::move(expression))});
+    names.clear();
+    lists.clear();
+  };
   for (auto& [name, expression] : all) {
     if (expression == "[]") continue;
-    out.push_back({name, json_patch(std::move(expression))});
+    const int group = group_of(name);
+    if (group == 0 || group != open) flush();
+    open = group;
+    names.push_back(name);
+    lists.push_back("(" + expression + ")");
   }
+  flush();
   return out;
 }
 

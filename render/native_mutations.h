@@ -19,12 +19,21 @@
 namespace gpuadmit::render::native {
 
 struct NativeMutation {
-  std::string name;  // the mutator's name (docs/mutations.md): "tolerations"
+  std::string name;  // the mutators' names (docs/mutations.md), in order: "class,tolerations"
   Json mutation;     // {patchType: JSONPatch, jsonPatch: {expression}}
 };
 
-// The mutations that apply in namespaces of `tenant` (null: no tenant), in SPEC §4 order;
-// those the policy turns off, or that need what the scope lacks (a tenant, taints), left out.
-std::vector<NativeMutation> mutations(const CompiledPolicy& policy, const Tenant* tenant);
+// The mutations, in SPEC §4 order (resource-names before class: neither reads what the other
+// writes), for every namespace: the tenant's values read from its record
+// (render/native_tenants.h); those the policy turns off, or that no tenant can use (no tenant
+// sets defaults, no class has taints), left out. Consecutive mutators that write different
+// members and read nothing the others write share one entry (class, tolerations,
+// node-affinity; priority, strip-gpu-pool, gpu-visibility, queue).
+std::vector<NativeMutation> mutations(const CompiledPolicy& policy);
+
+// The variable `pg` the defaults mutation reads: a CEL map from each distinct perGPU quantity of
+// the tenants' defaults to its products (the CEL quantity library cannot multiply); "{}" for
+// none.
+std::string per_gpu_tables(const CompiledPolicy& policy);
 
 }  // namespace gpuadmit::render::native

@@ -1,8 +1,6 @@
 #include "render/native_policies.h"
 
 #include <algorithm>
-#include <cctype>
-#include <set>
 
 #include "engine/dra.h"
 #include "engine/workload_kinds.h"
@@ -12,6 +10,7 @@
 #include "render/native_mutations.h"
 #include "render/native_rules.h"
 #include "render/native_table.h"
+#include "render/native_tenants.h"
 #include "render/webhook_configuration.h"
 
 namespace gpuadmit::render::native {
@@ -32,40 +31,33 @@ namespace {
 constexpr std::string_view kApi = "admissionregistration.k8s.io/";
 constexpr std::string_view kNamespaceLabel = "kubernetes.io/metadata.name";
 
-// A pattern of letters, digits, '-' and '_' matches only itself (policies/compiled_policy.cc
-// is_literal): it is compared as a string, the rest as an anchored RE2 match.
-bool is_plain(std::string_view pattern) {
-  return std::all_of(pattern.begin(), pattern.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-  });
+// Every CEL string of `value` through columnar().
+void rewrite_reads(Json& value) {
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    if (text.find("variables.t") != std::string::npos) value = columnar(text);
+  } else if (value.is_structured()) {
+    for (Json& v : value) rewrite_reads(v);
+  }
 }
 
-// A pattern that full-matches every namespace name (after it, no later tenant has namespaces).
-bool matches_all(std::string_view pattern) { return pattern == ".*" || pattern == ".+"; }
+// The stand-in variable `t` of `spec` replaced by the columns the policy reads
+// (render/native_tenants.h).
+void add_columns(const CompiledPolicy& policy, Json& spec, TenantFields fields, bool audit_only) {
+  Json& vars = spec["variables"];
+  size_t at = 0;
+  while (at < vars.size() && vars[at]["name"] != "t") ++at;
+  if (at == vars.size()) return;
+  vars.erase(vars.begin() + static_cast<std::ptrdiff_t>(at));
+  rewrite_reads(spec);
+  TenantRecordFilter filter = members_read(spec.dump());
+  filter.audit_only = audit_only;
+  Json columns = tenant_columns(policy, fields, filter);
+  vars.insert(vars.begin() + static_cast<std::ptrdiff_t>(at), columns.begin(), columns.end());
+}
 
 Json condition(std::string_view name, std::string expression) {
   return {{"name", name}, {"expression", std::move(expression)}};
-}
-
-Json name_selector(std::string_view op, const std::vector<std::string>& names) {
-  return {{"matchExpressions",
-           Json::array({{{"key", kNamespaceLabel}, {"operator", op}, {"values", names}}})}};
-}
-
-std::string dns_safe(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const bool ok = (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9');
-    if (ok) {
-      out += l;
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  if (out.size() > 200) out.resize(200);
-  return out.empty() ? "tenant" : out;
 }
 
 // The exempt patterns a namespaceSelector cannot express (all but plain DNS labels), as a
@@ -81,71 +73,17 @@ std::optional<Json> not_exempt(const CompiledPolicy& policy) {
 
 }  // namespace
 
-// long: one pass over the tenants in order: each scope's conditions depend on the tenants before
-// it (the first match wins), and the no-tenant scope on all of them.
-std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const NativeOptions& options) {
-  std::vector<NativeScope> scopes;
+NativeScope native_scope(const CompiledPolicy& policy, const NativeOptions& options) {
   WebhookTarget target;
   target.ns = options.release_namespace;
-  const std::vector<std::string> excluded = excluded_namespaces(policy, target);
-  const std::optional<Json> exempt = not_exempt(policy);
-  std::vector<std::string> earlier;  // the patterns of the tenants before
-  std::set<std::string> names{"no-tenant"};
-  bool all_taken = false;
-  const std::vector<Tenant>& tenants = policy.policy().tenants;
-  for (size_t t = 0; t < tenants.size() && !all_taken; ++t) {
-    const Tenant& tenant = tenants[t];
-    NativeScope scope;
-    scope.tenant = &tenant;
-    scope.name = dns_safe(tenant.name);
-    if (!names.insert(scope.name).second) {
-      scope.name += "-" + std::to_string(t);
-      names.insert(scope.name);
-    }
-    const bool regex = std::any_of(tenant.namespaces.begin(), tenant.namespaces.end(),
-                                   [](const std::string& p) { return !is_plain(p); });
-    scope.match_conditions = Json::array();
-    if (!regex) {
-      // Literal names only: the namespaces this tenant gets (first match; not exempt, not
-      // gpuadmit's own), selected by name.
-      std::vector<std::string> owned;
-      for (const std::string& p : tenant.namespaces) {
-        if (is_literal_namespace(p) && policy.tenant_for(p) == &tenant && !policy.is_exempt(p) &&
-            p != options.release_namespace &&
-            std::find(owned.begin(), owned.end(), p) == owned.end()) {
-          owned.push_back(p);
-        }
-      }
-      if (owned.empty()) continue;
-      scope.namespace_selector = name_selector("In", owned);
-    } else {
-      scope.namespace_selector = name_selector("NotIn", excluded);
-      if (std::none_of(tenant.namespaces.begin(), tenant.namespaces.end(), matches_all)) {
-        scope.match_conditions.push_back(
-            condition("gpuadmit-tenant", namespace_in(tenant.namespaces)));
-      }
-      if (!earlier.empty()) {
-        scope.match_conditions.push_back(
-            condition("gpuadmit-first-tenant", "!" + namespace_in(earlier)));
-      }
-      if (exempt) scope.match_conditions.push_back(*exempt);
-    }
-    earlier.insert(earlier.end(), tenant.namespaces.begin(), tenant.namespaces.end());
-    all_taken = std::any_of(tenant.namespaces.begin(), tenant.namespaces.end(), matches_all);
-    scopes.push_back(std::move(scope));
-  }
-  if (!all_taken) {
-    NativeScope none;
-    none.name = "no-tenant";
-    none.namespace_selector = name_selector("NotIn", excluded);
-    none.match_conditions = Json::array();
-    if (!earlier.empty()) {
-      none.match_conditions.push_back(condition("gpuadmit-no-tenant", "!" + namespace_in(earlier)));
-    }
-    if (exempt) none.match_conditions.push_back(*exempt);
-    scopes.push_back(std::move(none));
-  }
-  return scopes;
+  NativeScope scope;
+  scope.namespace_selector = {
+      {"matchExpressions", Json::array({{{"key", kNamespaceLabel},
+                                         {"operator", "NotIn"},
+                                         {"values", excluded_namespaces(policy, target)}}})}};
+  scope.match_conditions = Json::array();
+  if (std::optional<Json> exempt = not_exempt(policy)) scope.match_conditions.push_back(*exempt);
+  return scope;
 }
 
 namespace {
@@ -180,15 +118,14 @@ Json resource_rules(const CompiledPolicy& policy, bool mutating) {
   return webhook_rules(admitted);
 }
 
-Json metadata(std::string_view name, const NativeScope& scope, const NativeOptions& options,
-              std::string_view list_key, const std::vector<std::string>& list) {
+Json metadata(std::string_view name, const NativeOptions& options, std::string_view list_key,
+              const std::vector<std::string>& list) {
   std::string joined;
   for (const std::string& s : list) joined += (joined.empty() ? "" : ",") + s;
   return {{"name", name},
           {"labels", {{"app.kubernetes.io/managed-by", "gpuadmit"}}},
           {"annotations",
            {{"gpuadmit.io/native-mode", native_mode_name(options.mode)},
-            {"gpuadmit.io/tenant", scope.tenant != nullptr ? scope.tenant->name : ""},
             {std::string(list_key), joined}}}};
 }
 
@@ -208,7 +145,7 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                     const NativeOptions& options, std::string_view suffix, Json validations,
                     const std::vector<std::string>& ids, Json actions, std::vector<Json>& out) {
   if (validations.empty()) return;
-  const std::string name = "gpuadmit-" + scope.name + "-" + std::string(suffix);
+  const std::string name = "gpuadmit-" + std::string(suffix);
   // Pod UPDATEs as the validating webhook gets them (render/webhook_configuration.h): those that
   // change placement or CDI devices, judged by the same validations as a CREATE.
   Json rules = resource_rules(policy, false);
@@ -218,15 +155,16 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
   Json conditions = scope.match_conditions;
   conditions.push_back(pod_update_condition());
   spec["matchConditions"] = std::move(conditions);
-  spec["variables"] = model_variables(policy, scope.tenant, CelLevel::kValidating);
+  spec["variables"] = model_variables(policy, CelLevel::kValidating);
   spec["validations"] = std::move(validations);
+  add_columns(policy, spec, TenantFields::kValidating, suffix == "audit");
   out.push_back({{"apiVersion", std::string(kApi) + "v1"},
                  {"kind", "ValidatingAdmissionPolicy"},
-                 {"metadata", metadata(name, scope, options, "gpuadmit.io/rules", ids)},
+                 {"metadata", metadata(name, options, "gpuadmit.io/rules", ids)},
                  {"spec", std::move(spec)}});
   out.push_back({{"apiVersion", std::string(kApi) + "v1"},
                  {"kind", "ValidatingAdmissionPolicyBinding"},
-                 {"metadata", metadata(name, scope, options, "gpuadmit.io/rules", ids)},
+                 {"metadata", metadata(name, options, "gpuadmit.io/rules", ids)},
                  {"spec",
                   {{"policyName", name},
                    {"validationActions", std::move(actions)},
@@ -247,10 +185,9 @@ Json not_a_copy() {
 
 void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
                   const NativeOptions& options, std::vector<Json>& out) {
-  if (scope.tenant != nullptr && !scope.tenant->enforcement.mutate) return;
-  std::vector<NativeMutation> all = mutations(policy, scope.tenant);
+  std::vector<NativeMutation> all = mutations(policy);
   if (all.empty()) return;
-  const std::string name = "gpuadmit-" + scope.name + "-mutate";
+  const std::string name = "gpuadmit-mutate";
   std::vector<std::string> names;
   Json list = Json::array();
   for (NativeMutation& m : all) {
@@ -263,53 +200,75 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   Json conditions = scope.match_conditions;
   conditions.push_back(not_a_copy());
   spec["matchConditions"] = std::move(conditions);
-  spec["variables"] = model_variables(policy, scope.tenant, CelLevel::kMutating);
+  spec["variables"] = model_variables(policy, CelLevel::kMutating);
+  if (std::any_of(all.begin(), all.end(),
+                  [](const NativeMutation& m) { return m.name == "defaults"; })) {
+    spec["variables"].push_back({{"name", "pg"}, {"expression", per_gpu_tables(policy)}});
+  }
   spec["mutations"] = std::move(list);
   spec["reinvocationPolicy"] = "IfNeeded";
+  add_columns(policy, spec, TenantFields::kMutating, false);
   const std::string api = std::string(kApi) + options.mutating_api;
   out.push_back({{"apiVersion", api},
                  {"kind", "MutatingAdmissionPolicy"},
-                 {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
+                 {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
                  {"spec", std::move(spec)}});
   out.push_back(
       {{"apiVersion", api},
        {"kind", "MutatingAdmissionPolicyBinding"},
-       {"metadata", metadata(name, scope, options, "gpuadmit.io/mutations", names)},
+       {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
        {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
+}
+
+// `!(x)`, or `x` for `!(x)`.
+std::string negated(const std::string& condition) {
+  if (condition.starts_with("!(") && condition.ends_with(")")) {
+    int depth = 0;
+    size_t close = 1;
+    for (; close < condition.size(); ++close) {
+      depth += condition[close] == '(' ? 1 : condition[close] == ')' ? -1 : 0;
+      if (depth == 0) break;
+    }
+    if (close == condition.size() - 1) return condition.substr(1);
+  }
+  return "!(" + condition + ")";
 }
 
 }  // namespace
 
 std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOptions& options) {
-  std::vector<Json> out;
-  for (const NativeScope& scope : native_scopes(policy, options)) {
-    Json deny = Json::array(), warn = Json::array();
-    std::vector<std::string> deny_ids, warn_ids;
-    bool audited = false;
-    for (NativeValidation& v : rule_validations(policy, scope.tenant)) {
-      const bool holds_unmutated = in_fallback(policy, v.id);
-      if (options.mode == NativeMode::kFallback && !holds_unmutated) continue;
-      // An object the webhook judges "as mutated" but the native policies never mutate
-      // (variables.jo: a copy, an immutable template's UPDATE) is judged only by the rules
-      // that hold on unmutated objects, the fallback set; the rest would deny what a mutation
-      // fixes (docs/native.md, "Differences").
-      // GPU025 depends on no mutation of such an object: the webhook never labels a copy with a
-      // queue either (mutators/queue_label.cc).
-      if (!holds_unmutated && v.id != "GPU025") {
-        v.validation["expression"] =
-            "variables.jo || (" + v.validation["expression"].get<std::string>() + ")";
-      }
-      const bool denies = v.action == Action::kDeny && !v.audit;
-      audited = audited || v.audit;
-      (denies ? deny_ids : warn_ids).push_back(v.id);
-      (denies ? deny : warn).push_back(std::move(v.validation));
+  const NativeScope scope = native_scope(policy, options);
+  constexpr Placement kPlacements[] = {Placement::kDeny, Placement::kWarn, Placement::kAudit};
+  Json validations[3] = {Json::array(), Json::array(), Json::array()};
+  std::vector<std::string> ids[3];
+  for (NativeValidation& v : rule_validations(policy)) {
+    const bool holds_unmutated = in_fallback(policy, v.id);
+    if (options.mode == NativeMode::kFallback && !holds_unmutated) continue;
+    std::string expression = v.validation["expression"].get<std::string>();
+    // An object the webhook judges "as mutated" but the native policies never mutate
+    // (variables.jo: a copy, an immutable template's UPDATE) is judged only by the rules that
+    // hold on unmutated objects, the fallback set; the rest would deny what a mutation fixes
+    // (docs/native.md, "Differences"). GPU025 depends on no mutation of such an object: the
+    // webhook never labels a copy with a queue either (mutators/queue_label.cc).
+    if (!holds_unmutated && v.id != "GPU025") expression = "variables.jo || (" + expression + ")";
+    for (int p = 0; p < 3; ++p) {
+      const std::string where = placed(policy, v.id, kPlacements[p]);
+      if (where == "false") continue;
+      Json placed_validation = v.validation;
+      placed_validation["expression"] =
+          where == "true" ? expression : negated(where) + " || (" + expression + ")";
+      ids[p].push_back(v.id);
+      validations[p].push_back(std::move(placed_validation));
     }
-    add_validating(policy, scope, options, "deny", std::move(deny), deny_ids, Json::array({"Deny"}),
-                   out);
-    add_validating(policy, scope, options, "warn", std::move(warn), warn_ids,
-                   audited ? Json::array({"Warn", "Audit"}) : Json::array({"Warn"}), out);
-    if (options.mode == NativeMode::kFull) add_mutating(policy, scope, options, out);
   }
+  std::vector<Json> out;
+  add_validating(policy, scope, options, "deny", std::move(validations[0]), ids[0],
+                 Json::array({"Deny"}), out);
+  add_validating(policy, scope, options, "warn", std::move(validations[1]), ids[1],
+                 Json::array({"Warn"}), out);
+  add_validating(policy, scope, options, "audit", std::move(validations[2]), ids[2],
+                 Json::array({"Warn", "Audit"}), out);
+  if (options.mode == NativeMode::kFull) add_mutating(policy, scope, options, out);
   return out;
 }
 

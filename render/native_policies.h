@@ -1,8 +1,8 @@
 #pragma once
 // `gpuadmit render --native full|fallback` (docs/native.md): the policy compiled to
-// ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their bindings, one set per
-// tenant (and one for namespaces of no tenant), the policy's values written into the CEL as
-// literals.
+// ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their bindings: one set for
+// every tenant, the policy's values written into the CEL as literals and the tenants' as data
+// (render/native_tenants.h).
 //
 //   NativeOptions options{.mode = NativeMode::kFull};
 //   for (const Json& object : native_policies(policy, options)) emit(object);
@@ -40,21 +40,18 @@ struct NativeOptions {
   bool opt_out_label = false;
 };
 
-// Where one set of policies applies: a tenant's namespaces (first matching tenant, exempt
-// namespaces left out), or those of no tenant.
+// Where the policies apply: every namespace but the excluded ones (exempt, gpuadmit's own); the
+// namespace's tenant is the policies' to find (render/native_tenants.h).
 struct NativeScope {
-  const Tenant* tenant = nullptr;  // null: namespaces of no tenant
-  std::string name;                // DNS-safe, unique: "ml-team", "no-tenant"
-  Json namespace_selector;         // the binding's namespaceSelector
-  Json match_conditions;           // the policies' matchConditions (may be empty)
+  Json namespace_selector;  // the bindings' namespaceSelector
+  Json match_conditions;    // the policies' matchConditions (may be empty)
 };
+NativeScope native_scope(const CompiledPolicy& policy, const NativeOptions& options);
 
-// The scopes of a policy, tenants in policy order; a tenant that no namespace can reach (every
-// name exempt or taken by an earlier tenant, or after a tenant matching every name) has none.
-std::vector<NativeScope> native_scopes(const CompiledPolicy& policy, const NativeOptions& options);
-
-// Every object, in apply order: per scope the deny VAP and binding, the warn VAP and binding,
-// and (full) the MAP and binding.
+// Every object, in apply order: the deny, warn and audit (a tenant in audit mode: Warn, Audit)
+// ValidatingAdmissionPolicies, each with its binding, and (full) the MutatingAdmissionPolicy and
+// its binding — one of each for the whole policy, whatever its tenants; one that would hold
+// nothing is left out.
 std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOptions& options);
 
 }  // namespace gpuadmit::render::native

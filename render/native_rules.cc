@@ -9,6 +9,7 @@
 #include "engine/scheduling.h"
 #include "render/native_cel.h"
 #include "render/native_model.h"
+#include "render/native_tenants.h"
 #include "rules/all_rules.h"
 
 namespace gpuadmit::render::native {
@@ -141,46 +142,60 @@ std::string no_pod_level_gpus(const CompiledPolicy& policy) {
 
 // --- tenant rules ----------------------------------------------------------------------------
 
-std::optional<std::string> allowed_classes(const CompiledPolicy& policy, const Tenant& t) {
-  if (!t.allowed_classes) return std::nullopt;
-  if (t.allowed_classes->empty()) return "!c.gpu";
-  return "(!c.gpu || (c.cls != '' && (!" + cel::known_class(policy, "c.cls") + " || c.cls in " +
-         string_list(*t.allowed_classes) + ")))";
+// Some tenant has what `has` tests: a rule reading that member of the records
+// (render/native_tenants.h) is written, and holds where a record lacks it.
+bool any_tenant(const CompiledPolicy& policy, const std::function<bool(const Tenant&)>& has) {
+  const std::vector<Tenant>& ts = policy.policy().tenants;
+  return std::any_of(ts.begin(), ts.end(), has);
+}
+
+// rules/allowed_classes.cc: a tenant's allowedClasses (empty: no GPUs); a namespace of no
+// tenant may not use GPUs.
+std::string allowed_classes(const CompiledPolicy& policy) {
+  const std::string allowed =
+      "(!('ac' in variables.t) || !c.gpu || (size(variables.t.ac) > 0 && c.cls != '' && (!" +
+      cel::known_class(policy, "c.cls") + " || c.cls in variables.t.ac)))";
+  return "(" + no_tenant(policy) + " ? !c.gpu : " + allowed + ")";
 }
 
 std::string known_class_setting(const CompiledPolicy& policy) {
   return "(size(c.sc) == 0 || " + cel::known_class(policy, "c.sc[0]") + ")";
 }
 
-std::optional<std::string> count_limits(const CompiledPolicy& policy, const Tenant& t) {
-  const TenantLimits& l = t.limits;
-  if (!l.max_gpus_per_container && !l.max_gpus_per_pod) return std::nullopt;
+std::optional<std::string> count_limits(const CompiledPolicy& policy) {
+  const bool per_container = any_tenant(
+      policy, [](const Tenant& t) { return t.limits.max_gpus_per_container.has_value(); });
+  const bool per_pod =
+      any_tenant(policy, [](const Tenant& t) { return t.limits.max_gpus_per_pod.has_value(); });
+  if (!per_container && !per_pod) return std::nullopt;
   std::vector<std::string> checks;
-  if (l.max_gpus_per_container) {
-    checks.push_back("c.cs.all(k, " + cel::container_units("k") +
-                     " <= " + std::to_string(*l.max_gpus_per_container) + ")");
+  if (per_container) {
+    checks.push_back("(!('mc' in variables.t) || c.cs.all(k, " + cel::container_units("k") +
+                     " <= variables.t.mc))");
   }
-  if (l.max_gpus_per_pod) {
-    checks.push_back(cel::pod_gpu_total(policy, "c") +
-                     " <= " + std::to_string(*l.max_gpus_per_pod));
+  if (per_pod) {
+    checks.push_back("(!('mp' in variables.t) || " + cel::pod_gpu_total(policy, "c") +
+                     " <= variables.t.mp)");
   }
   return "(!c.gpu || " + all_of(checks) + ")";
 }
 
-std::optional<std::string> allowed_priority_class(const CompiledPolicy& policy, const Tenant& t) {
-  if (!t.priority.allowed) return std::nullopt;
-  std::vector<std::string> ok = *t.priority.allowed;
-  if (const PriorityClassDecl* d = policy.global_default_priority_class()) ok.push_back(d->name);
-  return "(!c.gpu || " +
+std::optional<std::string> allowed_priority_class(const CompiledPolicy& policy) {
+  if (!any_tenant(policy, [](const Tenant& t) { return t.priority.allowed.has_value(); })) {
+    return std::nullopt;
+  }
+  return "(!('pa' in variables.t) || !c.gpu || " +
          let("pn", string_field("c.spec", "priorityClassName"),
-             "pn == '' || pn in " + string_list(ok)) +
+             "pn == '' || pn in variables.t.pa") +
          ")";
 }
 
-std::optional<std::string> quota(const CompiledPolicy& policy, const Tenant& t) {
-  if (!t.quota_gpus) return std::nullopt;
-  return "(!c.gpu || " + cel::pod_gpu_total(policy, "c") + " <= " + std::to_string(*t.quota_gpus) +
-         ")";
+std::optional<std::string> quota(const CompiledPolicy& policy) {
+  if (!any_tenant(policy, [](const Tenant& t) { return t.quota_gpus.has_value(); })) {
+    return std::nullopt;
+  }
+  return "(!('q' in variables.t) || !c.gpu || " + cel::pod_gpu_total(policy, "c") +
+         " <= variables.t.q)";
 }
 
 // --- class rules -------------------------------------------------------------------------------
@@ -429,15 +444,18 @@ std::string privileged_container(const CompiledPolicy& policy) {
 // rules/queue_required.cc: on CREATE, a GPU workload that names a controller Kueue integrates
 // which did not send it (Kueue leaves it alone), or a GPU pod spec whose queue site names no
 // queue — the workload's ('top', 'cron'), or each GPU pod template's own ('tpl').
-std::optional<std::string> queue_required(const CompiledPolicy& policy, const Tenant& t) {
-  if (!t.queue || !t.queue->require) return std::nullopt;
-  return "!(request.operation == 'CREATE' && ((variables.ctx.exists(c, c.gpu) && " +
+std::optional<std::string> queue_required(const CompiledPolicy& policy) {
+  if (!any_tenant(policy, [](const Tenant& t) { return t.queue && t.queue->require; })) {
+    return std::nullopt;
+  }
+  return "(!('qr' in variables.t) || !(request.operation == 'CREATE' && "
+         "((variables.ctx.exists(c, c.gpu) && " +
          cel::kueue_unbelieved_owner(policy) + ") || " +
          let("qp", cel::kueue_queue_place(policy),
              "qp == 'tpl' ? variables.ctx.exists(c, c.gpu && " + cel::queue_named_in("c.meta") +
                  " == '') : (qp != '' && variables.ctx.exists(c, c.gpu) && " +
                  cel::kueue_queue_name("qp") + " == '')") +
-         "))";
+         ")))";
 }
 
 }  // namespace
@@ -560,8 +578,8 @@ DeviceClassMaps device_class_maps(const CompiledPolicy& policy) {
   return m;
 }
 
-std::vector<NativeValidation> claim_validations(const CompiledPolicy& policy,
-                                                const Tenant* tenant) {
+// long: the four claim rules share the device-class maps and the per-request terms.
+std::vector<NativeValidation> claim_validations(const CompiledPolicy& policy) {
   std::vector<NativeValidation> out;
   const DeviceClassMaps dc = device_class_maps(policy);
   if (dc.empty) return out;
@@ -577,90 +595,55 @@ std::vector<NativeValidation> claim_validations(const CompiledPolicy& policy,
   auto every = [&](const std::string& ok) {
     return let("cg", claim_groups(), "cg.all(gr, gr.all(f, " + ok + "))");
   };
-  auto add = [&](std::string_view id, std::string expression, std::string_view message) {
-    const Action action = policy.action_for(id, default_action(id));
-    if (action == Action::kOff) return;
-    out.push_back({std::string(id), action == Action::kWarn ? Action::kWarn : Action::kDeny, false,
-                   validation(id, std::move(expression), message)});
+  auto add = [&](std::string_view id, const std::string& expression, std::string_view message) {
+    out.push_back({std::string(id), validation(id, "(" + expression + ")", message)});
   };
-  const std::string who = tenant != nullptr ? "tenant " + tenant->name : "a namespace of no tenant";
-  if (tenant != nullptr && tenant->allowed_classes) {
+  if (any_tenant(policy, [](const Tenant& t) { return t.allowed_classes.has_value(); })) {
     add("GPU018",
-        every("!" + mapped + " || " + dc.cls + "[" + name + "] in " +
-              string_list(*tenant->allowed_classes)),
-        "a DRA request's DeviceClass hands out GPUs of a class " + who + " may not use");
+        "!('ac' in variables.t) || " +
+            every("!" + mapped + " || " + dc.cls + "[" + name + "] in variables.t.ac"),
+        "a DRA request's DeviceClass hands out GPUs of a class this namespace's tenant may not "
+        "use (spec.tenants[].allowedClasses)");
   }
-  if (tenant != nullptr &&
-      (tenant->limits.max_gpus_per_container || tenant->limits.max_gpus_per_pod)) {
+  if (count_limits(policy)) {
     std::vector<std::string> checks;
-    if (tenant->limits.max_gpus_per_container) {
-      checks.push_back("cg.all(gr, gr.all(f, !" + mapped + " || " + all + " || " + units +
-                       " <= " + std::to_string(*tenant->limits.max_gpus_per_container) + "))");
-    }
-    if (tenant->limits.max_gpus_per_pod) {
-      checks.push_back(
-          "([0] + cg.map(gr, ([0] + gr.map(f, " + mapped + " ? int(" + units +
-          ") : 0)).max())).sum() <= " + std::to_string(*tenant->limits.max_gpus_per_pod));
-    }
+    checks.push_back("(!('mc' in variables.t) || cg.all(gr, gr.all(f, !" + mapped + " || " + all +
+                     " || " + units + " <= variables.t.mc)))");
+    checks.push_back("(!('mp' in variables.t) || ([0] + cg.map(gr, ([0] + gr.map(f, " + mapped +
+                     " ? int(" + units + ") : 0)).max())).sum() <= variables.t.mp)");
     add("GPU019", let("cg", claim_groups(), all_of(checks)),
-        "a DRA claim asks for more GPUs than maxGPUsPerContainer / maxGPUsPerPod of " + who);
+        "a DRA claim asks for more GPUs than maxGPUsPerContainer / maxGPUsPerPod of this "
+        "namespace's tenant");
   }
-  if (tenant == nullptr || !tenant->dra.allocation_mode_all) {
-    add("GPU020", every("!(" + mapped + " && " + all + ")"),
-        "allocationMode All on a GPU DeviceClass takes every GPU of a node, which " + who +
-            " may not ask for; use allocationMode ExactCount with a count");
-  }
-  if (tenant == nullptr || !tenant->dra.admin_access) {
-    add("GPU021", every("!(" + mapped + " && 'adminAccess' in f && f.adminAccess == true)"),
-        "adminAccess on a GPU DeviceClass reaches GPUs other pods are using, which " + who +
-            " is not allowed to; remove adminAccess");
-  }
+  add("GPU020", "'aa' in variables.t || " + every("!(" + mapped + " && " + all + ")"),
+      "allocationMode All on a GPU DeviceClass takes every GPU of a node, which this "
+      "namespace's tenant may not ask for; use allocationMode ExactCount with a count");
+  add("GPU021",
+      "'ad' in variables.t || " +
+          every("!(" + mapped + " && 'adminAccess' in f && f.adminAccess == true)"),
+      "adminAccess on a GPU DeviceClass reaches GPUs other pods are using, which this "
+      "namespace's tenant is not allowed to; remove adminAccess");
   return out;
 }
 
 // long: a table in code: one entry per pod rule (GPU001-GPU026), its id, CEL and message.
-std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tenant) {
+std::vector<RuleText> pod_rules(const CompiledPolicy& policy) {
   std::vector<RuleText> out;
-  const std::string who = tenant != nullptr ? "tenant " + tenant->name : "this namespace";
   out.push_back({"GPU001", per_pod(requests_equal_limits()),
                  "GPU requests must equal limits: set requests and limits of every GPU resource "
                  "to the same whole number"});
   out.push_back({"GPU002", per_pod(whole_quantities()),
                  "GPU quantities must be whole non-negative numbers: a GPU cannot be split by "
                  "quantity (use a MIG profile or a time-sliced class)"});
-  if (tenant == nullptr) {
-    // rules/allowed_classes.cc: a namespace of no tenant may not use GPUs.
-    out.push_back({"GPU003", per_pod("!c.gpu"),
-                   "this namespace belongs to no tenant of the policy; it may not use GPUs: ask "
-                   "the platform team for a tenant whose namespaces match it, or a catch-all "
-                   "tenant (namespaces: [\".*\"]) last in spec.tenants"});
-  } else {
-    if (auto x = allowed_classes(policy, *tenant)) {
-      out.push_back({"GPU003", per_pod(*x),
-                     "the pod's GPU class is not allowed for " + who +
-                         (tenant->allowed_classes->empty()
-                              ? " (its allowedClasses is empty)"
-                              : "; set gpuadmit.io/class to one of: " + [&] {
-                                  std::string l;
-                                  for (const std::string& a : *tenant->allowed_classes)
-                                    l += (l.empty() ? "" : ", ") + a;
-                                  return l;
-                                }())});
-    }
-  }
+  // rules/allowed_classes.cc: the tenant's allowedClasses; a namespace of no tenant may not use
+  // GPUs. Two messages, told apart by the record (messageExpression).
+  out.push_back({"GPU003", per_pod(allowed_classes(policy)), ""});
   out.push_back({"GPU004", per_pod(known_class_setting(policy)),
                  "gpuadmit.io/class names no class of the policy"});
-  if (auto x = tenant != nullptr ? count_limits(policy, *tenant) : std::nullopt) {
-    out.push_back(
-        {"GPU005", per_pod(*x),
-         "too many GPUs for " + who + " (maxGPUsPerContainer " +
-             (tenant->limits.max_gpus_per_container
-                  ? std::to_string(*tenant->limits.max_gpus_per_container)
-                  : std::string("unset")) +
-             ", maxGPUsPerPod " +
-             (tenant->limits.max_gpus_per_pod ? std::to_string(*tenant->limits.max_gpus_per_pod)
-                                              : std::string("unset")) +
-             ")"});
+  if (auto x = count_limits(policy)) {
+    out.push_back({"GPU005", per_pod(*x),
+                   "too many GPUs for this namespace's tenant (spec.tenants[].limits: "
+                   "maxGPUsPerContainer, maxGPUsPerPod)"});
   }
   out.push_back({"GPU006", per_pod(fits_on_node(policy)),
                  "the GPUs of a container or of the pod cannot fit on one node of its class "
@@ -674,10 +657,10 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   out.push_back({"GPU009", per_pod(non_gpu_on_gpu_pool(policy)),
                  "the pod asks for no GPU but tolerates or selects a GPU pool; remove it, or "
                  "request a GPU if the pod needs one"});
-  if (tenant != nullptr) {
-    if (auto x = allowed_priority_class(policy, *tenant)) {
-      out.push_back({"GPU010", per_pod(*x), "priorityClassName is not allowed for " + who});
-    }
+  if (auto x = allowed_priority_class(policy)) {
+    out.push_back({"GPU010", per_pod(*x),
+                   "priorityClassName is not allowed for this namespace's tenant "
+                   "(spec.tenants[].priority.allowed)"});
   }
   out.push_back({"GPU011",
                  per_pod("(!c.gpu || !" + cel::known_class(policy, "c.cls") + " || !" +
@@ -687,10 +670,10 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
   out.push_back({"GPU012", per_pod(time_slicing_one(policy)),
                  "more than 1 shared GPU in a container on a time-sliced class with "
                  "failRequestsGreaterThanOne; request 1"});
-  if (auto x = tenant != nullptr ? quota(policy, *tenant) : std::nullopt) {
+  if (auto x = quota(policy)) {
     out.push_back({"GPU013", per_pod(*x),
-                   "the pod requests more GPUs than the GPU quota " +
-                       std::to_string(*tenant->quota_gpus) + " of " + who});
+                   "the pod requests more GPUs than the GPU quota of this namespace's tenant "
+                   "(spec.tenants[].quota.gpus)"});
   }
   out.push_back({"GPU014", per_pod(fragmentation(policy)),
                  "the pod's GPU count does not divide its class's gpusPerNode and strands GPUs"});
@@ -706,33 +689,71 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy, const Tenant* tena
                  "a privileged container sees every GPU of its node, whatever it requests: drop "
                  "privileged and grant only the capabilities it needs, or run a node agent as a "
                  "DaemonSet in one of the policy's nodeAgents namespaces"});
-  if (auto x = tenant != nullptr ? queue_required(policy, *tenant) : std::nullopt) {
+  if (auto x = queue_required(policy)) {
     out.push_back({"GPU025", *x,
-                   who + " runs GPU workloads through Kueue, but this one names no LocalQueue, "
-                         "or names a controller Kueue manages that did not create it; set the "
-                         "label kueue.x-k8s.io/queue-name, and remove an ownerReference of "
-                         "your own"});
+                   "this namespace's tenant runs GPU workloads through Kueue, but this one names "
+                   "no LocalQueue, or names a controller Kueue manages that did not create it; "
+                   "set the label kueue.x-k8s.io/queue-name, and remove an ownerReference of "
+                   "your own"});
   }
   return out;
 }
 
+// GPU003's message: a namespace of no tenant, or a class the tenant does not allow.
+Json gpu003(const CompiledPolicy& policy, std::string expression) {
+  Json v = validation("GPU003", std::move(expression), "");
+  v.erase("message");
+  v["messageExpression"] =
+      no_tenant(policy) + " ? " +
+      quote(
+          "GPU003: this namespace belongs to no tenant of the policy; it may not use GPUs: ask "
+          "the platform team for a tenant whose namespaces match it, or a catch-all tenant "
+          "(namespaces: [\".*\"]) last in spec.tenants") +
+      " : " +
+      quote(
+          "GPU003: the pod's GPU class is not allowed for this namespace's tenant (its "
+          "spec.tenants[].allowedClasses)");
+  return v;
+}
+
 }  // namespace
 
-std::vector<NativeValidation> rule_validations(const CompiledPolicy& policy, const Tenant* tenant) {
+std::vector<NativeValidation> rule_validations(const CompiledPolicy& policy) {
   std::vector<NativeValidation> out;
-  const bool audit = tenant != nullptr && tenant->enforcement.audit;
-  for (RuleText& r : pod_rules(policy, tenant)) {
+  for (RuleText& r : pod_rules(policy)) {
     if (!r.expression) continue;
-    const Action action = policy.action_for(tenant, r.id, default_action(r.id));
-    if (action == Action::kOff) continue;
-    const Action shown = action == Action::kWarn ? Action::kWarn : Action::kDeny;
-    out.push_back({r.id, shown, audit && shown == Action::kDeny,
-                   validation(r.id, std::move(*r.expression), r.message)});
+    out.push_back({r.id, r.id == "GPU003" ? gpu003(policy, std::move(*r.expression))
+                                          : validation(r.id, std::move(*r.expression), r.message)});
   }
-  for (NativeValidation& v : claim_validations(policy, tenant)) out.push_back(std::move(v));
+  for (NativeValidation& v : claim_validations(policy)) out.push_back(std::move(v));
   std::sort(out.begin(), out.end(),
             [](const NativeValidation& a, const NativeValidation& b) { return a.id < b.id; });
   return out;
+}
+
+std::string placed(const CompiledPolicy& policy, std::string_view id, Placement placement) {
+  const char global = action_code(policy.action_for(id, default_action(id)));
+  const bool audited = any_tenant(policy, [](const Tenant& t) { return t.enforcement.audit; });
+  const bool overridden = any_tenant(policy, [&](const Tenant& t) {
+    return std::any_of(t.enforcement.rules.begin(), t.enforcement.rules.end(),
+                       [&](const auto& r) { return r.first == id; });
+  });
+  const std::string audit = "'au' in variables.t";
+  const std::string key = quote(id);
+  // The namespace's tenant's action for the rule (enforcement.rules, else the policy's).
+  const std::string action = "(('x' in variables.t && " + key + " in variables.t.x) ? " +
+                             "variables.t.x[" + key + "] : " + quote(std::string(1, global)) + ")";
+  if (placement == Placement::kAudit) {
+    if (!audited) return "false";
+    if (!overridden) return global == 'o' ? "false" : audit;
+    return "(" + audit + " && " + action + " != 'o')";
+  }
+  const char wanted = placement == Placement::kDeny ? 'd' : 'w';
+  if (!overridden && global != wanted) return "false";
+  const std::string not_audited = "!(" + audit + ")";
+  if (!overridden) return audited ? not_audited : "true";
+  return "(" + action + " == " + quote(std::string(1, wanted)) +
+         (audited ? " && " + not_audited : "") + ")";
 }
 
 }  // namespace gpuadmit::render::native

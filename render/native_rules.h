@@ -1,12 +1,13 @@
 #pragma once
 // The rules as ValidatingAdmissionPolicy validations (docs/native.md): one validation per rule
-// id, over the model of render/native_model.h, with the policy's values as literals. Each
-// message starts with the rule id ("GPU005: ...").
+// id, over the model of render/native_model.h, with the policy's values as literals and the
+// tenants' as data. Each message starts with the rule id ("GPU005: ...").
 //
-//   for (const NativeValidation& v : rule_validations(policy, tenant)) ...
+//   for (const NativeValidation& v : rule_validations(policy)) ...
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/json.h"
@@ -16,15 +17,23 @@ namespace gpuadmit::render::native {
 
 struct NativeValidation {
   std::string id;   // "GPU005"
-  Action action;    // kDeny or kWarn (the policy's action for the rule in this scope)
-  bool audit;       // the tenant is in audit mode: a deny is reported as a warning
-  Json validation;  // {expression, message, reason}
+  Json validation;  // {expression, message or messageExpression, reason}
 };
 
-// The validations of the rules that apply in namespaces of `tenant` (null: no tenant) and
-// that CEL can express (docs/native.md), in id order; rules whose action is `off`, or that
-// need something of the policy the scope does not have (a tenant, a limit), are left out.
-std::vector<NativeValidation> rule_validations(const CompiledPolicy& policy, const Tenant* tenant);
+// The validations of the rules CEL can express (docs/native.md), in id order, each for every
+// namespace: what differs between tenants is read from their records (render/native_tenants.h),
+// and a rule that needs a member a record lacks (limits, a quota) holds there. Rules no tenant
+// can use (no tenant sets limits) are left out.
+std::vector<NativeValidation> rule_validations(const CompiledPolicy& policy);
+
+// Where a failed validation goes: the deny policy, the warn policy, or the audit policy (warn
+// and audit annotation: a tenant in audit mode, docs/rollout.md).
+enum class Placement { kDeny, kWarn, kAudit };
+
+// CEL bool over the namespace's tenant record: rule `id`'s failures go to `placement` there (the
+// tenant's enforcement.rules, else the policy's action; audit mode). "true" or "false" when that
+// is the same for every namespace.
+std::string placed(const CompiledPolicy& policy, std::string_view id, Placement placement);
 
 // The class-placement conflict of context entry `c` (GPU011; engine/scheduling.h
 // class_conflict) as a CEL boolean, true when the pod's own nodeSelector and required node

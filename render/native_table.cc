@@ -18,8 +18,9 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
     {"GPU003", C::kYes, K::kSecurity,
-     "class resolution (setting, nodeSelector, defaultClass, only class) written out in CEL; in "
-     "the no-tenant scope, any GPU pod"},
+     "class resolution (setting, nodeSelector, defaultClass, only class) written out in CEL; the "
+     "tenant's allowedClasses read from the tenants' data; in a namespace of no tenant, any GPU "
+     "pod"},
     {"GPU004", C::kYes, K::kCorrectness, "the class names are literals"},
     {"GPU005", C::kYes, K::kSafety,
      "the effective pod request (sidecars, init containers) summed per resource in CEL"},
@@ -30,7 +31,8 @@ const std::array<RuleRow, 26> kRules = {{
     {"GPU009", C::kYes, K::kSafety,
      "Toleration.ToleratesTaint and the pools' labels written out per taint and label; "
      "`spec.nodeName` not checked (a Node lookup: *Differences*)"},
-    {"GPU010", C::kYes, K::kSecurity, "the tenant's allowed classes are literals"},
+    {"GPU010", C::kYes, K::kSecurity,
+     "the tenant's allowed priority classes read from the tenants' data"},
     {"GPU011", C::kYes, K::kCorrectness,
      "the per-key satisfiability of In, NotIn, Exists, DoesNotExist, Gt and Lt, decided in CEL"},
     {"GPU012", C::kYes, K::kCorrectness, "per container, over the shared resource names"},

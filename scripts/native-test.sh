@@ -21,6 +21,11 @@
 #            costed, then the differential test (golden cases and generated objects); before
 #            the renderer existed: the hand-written pair in tests/native/testdata
 #   bench    per-admission cost, native policies beside the webhook (not part of the default run)
+#   tenants  the same at 1, 20, 200 and 2,000 tenants (scripts/native-tenants.py), with the size of
+#            the rendered admission objects and the compile time of every expression (not CI;
+#            docs/performance.md, "Native policies"); GPUADMIT_NATIVE_TENANTS overrides the
+#            counts. Needs a harness that keys namespaced objects by namespace (the build step
+#            of this tree): each tenant namespace has a ResourceQuota of the same name
 #
 # Needs the gpuadmit binary: $GPUADMIT, else build/gpuadmit (cmake --build build --target gpuadmit).
 # Environment: GPUADMIT_NATIVE_CACHE (default .cache/native), GPUADMIT_NATIVE_GENERATE (10000).
@@ -37,8 +42,8 @@ case "${1:-}" in
   "") ;;
   --quick) ;; # the default since the CI run fits its budget only so; kept for old callers
   --full) only=() ;;
-  deps | build | unit | webhook | native | bench) steps=("$1") ;;
-  *) echo "usage: scripts/native-test.sh [--full | deps | build | unit | webhook | native | bench]" >&2; exit 2 ;;
+  deps | build | unit | webhook | native | bench | tenants) steps=("$1") ;;
+  *) echo "usage: scripts/native-test.sh [--full | deps | build | unit | webhook | native | bench | tenants]" >&2; exit 2 ;;
 esac
 
 step() {
@@ -115,6 +120,28 @@ bench() {
   need_gpuadmit && "$harness" bench --gpuadmit "$gpuadmit"
 }
 
+# Per tenant count: the admission objects' size (as render prints them: all, and the largest),
+# the compile time `check` reports, and the bench rows.
+tenants() {
+  need_gpuadmit || return 1
+  local work n
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
+  for n in ${GPUADMIT_NATIVE_TENANTS:-1 20 200 2000}; do
+    python3 scripts/native-tenants.py "$n" >"$work/policy-$n.yaml" &&
+      "$gpuadmit" render --policy "$work/policy-$n.yaml" --native full >"$work/native-$n.yaml" 2>/dev/null || return 1
+    python3 - "$work/native-$n.yaml" "$n" <<'PY' || return 1
+import re, sys
+docs = [d for d in re.split(r"^---$", open(sys.argv[1]).read(), flags=re.M)
+        if re.search(r"^kind: (Validating|Mutating)AdmissionPolicy", d, flags=re.M)]
+sizes = [len(d.encode()) for d in docs]
+print(f"tenants {sys.argv[2]}: {len(docs)} admission objects, {sum(sizes)} bytes of YAML, the largest {max(sizes)}")
+PY
+    "$harness" check "$work/native-$n.yaml" | grep -E "compile time|problems" || return 1
+    "$harness" bench --gpuadmit "$gpuadmit" --policy "$work/policy-$n.yaml" --native "$work/native-$n.yaml" || return 1
+  done
+}
+
 total=$SECONDS
 for s in "${steps[@]}"; do
   case $s in
@@ -124,6 +151,7 @@ for s in "${steps[@]}"; do
     webhook) step webhook webhook ;;
     native) step native native ;;
     bench) step bench bench ;;
+    tenants) step tenants tenants ;;
   esac
 done
 echo "native-test: ${steps[*]}: passed in $((SECONDS - total)) s" >&2

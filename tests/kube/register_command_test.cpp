@@ -230,6 +230,7 @@ spec:
     - name: ml
       namespaces: ["ml"]
       limits: {maxGPUsPerPod: 4}
+      enforcement: {mode: audit}
 )";
 
 constexpr const char* kNoTenantsPolicy = R"(apiVersion: gpuadmit.io/v1alpha1
@@ -242,28 +243,27 @@ spec:
       namespaces: ["batch"]
 )";
 
-// The paths of what a native registration of `scopes` in full mode stores.
-std::vector<std::string> full_mode_paths(const std::vector<std::string>& scopes) {
+// The paths of a native policy and its binding: "deny", "warn", "audit" (validating) or "mutate".
+std::vector<std::string> native_paths(const std::vector<std::string>& policies) {
   const std::string beta = "/apis/admissionregistration.k8s.io/v1beta1/";
   std::vector<std::string> out;
-  for (const std::string& scope : scopes) {
-    for (const char* suffix : {"-deny", "-warn"}) {
-      out.push_back(kGroup + "validatingadmissionpolicies/gpuadmit-" + scope + suffix);
-      out.push_back(kGroup + "validatingadmissionpolicybindings/gpuadmit-" + scope + suffix);
-    }
-    out.push_back(beta + "mutatingadmissionpolicies/gpuadmit-" + scope + "-mutate");
-    out.push_back(beta + "mutatingadmissionpolicybindings/gpuadmit-" + scope + "-mutate");
+  for (const std::string& p : policies) {
+    const std::string kind =
+        p == "mutate" ? beta + "mutatingadmissionpolic" : kGroup + "validatingadmissionpolic";
+    out.push_back(kind + "ies/gpuadmit-" + p);
+    out.push_back(kind + "ybindings/gpuadmit-" + p);
   }
   return out;
 }
 
 }  // namespace
 
-// render --native's objects registered, and when the policy loses a tenant, that tenant's
-// policies and bindings deleted. No webhook configuration without --register-webhooks, and no
-// wait for a Service.
+// render --native's objects registered, and what the policy no longer renders deleted: one set
+// of policies whatever the tenants, the audit policy only while a tenant is in audit mode. No
+// webhook configuration without --register-webhooks, and no wait for a Service.
 TEST_CASE(
-    "register --watch --register-native: render's native policies, pruned when a tenant goes") {
+    "register --watch --register-native: render's native policies, the audit policy pruned when "
+    "the last tenant in audit mode goes") {
   Cluster c;
   c.api.set_endpoints(FakeRegistry::Endpoints::kNone);
   const std::string policy = c.certs / "policy.yaml";
@@ -271,39 +271,40 @@ TEST_CASE(
   Registrar registrar(c,
                       {"--policy", policy, "--register-native", "full", "--native-api", "v1beta1",
                        "--webhook-namespace", "gpuadmit", "--webhook-owner", "gpuadmit"});
-  const std::vector<std::string> both = full_mode_paths({"ml", "no-tenant"});
+  const std::vector<std::string> all = native_paths({"deny", "warn", "audit", "mutate"});
   REQUIRE(eventually([&] {
-    for (const std::string& path : both) {
+    for (const std::string& path : all) {
       if (!c.api.stored(path)) return false;
     }
     return true;
   }));
-  for (const std::string& path : both) {
+  for (const std::string& path : all) {
     const Json stored = *c.api.stored(path);
     CHECK(stored["metadata"]["labels"]["gpuadmit.io/owner"] == "gpuadmit");
     CHECK(stored["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpuadmit");
     CHECK(stored["metadata"]["ownerReferences"][0]["uid"] == "owner-uid-1");
     CHECK(stored["metadata"]["annotations"]["gpuadmit.io/policy-generation"] == "0");
   }
-  CHECK(c.api.stored(full_mode_paths({"ml"})[1])->at("spec")["policyName"] == "gpuadmit-ml-deny");
+  CHECK(c.api.stored(native_paths({"audit"})[1])->at("spec")["policyName"] == "gpuadmit-audit");
   CHECK_FALSE(c.api.stored(kMutating).has_value());
   CHECK_FALSE(c.api.stored(kValidating).has_value());
 
-  // The tenant leaves the policy: its six objects are deleted, the others stay.
+  // The tenant leaves the policy: the audit policy and binding are deleted, the others stay.
   std::ofstream(policy, std::ios::trunc) << kNoTenantsPolicy;
   REQUIRE(eventually([&] {
-    for (const std::string& path : full_mode_paths({"ml"})) {
+    for (const std::string& path : native_paths({"audit"})) {
       if (c.api.stored(path)) return false;
     }
     return true;
   }));
-  for (const std::string& path : full_mode_paths({"no-tenant"})) CHECK(c.api.stored(path));
+  const std::vector<std::string> kept = native_paths({"deny", "warn", "mutate"});
+  for (const std::string& path : kept) CHECK(c.api.stored(path));
   CHECK(registrar.logged("native policies the policy no longer renders deleted"));
 
   // An invalid policy: logged, what was registered stays.
   std::ofstream(policy, std::ios::trunc) << "apiVersion: gpuadmit.io/v1alpha1\nkind: GPUPolicy\n";
   CHECK(registrar.logged("the policy cannot be loaded; what was registered before stays"));
-  for (const std::string& path : full_mode_paths({"no-tenant"})) CHECK(c.api.stored(path));
+  for (const std::string& path : kept) CHECK(c.api.stored(path));
 }
 
 TEST_CASE("register: flag errors, and a policy or CA that cannot be read") {

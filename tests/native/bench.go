@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/admission"
 )
@@ -110,7 +113,7 @@ type benchObject struct {
 }
 
 // benchObjects: a one-container GPU pod (case 001), a GPU Deployment (case 007), the
-// 100-container pod of the cost check.
+// 100-container pod of the cost check, a CPU pod.
 func benchObjects(casesDir string) ([]benchObject, error) {
 	cases, err := LoadCases(casesDir)
 	if err != nil {
@@ -125,5 +128,23 @@ func benchObjects(casesDir string) ([]benchObject, error) {
 	p := CostPod(100)
 	p.Namespace = "ml-vision"
 	out = append(out, benchObject{"pod of 100 GPU containers (ml-vision)", p})
+	out = append(out, benchObject{"a CPU pod (ml-vision)", cpuPod("ml-vision")})
 	return out, nil
+}
+
+// cpuPod: one container asking for CPU and memory only, in a tenant's namespace: what most
+// admissions of a cluster are (the cost the native policies add to every pod).
+func cpuPod(namespace string) *corev1.Pod {
+	q := resource.MustParse
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name:  "app",
+			Image: "registry.example.com/app:1.0",
+			Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{corev1.ResourceCPU: q("1"), corev1.ResourceMemory: q("1Gi")},
+			},
+		}}},
+	}
 }

@@ -83,6 +83,10 @@ func LoadNative(data []byte) (*NativeSet, error) {
 		m, _ := metaOf(obj)
 		kind := obj.GetObjectKind().GroupVersionKind().Kind
 		id := kind + "/" + m.GetName()
+		if ns := m.GetNamespace(); ns != "" {
+			// Namespaced objects (the ResourceQuota of each tenant's namespace) share names.
+			id = kind + "/" + ns + "/" + m.GetName()
+		}
 		for _, p := range Validate(obj) {
 			problems = append(problems, id+": "+p)
 		}

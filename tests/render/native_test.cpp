@@ -135,17 +135,17 @@ TEST_CASE("native: the default policy's objects, full") {
   const PolicyPtr policy =
       policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
   const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
-  // One tenant matching every namespace (".*"): no policy for namespaces of no tenant.
+  // One set of policies, whatever the tenants; no tenant in audit mode: no audit policy.
   CHECK(names_and_kinds(objects) ==
-        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-everyone-deny",
-                                 "ValidatingAdmissionPolicyBinding gpuadmit-everyone-deny",
-                                 "ValidatingAdmissionPolicy gpuadmit-everyone-warn",
-                                 "ValidatingAdmissionPolicyBinding gpuadmit-everyone-warn",
-                                 "MutatingAdmissionPolicy gpuadmit-everyone-mutate",
-                                 "MutatingAdmissionPolicyBinding gpuadmit-everyone-mutate"});
+        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-deny",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-deny",
+                                 "ValidatingAdmissionPolicy gpuadmit-warn",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-warn",
+                                 "MutatingAdmissionPolicy gpuadmit-mutate",
+                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate"});
   for (const Json& o : objects) CHECK(o["apiVersion"] == "admissionregistration.k8s.io/v1");
 
-  const Json& deny = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-everyone-deny");
+  const Json& deny = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-deny");
   // GPU010 and GPU013 need priority.allowed and quota, which the default tenant has not; GPU014
   // warns; GPU016, 017, 022, 023 are not native.
   CHECK(annotation_list(deny, "gpuadmit.io/rules") ==
@@ -153,7 +153,7 @@ TEST_CASE("native: the default policy's objects, full") {
                                  "GPU007", "GPU008", "GPU009", "GPU011", "GPU012", "GPU015",
                                  "GPU018", "GPU019", "GPU020", "GPU021", "GPU024", "GPU026"});
   CHECK(deny["metadata"]["annotations"]["gpuadmit.io/native-mode"] == "full");
-  CHECK(deny["metadata"]["annotations"]["gpuadmit.io/tenant"] == "everyone");
+  CHECK_FALSE(deny["metadata"]["annotations"].contains("gpuadmit.io/tenant"));
   CHECK(deny["metadata"]["labels"] == Json({{"app.kubernetes.io/managed-by", "gpuadmit"}}));
   const Json& spec = deny["spec"];
   CHECK(spec["failurePolicy"] == "Fail");
@@ -175,8 +175,15 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(spec["matchConstraints"]["resourceRules"] == rules);
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
-  CHECK(variables ==
-        std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "tpls", "ctx"});
+  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "tpls", "tn",
+                                              "t_aa", "t_ac", "t_ad", "t_dc", "t_mc", "t_mp",
+                                              "ctx"});
+  // The one tenant matches every name: no lookup. Then one map per member the policy reads,
+  // tenant index to value, with the tenants that set it (none sets the DRA permissions).
+  CHECK(spec["variables"][7]["expression"] == "0");
+  CHECK(spec["variables"][8]["expression"] == "{}");
+  CHECK(spec["variables"][9]["expression"] == "{0: ['gpu']}");
+  CHECK(spec["variables"][13]["expression"] == "{0: 8}");
   // On UPDATE only the templates that changed are read; an object the native policies never
   // mutate (a controller's copy) is judged by the rules that hold unmutated only.
   CHECK(spec["variables"][5]["expression"].get<std::string>().starts_with(
@@ -191,24 +198,30 @@ TEST_CASE("native: the default policy's objects, full") {
     INFO(ids[i]);
     CHECK(v["expression"].get<std::string>().starts_with("variables.jo || (") !=
           render::native::in_fallback(*policy, ids[i]));
-    CHECK(v["message"].get<std::string>().starts_with(ids[i] + ": "));
+    if (ids[i] == "GPU003") {
+      // Two messages: a namespace of no tenant, a class the tenant does not allow.
+      CHECK(v["messageExpression"].get<std::string>().starts_with(
+          "variables.tn == 1 ? 'GPU003: this namespace belongs to no tenant"));
+    } else {
+      CHECK(v["message"].get<std::string>().starts_with(ids[i] + ": "));
+    }
     CHECK(v["reason"] == "Forbidden");
     CHECK_FALSE(v["expression"].get<std::string>().empty());
   }
-  CHECK(find(objects, "ValidatingAdmissionPolicyBinding", "gpuadmit-everyone-deny")["spec"] ==
-        Json({{"policyName", "gpuadmit-everyone-deny"},
+  CHECK(find(objects, "ValidatingAdmissionPolicyBinding", "gpuadmit-deny")["spec"] ==
+        Json({{"policyName", "gpuadmit-deny"},
               {"validationActions", {"Deny"}},
               {"matchResources",
                {{"namespaceSelector",
                  name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
                                          "kube-public", "kube-system"})}}}}));
 
-  const Json& warn = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-everyone-warn");
+  const Json& warn = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-warn");
   CHECK(annotation_list(warn, "gpuadmit.io/rules") == std::vector<std::string>{"GPU014"});
   CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
-             "gpuadmit-everyone-warn")["spec"]["validationActions"] == Json::array({"Warn"}));
+             "gpuadmit-warn")["spec"]["validationActions"] == Json::array({"Warn"}));
 
-  const Json& mutate = find(objects, "MutatingAdmissionPolicy", "gpuadmit-everyone-mutate");
+  const Json& mutate = find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate");
   // nonGpuOnGpuPool is deny: no strip; the default tenant names no queue.
   CHECK(annotation_list(mutate, "gpuadmit.io/mutations") ==
         std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
@@ -230,8 +243,8 @@ TEST_CASE("native: the default policy's objects, full") {
     // kubernetes/kubernetes#142181: no Object{} initializer anywhere.
     CHECK(m["jsonPatch"]["expression"].get<std::string>().find("Object.") == std::string::npos);
   }
-  CHECK(find(objects, "MutatingAdmissionPolicyBinding", "gpuadmit-everyone-mutate")["spec"] ==
-        Json({{"policyName", "gpuadmit-everyone-mutate"},
+  CHECK(find(objects, "MutatingAdmissionPolicyBinding", "gpuadmit-mutate")["spec"] ==
+        Json({{"policyName", "gpuadmit-mutate"},
               {"matchResources",
                {{"namespaceSelector",
                  name_selector("NotIn", {"gpu-operator", "gpuadmit", "kube-node-lease",
@@ -259,7 +272,7 @@ TEST_CASE("native: the opt-out label only with opt_out_label, on every binding")
         CHECK_FALSE(match.contains("objectSelector"));
       }
     }
-    CHECK(bindings == 3);  // deny, warn, mutate of the one tenant
+    CHECK(bindings == 3);  // deny, warn, mutate
   }
 }
 
@@ -268,7 +281,7 @@ TEST_CASE("native: the mutating policies' kinds: no DRA claims, Jobs and JobSets
       policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
   const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
   const Json rules = find(objects, "MutatingAdmissionPolicy",
-                          "gpuadmit-everyone-mutate")["spec"]["matchConstraints"]["resourceRules"];
+                          "gpuadmit-mutate")["spec"]["matchConstraints"]["resourceRules"];
   Json expected = render::webhook_rules(render::admitted_kinds(*policy));
   Json kept = Json::array();
   for (Json r : expected) {
@@ -295,8 +308,8 @@ TEST_CASE("native: fallback holds the security and safety rules only, and no mut
       policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
   const std::vector<Json> objects = render_native(*policy, NativeMode::kFallback);
   CHECK(names_and_kinds(objects) ==
-        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-everyone-deny",
-                                 "ValidatingAdmissionPolicyBinding gpuadmit-everyone-deny"});
+        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-deny",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-deny"});
   CHECK(annotation_list(objects[0], "gpuadmit.io/rules") ==
         std::vector<std::string>{"GPU003", "GPU005", "GPU009", "GPU018", "GPU019", "GPU020",
                                  "GPU021", "GPU024", "GPU026"});
@@ -315,7 +328,7 @@ TEST_CASE("native: fallback holds the security and safety rules only, and no mut
   // In full, strip is a mutation.
   const std::vector<Json> full = render_native(*strip, NativeMode::kFull);
   const std::vector<std::string> mutations = annotation_list(
-      find(full, "MutatingAdmissionPolicy", "gpuadmit-everyone-mutate"), "gpuadmit.io/mutations");
+      find(full, "MutatingAdmissionPolicy", "gpuadmit-mutate"), "gpuadmit.io/mutations");
   CHECK(std::find(mutations.begin(), mutations.end(), "strip-gpu-pool") != mutations.end());
 }
 
@@ -330,116 +343,101 @@ TEST_CASE("native: --native-api v1beta1 writes the mutating policies for 1.34-1.
   }
 }
 
-TEST_CASE("native: tenant scopes: names, namespaceSelectors and matchConditions") {
+TEST_CASE("native: the namespace's tenant: literal names looked up, then patterns in order") {
   const PolicyPtr policy = policy_from_yaml(kTenants);
-  NativeOptions options;
-  const std::vector<render::native::NativeScope> scopes =
-      render::native::native_scopes(*policy, options);
-  REQUIRE(scopes.size() == 4);  // "taken": ml is ml-team's, gpuadmit is exempt
-
-  // ML Team has patterns: every namespace but the excluded literals, then conditions.
-  CHECK(scopes[0].name == "ml-team");
-  CHECK(scopes[0].tenant == &policy->policy().tenants[0]);
+  const render::native::NativeScope scope = render::native::native_scope(*policy, NativeOptions{});
   // gpuadmit's own namespace, kube-system and kube-node-lease are always excluded, as the
-  // webhooks exclude them (render/webhook_configuration.cc excluded_namespaces).
-  CHECK(scopes[0].namespace_selector ==
+  // webhooks exclude them (render/webhook_configuration.cc excluded_namespaces); exempt
+  // patterns are a condition.
+  CHECK(scope.namespace_selector ==
         name_selector("NotIn", {"gpuadmit", "kube-node-lease", "kube-system"}));
-  CHECK(scopes[0].match_conditions == Json::parse(R"j([
-          {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"
-},
+  CHECK(scope.match_conditions == Json::parse(R"j([
           {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
-
-  // students: its own patterns, and none of ML Team's (the first tenant that matches wins).
-  CHECK(scopes[1].name == "students");
-  CHECK(scopes[1].match_conditions == Json::parse(R"j([
-          {"name": "gpuadmit-tenant", "expression": "(request.namespace in ['teaching', 'ml-extra'] || request.namespace.matches('^(?:course-[0-9]+)$'))"
-  },
-          {"name": "gpuadmit-first-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system'] || request.namespace.matches('^(?:ml-.*)$'))"},
-          {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
-
-  // lab: literal names only: selected by name, without research (ML Team's) and gpu-lab
-  // (exempt); no conditions.
-  CHECK(scopes[2].name == "lab");
-  CHECK(scopes[2].namespace_selector == name_selector("In", {"lab"}));
-  CHECK(scopes[2].match_conditions == Json::array());
-
-  // Namespaces of no tenant: none of the tenants' patterns.
-  CHECK(scopes[3].name == "no-tenant");
-  CHECK(scopes[3].tenant == nullptr);
-  CHECK(scopes[3].namespace_selector ==
-        name_selector("NotIn", {"gpuadmit", "kube-node-lease", "kube-system"}));
-  CHECK(scopes[3].match_conditions == Json::parse(R"j([
-          {"name": "gpuadmit-no-tenant", "expression": "!(request.namespace in ['ml', 'research', 'kube-system', 'teaching', 'ml-extra', 'lab', 'gpu-lab'] || request.namespace.matches('^(?:ml-.*)$') || request.namespace.matches('^(?:course-[0-9]+)$'))"
-  },
-          {"name": "gpuadmit-not-exempt", "expression": "!request.namespace.matches('^(?:gpu-.*)$')"}])j"));
+  const Json vars = render::native::model_variables(*policy, render::native::CelLevel::kValidating);
+  // Each literal name with the tenant that gets it first (research: ML Team's, not lab's; ml:
+  // not "taken"'s); exempt names (kube-system, gpu-lab, gpuadmit) left out. Any other name:
+  // the pattern tenants in order; 4 (the number of tenants) for none.
+  CHECK(
+      vars[7] ==
+      Json::parse(
+          R"j({"name": "nsm", "expression": "{'lab': 2, 'ml': 0, 'ml-extra': 0, 'research': 0, 'teaching': 1}"})j"));
+  CHECK(
+      vars[8] ==
+      Json::parse(
+          R"j({"name": "tn", "expression": "request.namespace in variables.nsm ? variables.nsm[request.namespace] : (request.namespace.matches('^(?:ml-.*)$') ? 0 : (request.namespace.matches('^(?:course-[0-9]+)$') ? 1 : (4)))"})j"));
+  // The stand-in for the record, replaced in each policy by the maps it reads.
+  CHECK(vars[9] == Json::parse(R"j({"name": "t", "expression": "{}"})j"));
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  std::vector<std::string> columns;
+  for (const Json& v :
+       find(objects, "ValidatingAdmissionPolicy", "gpuadmit-deny")["spec"]["variables"]) {
+    if (v["name"].get<std::string>().starts_with("t_")) columns.push_back(v.dump());
+  }
+  // One map per member the policy reads, tenant index to value, with only the tenants that set
+  // it (students: audit mode; lab: its rule actions).
+  CHECK(columns == std::vector<std::string>{
+                       R"({"name":"t_ac","expression":"{0: ['h100']}"})",
+                       R"({"name":"t_au","expression":"{1: true}"})",
+                       R"({"name":"t_mp","expression":"{0: 8}"})",
+                       R"({"name":"t_x","expression":"{2: {'GPU006': 'w', 'GPU004': 'o'}}"})"});
 }
 
 TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false") {
   const PolicyPtr policy = policy_from_yaml(kTenants);
   const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
   CHECK(names_and_kinds(objects) ==
-        std::vector<std::string>{
-            "ValidatingAdmissionPolicy gpuadmit-ml-team-deny",
-            "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-deny",
-            "ValidatingAdmissionPolicy gpuadmit-ml-team-warn",
-            "ValidatingAdmissionPolicyBinding gpuadmit-ml-team-warn",
-            "MutatingAdmissionPolicy gpuadmit-ml-team-mutate",
-            "MutatingAdmissionPolicyBinding gpuadmit-ml-team-mutate",
-            // students is in audit mode: no deny policy; its claim rules still deny (the
-            // webhook judges claims with the policy's actions, pipeline.cc evaluate_claim).
-            "ValidatingAdmissionPolicy gpuadmit-students-warn",
-            "ValidatingAdmissionPolicyBinding gpuadmit-students-warn",
-            "MutatingAdmissionPolicy gpuadmit-students-mutate",
-            "MutatingAdmissionPolicyBinding gpuadmit-students-mutate",
-            // lab: mutate: false.
-            "ValidatingAdmissionPolicy gpuadmit-lab-deny",
-            "ValidatingAdmissionPolicyBinding gpuadmit-lab-deny",
-            "ValidatingAdmissionPolicy gpuadmit-lab-warn",
-            "ValidatingAdmissionPolicyBinding gpuadmit-lab-warn",
-            "ValidatingAdmissionPolicy gpuadmit-no-tenant-deny",
-            "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-deny",
-            "ValidatingAdmissionPolicy gpuadmit-no-tenant-warn",
-            "ValidatingAdmissionPolicyBinding gpuadmit-no-tenant-warn",
-            "MutatingAdmissionPolicy gpuadmit-no-tenant-mutate",
-            "MutatingAdmissionPolicyBinding gpuadmit-no-tenant-mutate"});
+        std::vector<std::string>{"ValidatingAdmissionPolicy gpuadmit-deny",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-deny",
+                                 "ValidatingAdmissionPolicy gpuadmit-warn",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-warn",
+                                 "ValidatingAdmissionPolicy gpuadmit-audit",
+                                 "ValidatingAdmissionPolicyBinding gpuadmit-audit",
+                                 "MutatingAdmissionPolicy gpuadmit-mutate",
+                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate"});
   CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
-             "gpuadmit-students-warn")["spec"]["validationActions"] ==
-        Json::array({"Warn", "Audit"}));
-  // The policy has no DeviceClasses: no claim rules at all.
-  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-students-warn"),
+             "gpuadmit-audit")["spec"]["validationActions"] == Json::array({"Warn", "Audit"}));
+  // The policy has no DeviceClasses: no claim rules at all. Every rule the policy enforces is
+  // in the deny policy, for the tenants not in audit mode whose action is deny; lab's GPU006
+  // warns and its GPU004 is off; students (audit mode) get every rule not off as a warning
+  // with an audit annotation.
+  const Json& deny = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-deny");
+  CHECK(annotation_list(deny, "gpuadmit.io/rules") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006",
+                                 "GPU007", "GPU008", "GPU009", "GPU011", "GPU012", "GPU015",
+                                 "GPU024", "GPU026"});
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-warn"),
                         "gpuadmit.io/rules") ==
-        std::vector<std::string>{"GPU001", "GPU002", "GPU004", "GPU006", "GPU007", "GPU008",
-                                 "GPU009", "GPU011", "GPU012", "GPU014", "GPU015", "GPU024",
-                                 "GPU026"});
-  // lab: GPU006 warns, GPU004 is off.
-  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-deny"),
+        std::vector<std::string>{"GPU004", "GPU006", "GPU014"});
+  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-audit"),
                         "gpuadmit.io/rules") ==
-        std::vector<std::string>{"GPU001", "GPU002", "GPU007", "GPU008", "GPU009", "GPU011",
-                                 "GPU012", "GPU015", "GPU024", "GPU026"});
-  CHECK(annotation_list(find(objects, "ValidatingAdmissionPolicy", "gpuadmit-lab-warn"),
-                        "gpuadmit.io/rules") == std::vector<std::string>{"GPU006", "GPU014"});
-  // Tenant rules need a tenant: GPU005 (limits) is ML Team's. GPU003 is everyone's: a tenant's
-  // allowedClasses, and in a namespace of no tenant no GPU at all (rules/allowed_classes.cc).
-  const std::vector<std::string> ml = annotation_list(
-      find(objects, "ValidatingAdmissionPolicy", "gpuadmit-ml-team-deny"), "gpuadmit.io/rules");
-  CHECK(std::find(ml.begin(), ml.end(), "GPU003") != ml.end());
-  CHECK(std::find(ml.begin(), ml.end(), "GPU005") != ml.end());
-  const Json& no_tenant = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-no-tenant-deny");
-  const std::vector<std::string> none = annotation_list(no_tenant, "gpuadmit.io/rules");
-  CHECK(std::find(none.begin(), none.end(), "GPU003") != none.end());
-  CHECK(std::find(none.begin(), none.end(), "GPU005") == none.end());
-  bool denies_gpus = false;
-  for (const Json& v : no_tenant["spec"]["validations"]) {
-    if (v["message"].get<std::string>().rfind("GPU003: ", 0) != 0) continue;
-    denies_gpus = v["expression"] == "variables.jo || (variables.ctx.all(c, !c.gpu))" ||
-                  v["expression"] == "variables.ctx.all(c, !c.gpu)";
-  }
-  CHECK(denies_gpus);
-  // Mutations that need a tenant (defaults, priority, queue) are not in the no-tenant policy.
-  CHECK(annotation_list(find(objects, "MutatingAdmissionPolicy", "gpuadmit-no-tenant-mutate"),
-                        "gpuadmit.io/mutations") ==
+        std::vector<std::string>{"GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006",
+                                 "GPU007", "GPU008", "GPU009", "GPU011", "GPU012", "GPU014",
+                                 "GPU015", "GPU024", "GPU026"});
+  // Where a rule applies is read from the record: the policy's action unless the tenant's
+  // enforcement.rules names the rule, never in audit mode.
+  const std::string gpu004 = deny["spec"]["validations"][3]["expression"];
+  CHECK(gpu004.starts_with(
+      "!((((variables.tn in variables.t_x && 'GPU004' in variables.t_x[variables.tn]) ? "
+      "variables.t_x[variables.tn]['GPU004'] : 'd') == 'd' && !(variables.tn in variables.t_au))) "
+      "|| (variables.jo || (variables.ctx.all(c, "));
+  CHECK(std::string(deny["spec"]["validations"][0]["expression"])
+            .starts_with("(variables.tn in variables.t_au) || (variables.jo || ("));
+  // GPU003: a namespace of no tenant may not use GPUs; a tenant's allowedClasses, if it has.
+  const std::string gpu003 = deny["spec"]["validations"][2]["expression"];
+  CHECK(gpu003.starts_with(
+      "(variables.tn in variables.t_au) || (variables.ctx.all(c, (variables.tn == 4 ? !c.gpu : "
+      "(!(variables.tn in variables.t_ac) || !c.gpu || (size(variables.t_ac[variables.tn]) > 0 && "
+      "c.cls != '' && (!"));
+  // No tenant sets defaults, a priority or a queue: those mutations are not written; lab is not
+  // mutated (its record's nm).
+  const Json& mutate = find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate");
+  CHECK(annotation_list(mutate, "gpuadmit.io/mutations") ==
         std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
                                  "gpu-visibility"});
+  for (const Json& m : mutate["spec"]["mutations"]) {
+    CHECK(std::string(m["jsonPatch"]["expression"])
+              .starts_with("variables.tn in variables.t_nm ? [] : ("));
+  }
 }
 
 // Whom the native policies believe (docs/native.md, "Whom they believe"): node agents by the
