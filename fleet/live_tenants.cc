@@ -35,7 +35,7 @@ std::vector<PodPlace> pod_places(const LiveInput& input, const LiveReport& repor
 }
 
 // The pod's requests in its node's class's unit, as the node report counts them.
-int64_t pod_units(const LivePod& pod, const PodPlace& place, const LiveReport& report) {
+int64_t tenant_pod_units(const LivePod& pod, const PodPlace& place, const LiveReport& report) {
   if (place.cls < 0 || place.node == nullptr) return 0;
   const ClassShape& shape = report.classes[static_cast<size_t>(place.cls)].shape;
   int64_t n = 0;
@@ -45,19 +45,19 @@ int64_t pod_units(const LivePod& pod, const PodPlace& place, const LiveReport& r
 }
 
 // What one tenant's pods add up to, keyed while collecting.
-struct Tally {
+struct TenantTally {
   std::map<std::string, TenantNamespaceUsage, std::less<>> namespaces;
   std::map<int, TenantClassUsage> classes;
   int64_t cost = 0;
 };
 
-void count_pod(Tally& t, const LivePod& pod, const PodPlace& place, const LiveReport& report,
+void count_pod(TenantTally& t, const LivePod& pod, const PodPlace& place, const LiveReport& report,
                const CompiledPolicy& policy) {
   TenantNamespaceUsage& ns = t.namespaces[pod.ns];
   ns.ns = pod.ns;
   TenantClassUsage& c = t.classes[place.cls];
   c.cls = place.cls;
-  const int64_t units = pod_units(pod, place, report);
+  const int64_t units = tenant_pod_units(pod, place, report);
   c.running_units = saturating_add(c.running_units, units);
   if (place.cls >= 0) {
     if (const auto& price = policy.policy().classes[static_cast<size_t>(place.cls)].price) {
@@ -73,7 +73,7 @@ void count_pod(Tally& t, const LivePod& pod, const PodPlace& place, const LiveRe
   ns.claim_pods += pod.dra;
 }
 
-LiveTenantReport finish(std::string name, std::optional<int64_t> quota, Tally& t) {
+LiveTenantReport finish_tenant(std::string name, std::optional<int64_t> quota, TenantTally& t) {
   LiveTenantReport r;
   r.cost_micros = t.cost;
   r.name = std::move(name);
@@ -101,7 +101,7 @@ int64_t TenantNamespaceUsage::held() const { return saturating_add(running, pend
 std::vector<LiveTenantReport> tenant_usage(const LiveInput& input, const LiveReport& report,
                                            const CompiledPolicy& policy) {
   const std::vector<Tenant>& tenants = policy.policy().tenants;
-  std::vector<Tally> tallies(tenants.size() + 1);  // the last: namespaces of no tenant
+  std::vector<TenantTally> tallies(tenants.size() + 1);  // the last: namespaces of no tenant
   const std::vector<PodPlace> places = pod_places(input, report);
   for (size_t p = 0; p < input.pods.size(); ++p) {
     const Tenant* tenant = policy.tenant_for(input.pods[p].ns);
@@ -111,9 +111,10 @@ std::vector<LiveTenantReport> tenant_usage(const LiveInput& input, const LiveRep
   }
   std::vector<LiveTenantReport> out;
   for (size_t t = 0; t < tenants.size(); ++t) {
-    out.push_back(finish(tenants[t].name, tenants[t].quota_gpus, tallies[t]));
+    out.push_back(finish_tenant(tenants[t].name, tenants[t].quota_gpus, tallies[t]));
   }
-  if (!tallies.back().namespaces.empty()) out.push_back(finish("", std::nullopt, tallies.back()));
+  if (!tallies.back().namespaces.empty())
+    out.push_back(finish_tenant("", std::nullopt, tallies.back()));
   return out;
 }
 
