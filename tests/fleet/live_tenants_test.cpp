@@ -47,8 +47,8 @@ std::string pod(const std::string& ns, const std::string& name, const std::strin
   return "- apiVersion: v1\n  kind: Pod\n  metadata: {name: " + name + ", namespace: " + ns +
          "}\n  spec:\n" + (node_name.empty() ? "" : "    nodeName: " + node_name + "\n") +
          "    containers:\n    - name: main\n      resources:\n        limits: {" + resource +
-         ": '" + n + "'}\n        requests: {" + resource + ": '" + n + "'}\n  status:\n    phase: " +
-         (node_name.empty() ? "Pending" : "Running") + "\n";
+         ": '" + n + "'}\n        requests: {" + resource + ": '" + n +
+         "'}\n  status:\n    phase: " + (node_name.empty() ? "Pending" : "Running") + "\n";
 }
 
 std::string fleet() {
@@ -98,14 +98,15 @@ TEST_CASE("fleet live tenants: text, JSON and Prometheus") {
   const testing::LiveRun r = testing::run_live(fleet(), testing::live_policy(kPolicy));
   std::ostringstream text;
   write_live_text(r.report, r.input, text);
-  CHECK(text.str().find("tenants (GPUs; quota.gpus is each namespace's):\n"
-                        "  tenant       namespaces  running  pending  quota  namespaces over quota\n"
-                        "  ml           2           24       4        16     1\n"
-                        "  (no tenant)  1           0        1        -      0\n"
-                        "\n"
-                        "namespaces over their GPU quota (1):\n"
-                        "  ml-a (ml): holds 26 GPUs (22 running + 4 pending), quota 16, 10 over\n") !=
-        std::string::npos);
+  CHECK(
+      text.str().find("tenants (GPUs; quota.gpus is each namespace's):\n"
+                      "  tenant       namespaces  running  pending  quota  namespaces over quota\n"
+                      "  ml           2           24       4        16     1\n"
+                      "  (no tenant)  1           0        1        -      0\n"
+                      "\n"
+                      "namespaces over their GPU quota (1):\n"
+                      "  ml-a (ml): holds 26 GPUs (22 running + 4 pending), quota 16, 10 over\n") !=
+      std::string::npos);
 
   const Json json = live_to_json(r.report, r.input);
   CHECK(json["tenants"][0] ==
@@ -160,7 +161,8 @@ TEST_CASE("fleet live cost: each priced class's GPUs per hour, and each tenant's
   std::string policy(kPolicy);
   policy.replace(policy.find("      gpusPerNode: 8\n"), 21,
                  "      gpusPerNode: 8\n      price: {perGPUHour: 3.67, currency: USD}\n");
-  const testing::LiveRun r = testing::run_live(fleet() + node("a100-4"), testing::live_policy(policy));
+  const testing::LiveRun r =
+      testing::run_live(fleet() + node("a100-4"), testing::live_policy(policy));
   REQUIRE(r.errors.empty());
   REQUIRE(r.report.classes[0].cost.has_value());
   CHECK(r.report.currency == "USD");
