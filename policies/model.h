@@ -138,9 +138,10 @@ struct Tenant {
 // names of Kubernetes' own webhook failurePolicy).
 enum class FailurePolicy { kFail, kIgnore };
 
-// Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the last of
-// rules/all_rules.cc (tests/rules/all_rules_test.cpp holds the two together).
-inline constexpr int kLastRuleNumber = 26;
+// Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the highest id of
+// rules/all_rules.cc and rules/document_rules.cc (tests/rules/all_rules_test.cpp holds them
+// together).
+inline constexpr int kLastRuleNumber = 30;
 
 struct Enforcement {
   Action requests_equal_limits = Action::kFix;  // fix | deny | warn

@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 26> kRules = {{
+const std::array<RuleRow, 29> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -61,6 +61,12 @@ const std::array<RuleRow, 26> kRules = {{
      "kinds and their controllers' users (request.userInfo.username) are literals"},
     {"GPU026", C::kYes, K::kSecurity,
      "securityContext.privileged, and whether the pod tolerates every taint of some pool"},
+    {"GPU028", C::kNo, K::kCorrectness,
+     "lint reads the device plugin's config in manifests; no admission request carries it"},
+    {"GPU029", C::kNo, K::kCorrectness,
+     "lint reads mig-parted configs and the ClusterPolicy in manifests; no admission carries them"},
+    {"GPU030", C::kNo, K::kAdvice,
+     "lint reads KubeSchedulerConfiguration in manifests; no admission request carries it"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {

@@ -1,4 +1,5 @@
 #include "rules/all_rules.h"
+#include "rules/document_rules.h"
 
 #include <cctype>
 #include <set>
@@ -18,8 +19,11 @@ TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order
   // GPU016/GPU017 are document rules; the DRA rules GPU018–GPU023 check claim objects.
   for (int i = 18; i <= 26; ++i) ids.push_back("GPU0" + std::to_string(i));
   REQUIRE(rules.size() == ids.size());
-  // The policy loader accepts `enforcement.rules` keys up to the last rule, and no further.
-  CHECK(rules.back()->id() == "GPU0" + std::to_string(kLastRuleNumber));
+  // The policy loader accepts `enforcement.rules` keys up to the last rule, and no further: the
+  // document rules' GPU028–GPU030 come last.
+  const auto document_rules = default_document_rules();
+  CHECK(document_rules.back()->id() == "GPU0" + std::to_string(kLastRuleNumber));
+  CHECK(document_rules.back()->id() > rules.back()->id());
   std::set<std::string_view> names;
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string& want = ids[i];
