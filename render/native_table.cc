@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 29> kRules = {{
+const std::array<RuleRow, 31> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -67,6 +67,10 @@ const std::array<RuleRow, 29> kRules = {{
      "lint reads mig-parted configs and the ClusterPolicy in manifests; no admission carries them"},
     {"GPU030", C::kNo, K::kAdvice,
      "lint reads KubeSchedulerConfiguration in manifests; no admission request carries it"},
+    {"GPU031", C::kNo, K::kCorrectness,
+     "lint reads Kueue ResourceFlavors in manifests; no admission request carries them"},
+    {"GPU032", C::kNo, K::kAdvice,
+     "a warning about a container's own environment; left to the webhook and lint"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {

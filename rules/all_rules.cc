@@ -3,6 +3,7 @@
 #include "rules/allowed_classes.h"
 #include "rules/allowed_priority_class.h"
 #include "rules/class_placement.h"
+#include "rules/cuda_visible_devices.h"
 #include "rules/dra_admin_access.h"
 #include "rules/dra_allocation_mode_all.h"
 #include "rules/dra_count_limits.h"
@@ -57,6 +58,7 @@ std::vector<std::unique_ptr<const Rule>> default_rules() {
   rules.push_back(make_gpu_visibility_rule());           // GPU024
   rules.push_back(make_queue_required_rule());           // GPU025
   rules.push_back(make_privileged_container_rule());     // GPU026
+  rules.push_back(make_cuda_visible_devices_rule());     // GPU032
   return rules;
 }
 

@@ -154,7 +154,7 @@ TEST_CASE("rule GPU028: the corpus' device plugin configs", "[rules][GPU028]") {
             "equal"});
 }
 
-TEST_CASE("rule GPU028: classes bound by the node label; MIG strategy", "[rules][GPU028]") {
+TEST_CASE("rule GPU028: classes bound by the node label, and the MIG strategy", "[rules][GPU028]") {
   const auto policy = policy_from_yaml(kLabelledPolicy);
   const auto rule = make_device_plugin_config_rule();
   const std::string agreeing =
