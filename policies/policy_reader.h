@@ -172,6 +172,7 @@ class PolicyReader {
   // `price: {perGPUHour: 3.67, currency: USD}`: a decimal with at most 6 fractional digits;
   // every priced class in one currency.
   void read_price(const YAML::Node& node, const std::string& path, GpuClass& c);
+  void read_topology(const YAML::Node& node, const std::string& path, GpuClass& c);
   // Kubernetes names DeviceClasses with DNS subdomains (validation.IsDNS1123Subdomain).
   static bool is_device_class_name(std::string_view name);
   // A DeviceClass maps to one class; a mapping's migProfile must be one its class offers.

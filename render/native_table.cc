@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 31> kRules = {{
+const std::array<RuleRow, 32> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -71,6 +71,9 @@ const std::array<RuleRow, 31> kRules = {{
      "lint reads Kueue ResourceFlavors in manifests; no admission request carries them"},
     {"GPU032", C::kNo, K::kAdvice,
      "a warning about a container's own environment; left to the webhook and lint"},
+    {"GPU033", C::kNo, K::kAdvice,
+     "a warning on the pod's GPU count against its class's NVLink group; left to the webhook and "
+     "lint"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {

@@ -19,6 +19,7 @@
 #include "rules/mig_profile.h"
 #include "rules/no_mixed_gpu_kinds.h"
 #include "rules/non_gpu_on_gpu_pool.h"
+#include "rules/nvlink_group.h"
 #include "rules/pod_level_gpu_resources.h"
 #include "rules/privileged_container.h"
 #include "rules/queue_required.h"
@@ -59,6 +60,7 @@ std::vector<std::unique_ptr<const Rule>> default_rules() {
   rules.push_back(make_queue_required_rule());           // GPU025
   rules.push_back(make_privileged_container_rule());     // GPU026
   rules.push_back(make_cuda_visible_devices_rule());     // GPU032
+  rules.push_back(make_nvlink_group_rule());             // GPU033
   return rules;
 }
 

@@ -20,6 +20,7 @@ TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order
   // GPU016/GPU017 are document rules; the DRA rules GPU018–GPU023 check claim objects.
   for (int i = 18; i <= 26; ++i) ids.push_back("GPU0" + std::to_string(i));
   ids.push_back("GPU032");  // GPU028–GPU031 are document rules
+  ids.push_back("GPU033");
   REQUIRE(rules.size() == ids.size());
   // The policy loader accepts `enforcement.rules` keys up to the last rule of either list, and
   // no further.
@@ -38,7 +39,7 @@ TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order
     CHECK(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
           std::string_view::npos);
     CHECK(names.insert(name).second);
-    const bool warns = want == "GPU014" || want == "GPU032";
+    const bool warns = want == "GPU014" || want == "GPU032" || want == "GPU033";
     CHECK(rules[i]->default_action() == (warns ? Action::kWarn : Action::kDeny));
   }
 }
