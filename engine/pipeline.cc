@@ -98,10 +98,16 @@ Evaluation::~Evaluation() {
 
 std::vector<std::string> Evaluation::warnings() const {
   std::vector<std::string> out;
+  std::size_t more = 0;
   for (const Finding& f : findings) {
-    if (f.severity == Severity::kWarn)
-      out.push_back(f.rule + (f.audit ? " (audit): " : ": ") + f.message);
+    if (f.severity != Severity::kWarn) continue;
+    if (out.size() == kDenyMessageListed) {
+      ++more;
+      continue;
+    }
+    out.push_back(f.rule + (f.audit ? " (audit): " : ": ") + f.message);
   }
+  if (more > 0) out.push_back("gpuadmit: " + std::to_string(more) + " more warnings");
   return out;
 }
 

@@ -116,8 +116,11 @@ struct Evaluation {
   // exactly when `patch` is not empty.
   bool changed() const { return has_changes; }
   bool has_changes = false;
-  // Warnings for AdmissionResponse.warnings: "GPU014: ..." for each warn finding; an audited
-  // finding reads "GPU003 (audit): ...".
+  // Warnings for AdmissionResponse.warnings: "GPU014: ..." for each of the first
+  // kDenyMessageListed warn findings, then "gpuadmit: N more warnings" — bounded as the denial
+  // is: the API server keeps 4,096 characters of warnings and cuts each to 256 once past them
+  // (k8s.io/apiserver pkg/endpoints/filters/warning.go); an audited finding reads
+  // "GPU003 (audit): ...".
   std::vector<std::string> warnings() const;
   // Rule ids of the audited findings, unique, in order (the "audit" audit annotation).
   std::vector<std::string> audited_rules() const;

@@ -182,6 +182,35 @@ TEST_CASE("rules: the denial message lists the first violations, then a count", 
   CHECK(e.deny_message() == listed + "; and " + std::to_string(denied - 20) + " more violations");
 }
 
+// Warnings are bounded the same way: the API server keeps 4,096 characters of them
+// (k8s.io/apiserver pkg/endpoints/filters/warning.go truncateAtTotalRunes).
+TEST_CASE("rules: the warnings list the first ones, then a count", "[rules]") {
+  auto policy = policy_from_yaml(kSmallPolicy);
+  Pipeline pipeline({}, default_rules());
+  std::string containers;
+  for (int i = 0; i < 25; ++i) {
+    if (i > 0) containers += ",";
+    containers += container("c" + std::to_string(i), R"({"nvidia.com/gpu":"1"})",
+                            R"({"nvidia.com/gpu":"1"})",
+                            R"("env":[{"name":"CUDA_VISIBLE_DEVICES","value":"0"}])");
+  }
+  const Evaluation e = pipeline.evaluate(Json::parse(make_pod(containers)),
+                                         {.ns = "team", .mutate = false}, *policy);
+  std::vector<std::string> expected;
+  std::size_t warned = 0;
+  for (const Finding& f : e.findings) {
+    if (f.severity != Severity::kWarn) continue;
+    if (++warned <= Evaluation::kDenyMessageListed) expected.push_back(f.rule + ": " + f.message);
+  }
+  REQUIRE(warned >= 25);
+  CHECK(std::find(expected.begin(), expected.end(),
+                  "GPU032: container c0 sets CUDA_VISIBLE_DEVICES=0: it gets 1 GPU, which CUDA "
+                  "already sees; the device plugin already gives the container exactly its GPUs, "
+                  "numbered from 0: remove CUDA_VISIBLE_DEVICES") != expected.end());
+  expected.push_back("gpuadmit: " + std::to_string(warned - 20) + " more warnings");
+  CHECK(e.warnings() == expected);
+}
+
 }  // namespace
 }  // namespace all_rules_test
 }  // namespace gpuadmit::testing
