@@ -57,6 +57,22 @@ struct GpuPrice {
   std::string currency;  // ISO 4217 code, "USD"
 };
 
+// What a class's driver runs (GPU027, docs/decisions-policy.md "A class's driver"): `driver:
+// {version: "535.104.05"}` or `driver: {cuda: "12.2"}`, the highest CUDA version its nodes run
+// (with NVIDIA's forward-compatibility package where installed). Both are kept as written,
+// validated by the loader (engine/cuda.h).
+struct ClassDriver {
+  std::string version;  // "" when not given
+  std::string cuda;     // "" when not given
+};
+
+// `spec.cudaImages[]`: the platform's own image naming (GPU027): an image matching `pattern` (a
+// glob, `*` any characters) is built for CUDA `cuda`. The first match wins.
+struct CudaImagePattern {
+  std::string pattern;
+  std::string cuda;
+};
+
 struct GpuClass {
   std::string name;
   LabelSelectorValues node_selector;
@@ -67,6 +83,7 @@ struct GpuClass {
   std::optional<TimeSlicing> time_slicing;
   std::vector<DeviceClassMapping> device_classes;  // DRA DeviceClasses of this pool
   std::optional<GpuPrice> price;
+  std::optional<ClassDriver> driver;
 };
 
 struct PriorityClassDecl {
@@ -140,7 +157,7 @@ enum class FailurePolicy { kFail, kIgnore };
 
 // Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the last of
 // rules/all_rules.cc (tests/rules/all_rules_test.cpp holds the two together).
-inline constexpr int kLastRuleNumber = 26;
+inline constexpr int kLastRuleNumber = 27;
 
 struct Enforcement {
   Action requests_equal_limits = Action::kFix;  // fix | deny | warn
@@ -196,6 +213,7 @@ struct Policy {
   // RuntimeClass names that run NVIDIA's container runtime, besides the GPU Operator's `nvidia`,
   // `nvidia-cdi` and `nvidia-legacy` (GPU024).
   std::vector<std::string> nvidia_runtime_classes;
+  std::vector<CudaImagePattern> cuda_images;  // spec.cudaImages, in order (GPU027)
 };
 
 }  // namespace gpuadmit
