@@ -18,55 +18,55 @@ struct ToolkitRow {
   std::string_view driver;
 };
 constexpr std::array<ToolkitRow, 49> kToolkitDrivers = {{
-    {10, 0, 130, "410.48"},       // CUDA 10.0.130
-    {10, 1, 105, "418.39"},       // CUDA 10.1 (10.1.105 general release, and updates)
-    {10, 2, 89, "440.33"},        // CUDA 10.2.89
-    {11, 0, 1, "450.36.06"},      // CUDA 11.0.1 RC
-    {11, 0, 2, "450.51.05"},      // CUDA 11.0.2 GA
-    {11, 0, 3, "450.51.06"},      // CUDA 11.0.3 Update 1
-    {11, 1, 0, "455.23"},         // CUDA 11.1 GA
-    {11, 1, 1, "455.32"},         // CUDA 11.1.1 Update 1
-    {11, 2, 0, "460.27.03"},      // CUDA 11.2.0 GA
-    {11, 2, 1, "460.32.03"},      // CUDA 11.2.1 Update 1
-    {11, 2, 2, "460.32.03"},      // CUDA 11.2.2 Update 2
-    {11, 3, 0, "465.19.01"},      // CUDA 11.3.0 GA
-    {11, 3, 1, "465.19.01"},      // CUDA 11.3.1 Update 1
-    {11, 4, 0, "470.42.01"},      // CUDA 11.4.0 GA
-    {11, 4, 1, "470.57.02"},      // CUDA 11.4 Update 1
-    {11, 4, 2, "470.57.02"},      // CUDA 11.4 Update 2
-    {11, 4, 3, "470.82.01"},      // CUDA 11.4 Update 3
-    {11, 4, 4, "470.82.01"},      // CUDA 11.4 Update 4
-    {11, 5, 0, "495.29.05"},      // CUDA 11.5 GA
-    {11, 5, 1, "495.29.05"},      // CUDA 11.5 Update 1
-    {11, 5, 2, "495.29.05"},      // CUDA 11.5 Update 2
-    {11, 6, 0, "510.39.01"},      // CUDA 11.6 GA
-    {11, 6, 1, "510.47.03"},      // CUDA 11.6 Update 1
-    {11, 6, 2, "510.47.03"},      // CUDA 11.6 Update 2
-    {11, 7, 0, "515.43.04"},      // CUDA 11.7 GA
-    {11, 7, 1, "515.65.01"},      // CUDA 11.7 Update 1
-    {11, 8, 0, "520.61.05"},      // CUDA 11.8 GA
-    {12, 0, 0, "525.60.13"},      // CUDA 12.0 GA
-    {12, 0, 1, "525.85.12"},      // CUDA 12.0 Update 1
-    {12, 1, 0, "530.30.02"},      // CUDA 12.1 GA
-    {12, 1, 1, "530.30.02"},      // CUDA 12.1 Update 1
-    {12, 2, 0, "535.54.03"},      // CUDA 12.2 GA
-    {12, 2, 1, "535.86.09"},      // CUDA 12.2 Update 1
-    {12, 2, 2, "535.104.05"},     // CUDA 12.2 Update 2
-    {12, 3, 0, "545.23.06"},      // CUDA 12.3 GA
-    {12, 3, 1, "545.23.08"},      // CUDA 12.3 Update 1
-    {12, 4, 0, "550.54.14"},      // CUDA 12.4 GA
-    {12, 4, 1, "550.54.15"},      // CUDA 12.4 Update 1
-    {12, 5, 0, "555.42.02"},      // CUDA 12.5 GA
-    {12, 5, 1, "555.42.06"},      // CUDA 12.5 Update 1
-    {12, 6, 0, "560.28.03"},      // CUDA 12.6 GA
-    {12, 6, 1, "560.35.03"},      // CUDA 12.6 Update 1
-    {12, 6, 2, "560.35.03"},      // CUDA 12.6 Update 2
-    {12, 6, 3, "560.35.05"},      // CUDA 12.6 Update 3
-    {12, 8, 0, "570.26"},         // CUDA 12.8 GA
-    {12, 8, 1, "570.124.06"},     // CUDA 12.8 Update 1
-    {12, 9, 0, "575.51.03"},      // CUDA 12.9 GA
-    {12, 9, 1, "575.57.08"},      // CUDA 12.9 Update 1
-    {13, 0, 0, "580.65.06"},      // CUDA 13.0 GA
+    {10, 0, 130, "410.48"},    // CUDA 10.0.130
+    {10, 1, 105, "418.39"},    // CUDA 10.1 (10.1.105 general release, and updates)
+    {10, 2, 89, "440.33"},     // CUDA 10.2.89
+    {11, 0, 1, "450.36.06"},   // CUDA 11.0.1 RC
+    {11, 0, 2, "450.51.05"},   // CUDA 11.0.2 GA
+    {11, 0, 3, "450.51.06"},   // CUDA 11.0.3 Update 1
+    {11, 1, 0, "455.23"},      // CUDA 11.1 GA
+    {11, 1, 1, "455.32"},      // CUDA 11.1.1 Update 1
+    {11, 2, 0, "460.27.03"},   // CUDA 11.2.0 GA
+    {11, 2, 1, "460.32.03"},   // CUDA 11.2.1 Update 1
+    {11, 2, 2, "460.32.03"},   // CUDA 11.2.2 Update 2
+    {11, 3, 0, "465.19.01"},   // CUDA 11.3.0 GA
+    {11, 3, 1, "465.19.01"},   // CUDA 11.3.1 Update 1
+    {11, 4, 0, "470.42.01"},   // CUDA 11.4.0 GA
+    {11, 4, 1, "470.57.02"},   // CUDA 11.4 Update 1
+    {11, 4, 2, "470.57.02"},   // CUDA 11.4 Update 2
+    {11, 4, 3, "470.82.01"},   // CUDA 11.4 Update 3
+    {11, 4, 4, "470.82.01"},   // CUDA 11.4 Update 4
+    {11, 5, 0, "495.29.05"},   // CUDA 11.5 GA
+    {11, 5, 1, "495.29.05"},   // CUDA 11.5 Update 1
+    {11, 5, 2, "495.29.05"},   // CUDA 11.5 Update 2
+    {11, 6, 0, "510.39.01"},   // CUDA 11.6 GA
+    {11, 6, 1, "510.47.03"},   // CUDA 11.6 Update 1
+    {11, 6, 2, "510.47.03"},   // CUDA 11.6 Update 2
+    {11, 7, 0, "515.43.04"},   // CUDA 11.7 GA
+    {11, 7, 1, "515.65.01"},   // CUDA 11.7 Update 1
+    {11, 8, 0, "520.61.05"},   // CUDA 11.8 GA
+    {12, 0, 0, "525.60.13"},   // CUDA 12.0 GA
+    {12, 0, 1, "525.85.12"},   // CUDA 12.0 Update 1
+    {12, 1, 0, "530.30.02"},   // CUDA 12.1 GA
+    {12, 1, 1, "530.30.02"},   // CUDA 12.1 Update 1
+    {12, 2, 0, "535.54.03"},   // CUDA 12.2 GA
+    {12, 2, 1, "535.86.09"},   // CUDA 12.2 Update 1
+    {12, 2, 2, "535.104.05"},  // CUDA 12.2 Update 2
+    {12, 3, 0, "545.23.06"},   // CUDA 12.3 GA
+    {12, 3, 1, "545.23.08"},   // CUDA 12.3 Update 1
+    {12, 4, 0, "550.54.14"},   // CUDA 12.4 GA
+    {12, 4, 1, "550.54.15"},   // CUDA 12.4 Update 1
+    {12, 5, 0, "555.42.02"},   // CUDA 12.5 GA
+    {12, 5, 1, "555.42.06"},   // CUDA 12.5 Update 1
+    {12, 6, 0, "560.28.03"},   // CUDA 12.6 GA
+    {12, 6, 1, "560.35.03"},   // CUDA 12.6 Update 1
+    {12, 6, 2, "560.35.03"},   // CUDA 12.6 Update 2
+    {12, 6, 3, "560.35.05"},   // CUDA 12.6 Update 3
+    {12, 8, 0, "570.26"},      // CUDA 12.8 GA
+    {12, 8, 1, "570.124.06"},  // CUDA 12.8 Update 1
+    {12, 9, 0, "575.51.03"},   // CUDA 12.9 GA
+    {12, 9, 1, "575.57.08"},   // CUDA 12.9 Update 1
+    {13, 0, 0, "580.65.06"},   // CUDA 13.0 GA
 }};
 
 // NGC framework containers (PyTorch, TensorFlow, Triton Inference Server, NeMo, JAX, ...): each
@@ -95,8 +95,8 @@ constexpr std::array<NgcRow, 31> kNgcReleases = {{
 
 // The NGC framework repositories whose tags are release numbers (nvcr.io/nvidia/<name>).
 constexpr std::array<std::string_view, 9> kNgcFrameworks = {
-    "pytorch", "tensorflow", "tritonserver", "nemo", "jax", "paxml", "mxnet", "pytorch-geometric",
-    "dgl"};
+    "pytorch", "tensorflow", "tritonserver",      "nemo", "jax",
+    "paxml",   "mxnet",      "pytorch-geometric", "dgl"};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -113,7 +113,8 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   size_t start = 0;
   while (true) {
     const size_t at = s.find(sep, start);
-    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    out.push_back(
+        s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
     if (at == std::string_view::npos) return out;
     start = at + 1;
   }
@@ -329,8 +330,8 @@ Tristate evaluate_constraint(std::string_view c, const DriverFacts& facts, bool&
     const std::optional<CudaVersion> want = parse_cuda_version(value);
     if (!want || !facts.cuda) return Tristate::kUnknown;
     const CudaVersion& have = *facts.cuda;
-    cmp = have.major != want->major ? (have.major < want->major ? -1 : 1)
-          : have.minor != want->minor ? (have.minor < want->minor ? -1 : 1)
+    cmp = have.major != want->major     ? (have.major < want->major ? -1 : 1)
+          : have.minor != want->minor   ? (have.minor < want->minor ? -1 : 1)
           : want->patch.value_or(0) > 0 ? -1
                                         : 0;
   } else if (property == "driver") {
@@ -344,13 +345,20 @@ Tristate evaluate_constraint(std::string_view c, const DriverFacts& facts, bool&
     return Tristate::kTrue;
   }
   bool holds = false;
-  if (op == "!=") holds = cmp != 0;
-  else if (op == "<=") holds = cmp <= 0;
-  else if (op == ">=") holds = cmp >= 0;
-  else if (op == "=") holds = cmp == 0;
-  else if (op == "<") holds = cmp < 0;
-  else if (op == ">") holds = cmp > 0;
-  else return Tristate::kUnknown;  // no operator: the toolkit rejects the value
+  if (op == "!=")
+    holds = cmp != 0;
+  else if (op == "<=")
+    holds = cmp <= 0;
+  else if (op == ">=")
+    holds = cmp >= 0;
+  else if (op == "=")
+    holds = cmp == 0;
+  else if (op == "<")
+    holds = cmp < 0;
+  else if (op == ">")
+    holds = cmp > 0;
+  else
+    return Tristate::kUnknown;  // no operator: the toolkit rejects the value
   return holds ? Tristate::kTrue : Tristate::kFalse;
 }
 
@@ -368,8 +376,10 @@ Tristate evaluate_require_cuda(std::string_view requirement, const DriverFacts& 
       const Tristate v = evaluate_constraint(factor, facts, skipped);
       if (skipped) continue;
       any_factor = true;
-      if (v == Tristate::kFalse) term_value = Tristate::kFalse;
-      else if (v == Tristate::kUnknown && term_value == Tristate::kTrue) term_value = v;
+      if (v == Tristate::kFalse)
+        term_value = Tristate::kFalse;
+      else if (v == Tristate::kUnknown && term_value == Tristate::kTrue)
+        term_value = v;
     }
     if (!any_factor) continue;  // a term of skipped constraints is dropped
     any_term = true;

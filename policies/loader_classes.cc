@@ -314,8 +314,10 @@ void PolicyReader::read_driver(const YAML::Node& node, const std::string& path, 
               ": must be the version nvidia-smi prints, e.g. 535.104.05 (1 to 3 numbers "
               "separated by dots)");
     } else if (!cuda_for_driver(*d)) {
-      add(v, vp, "driver " + *s + " is older than CUDA 10.0's (410.48): gpuadmit has no CUDA "
-                 "version for it");
+      add(v, vp,
+          "driver " + *s +
+              " is older than CUDA 10.0's (410.48): gpuadmit has no CUDA "
+              "version for it");
     } else {
       driver.version = *s;
     }

@@ -73,8 +73,8 @@ TEST_CASE("policy: driver and cudaImages errors", "[policy][cuda]") {
                "(410.48): gpuadmit has no CUDA version for it (p.yaml:10:25)"});
   for (const char* written : {"12", "12.2.1", "twelve"}) {
     INFO(written);
-    CHECK(errors_of(replaced(kPolicy, "{cuda: \"12.8\"}", "{cuda: \"" + std::string(written) +
-                                                             "\"}")) ==
+    CHECK(errors_of(
+              replaced(kPolicy, "{cuda: \"12.8\"}", "{cuda: \"" + std::string(written) + "\"}")) ==
           Errors{"spec.classes.h100.driver.cuda: invalid CUDA version \"" + std::string(written) +
                  "\": must be <major>.<minor>, the CUDA version nvidia-smi prints, e.g. 12.2 "
                  "(p.yaml:12:22)"});
