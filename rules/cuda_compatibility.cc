@@ -19,7 +19,8 @@ constexpr std::string_view kDisableRequireEnv = "NVIDIA_DISABLE_REQUIRE";
 // What the class's nodes run, as engine/cuda.h evaluates requirements against.
 struct ClassFacts {
   DriverFacts facts;
-  std::string runs;  // "class a100's driver 535.104.05 runs up to CUDA 12.2"
+  std::string driver;  // "class a100's driver 535.104.05", "class h100's driver"
+  std::string runs;    // "class a100's driver 535.104.05 runs up to CUDA 12.2"
 };
 
 std::optional<ClassFacts> class_facts(const GpuClass& c) {
@@ -32,9 +33,9 @@ std::optional<ClassFacts> class_facts(const GpuClass& c) {
     out.facts.cuda = parse_cuda_version(c.driver->cuda);
   }
   if (!out.facts.cuda) return std::nullopt;
-  out.runs = "class " + c.name + "'s driver" +
-             (c.driver->version.empty() ? "" : " " + c.driver->version) + " runs up to CUDA " +
-             out.facts.cuda->to_string();
+  out.driver =
+      "class " + c.name + "'s driver" + (c.driver->version.empty() ? "" : " " + c.driver->version);
+  out.runs = out.driver + " runs up to CUDA " + out.facts.cuda->to_string();
   return out;
 }
 
@@ -169,7 +170,8 @@ class CudaCompatibilityRule final : public Rule {
     if (evaluate_require_cuda(require->value, facts.facts) != Tristate::kFalse) return;
     out.push_back(Violation{
         container_label(ref) + ": env " + std::string(kRequireCudaEnv) + " " +
-            json_text(Json(require->value)) + " is not met by " + facts.runs +
+            json_text(Json(require->value)) + " is not met by " + facts.driver + " (CUDA " +
+            facts.facts.cuda->to_string() + ")" +
             ": NVIDIA's container toolkit refuses to start the container (\"unsatisfied "
             "condition\"); use an image built for CUDA " +
             facts.facts.cuda->to_string() + " or earlier, or a class whose driver meets it",

@@ -144,7 +144,7 @@ TEST_CASE("rule GPU027: NVIDIA_REQUIRE_CUDA in env", "[rules][GPU027]") {
            make_pod(gpu_container("a", "registry.corp/ml/train:latest", env("cuda>=12.8")), "",
                     on("a100")),
            {"spec.containers[0].env[1] | container a: env NVIDIA_REQUIRE_CUDA \"cuda>=12.8\" is "
-            "not met by class a100's driver 535.104.05 runs up to CUDA 12.2: NVIDIA's container "
+            "not met by class a100's driver 535.104.05 (CUDA 12.2): NVIDIA's container "
             "toolkit refuses to start the container (\"unsatisfied condition\"); use an image "
             "built for CUDA 12.2 or earlier, or a class whose driver meets it"}},
           {"a forward-compatibility branch the R535 driver is on",
