@@ -9,6 +9,7 @@
 #include <vector>
 
 namespace gpuadmit {
+namespace cuda_test {
 namespace {
 
 std::string cuda_of_driver(const char* driver) {
@@ -184,4 +185,5 @@ TEST_CASE("cuda: no input throws", "[engine][cuda]") {
   }
 }
 
+}  // namespace cuda_test
 }  // namespace gpuadmit
