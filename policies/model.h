@@ -57,7 +57,7 @@ struct GpuPrice {
   std::string currency;  // ISO 4217 code, "USD"
 };
 
-// What a class's driver runs (GPU027, docs/decisions-policy.md "A class's driver"): `driver:
+// What a class's driver runs (GPU027, docs/decisions-policy.md `classes.<c>.driver`): `driver:
 // {version: "535.104.05"}` or `driver: {cuda: "12.2"}`, the highest CUDA version its nodes run
 // (with NVIDIA's forward-compatibility package where installed). Both are kept as written,
 // validated by the loader (engine/cuda.h).
@@ -73,6 +73,16 @@ struct CudaImagePattern {
   std::string cuda;
 };
 
+// How a class's GPUs are joined (docs/decisions-policy.md, "Topology"): `nvlink_group` GPUs of a
+// node share one NVLink domain (8 on an HGX/DGX board, 2 with NVLink bridges, 1 without
+// NVLink): a pod with more whole GPUs than that talks across groups over PCIe (GPU033).
+// `domain_label`: the node label whose value names a node's NVLink or network domain
+// (nvidia.com/gpu.clique on multi-node NVLink systems, a rack or block label).
+struct ClassTopology {
+  std::optional<int64_t> nvlink_group;
+  std::string domain_label;  // "" when not given
+};
+
 struct GpuClass {
   std::string name;
   LabelSelectorValues node_selector;
@@ -84,6 +94,7 @@ struct GpuClass {
   std::vector<DeviceClassMapping> device_classes;  // DRA DeviceClasses of this pool
   std::optional<GpuPrice> price;
   std::optional<ClassDriver> driver;
+  std::optional<ClassTopology> topology;
 };
 
 struct PriorityClassDecl {
@@ -155,9 +166,10 @@ struct Tenant {
 // names of Kubernetes' own webhook failurePolicy).
 enum class FailurePolicy { kFail, kIgnore };
 
-// Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the last of
-// rules/all_rules.cc (tests/rules/all_rules_test.cpp holds the two together).
-inline constexpr int kLastRuleNumber = 27;
+// Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the highest id of
+// rules/all_rules.cc and rules/document_rules.cc (tests/rules/all_rules_test.cpp holds them
+// together).
+inline constexpr int kLastRuleNumber = 33;
 
 struct Enforcement {
   Action requests_equal_limits = Action::kFix;  // fix | deny | warn

@@ -176,6 +176,7 @@ class PolicyReader {
   void read_driver(const YAML::Node& node, const std::string& path, GpuClass& c);
   // `spec.cudaImages: [{pattern, cuda}]` (GPU027).
   void read_cuda_images(const YAML::Node& node, const std::string& path);
+  void read_topology(const YAML::Node& node, const std::string& path, GpuClass& c);
   // Kubernetes names DeviceClasses with DNS subdomains (validation.IsDNS1123Subdomain).
   static bool is_device_class_name(std::string_view name);
   // A DeviceClass maps to one class; a mapping's migProfile must be one its class offers.

@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 27> kRules = {{
+const std::array<RuleRow, 33> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -64,6 +64,19 @@ const std::array<RuleRow, 27> kRules = {{
     {"GPU027", C::kNo, K::kCorrectness,
      "NVIDIA's driver table, the image-name conventions and the NVIDIA_REQUIRE_CUDA grammar are "
      "left to the webhook and lint"},
+    {"GPU028", C::kNo, K::kCorrectness,
+     "lint reads the device plugin's config in manifests; no admission request carries it"},
+    {"GPU029", C::kNo, K::kCorrectness,
+     "lint reads mig-parted configs and the ClusterPolicy in manifests; no admission carries them"},
+    {"GPU030", C::kNo, K::kAdvice,
+     "lint reads KubeSchedulerConfiguration in manifests; no admission request carries it"},
+    {"GPU031", C::kNo, K::kCorrectness,
+     "lint reads Kueue ResourceFlavors in manifests; no admission request carries them"},
+    {"GPU032", C::kNo, K::kAdvice,
+     "a warning about a container's own environment; left to the webhook and lint"},
+    {"GPU033", C::kNo, K::kAdvice,
+     "a warning on the pod's GPU count against its class's NVLink group; left to the webhook and "
+     "lint"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {

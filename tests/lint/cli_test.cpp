@@ -505,6 +505,49 @@ TEST_CASE("lint --fix --write mirrors the input paths", "[lint][cli]") {
   fs::remove_all(dir);
 }
 
+// The GPU stack's configs (GPU028–GPU030, docs/lint.md) through the binary, with the default
+// policy (one class `gpu`, whole GPUs, no MIG): a one-key device plugin ConfigMap that
+// time-slices every GPU 4 ways contradicts it; a scheduler scoring GPUs with LeastAllocated is a
+// warning; the exit code is deny's.
+TEST_CASE("lint reads the device plugin's and the scheduler's configs", "[lint][cli]") {
+  constexpr const char* kConfigs = R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: time-slicing-config
+  namespace: gpu-operator
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+        - name: nvidia.com/gpu
+          replicas: 4
+---
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: LeastAllocated
+        resources:
+        - {name: nvidia.com/gpu, weight: 1}
+)";
+  const auto r = testing::run_command(gpuadmit() + " lint --output json -", kConfigs);
+  CHECK(r.exit_code == 1);
+  const Json report = Json::parse(r.out);
+  std::vector<std::string> seen;
+  for (const Json& f : report["findings"]) {
+    seen.push_back(f["rule"].get<std::string>() + " " + f["severity"].get<std::string>() + " " +
+                   std::to_string(f["line"].get<int>()) + " " + f["path"].get<std::string>());
+  }
+  CHECK(seen == std::vector<std::string>{
+                    "GPU028 deny 7 data[\"any\"].sharing.timeSlicing.resources[0].replicas",
+                    "GPU030 warn 21 profiles[0].pluginConfig[0].args.scoringStrategy"});
+}
+
 }  // namespace
 }  // namespace cli_test
 }  // namespace gpuadmit::lint

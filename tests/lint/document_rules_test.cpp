@@ -1,4 +1,5 @@
-// The document rules GPU016 and GPU017 (table-driven, exact messages).
+// The document rules GPU016 and GPU017 (table-driven, exact messages); GPU028–GPU031 have their
+// own tests in tests/rules/.
 
 #include <catch2/catch.hpp>
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -143,13 +144,16 @@ size_t check_parity(const fs::path& cwd, const std::string& input, const std::st
   REQUIRE((fixed.exit_code >= 0 && fixed.exit_code <= 2));
   const Json report = Json::parse(json.out);
 
-  // Lint's per-object verdicts. The webhook never sees LimitRange/ResourceQuota (GPU016/017),
-  // the namespace sum (GPU013 "namespace ...") or the manifest text (PARSE).
+  // Lint's per-object verdicts. The webhook never sees the objects of the document rules
+  // (LimitRange, ResourceQuota, the GPU stack's configs: GPU016/017, GPU028–031), the namespace
+  // sum (GPU013 "namespace ...") or the manifest text (PARSE).
   std::map<ObjectKey, Verdict> linted;
+  static const std::set<std::string> kLintOnly = {"PARSE",  "GPU016", "GPU017", "GPU028",
+                                                  "GPU029", "GPU030", "GPU031"};
   for (const Json& f : report["findings"]) {
     const std::string rule = f["rule"];
     const std::string message = f["message"];
-    if (rule == "PARSE" || rule == "GPU016" || rule == "GPU017") continue;
+    if (kLintOnly.count(rule)) continue;
     if (rule == "GPU013" && message.rfind("namespace ", 0) == 0) continue;
     Verdict& v = linted[{f["file"], f["kind"], f["namespace"], f["name"]}];
     (f["severity"] == "warn" ? v.warn : v.deny).push_back(rule + ": " + message);

@@ -2,9 +2,10 @@ package main
 
 // The tenant-attack suite (tests/tenant_attacks/cases/NNN-slug.yaml, docs/security.md): each
 // file is the AdmissionRequest a tenant would send to get around the policy. The differential
-// sends the ones admitted under the generated objects' policy (tests/cases/policy.yaml, the
-// cases without a `policy:` of their own) and needing no claim lookup through the webhook and
-// through the native policies, with their operation, old object and user.
+// sends each one under its own policy (`policy:`, else tests/cases/policy.yaml) through the
+// webhook and through the native policies, with its operation, old object and user. A case's
+// `claims:` and `nodes:` are what the suite's webhook finds through its DRA lookup and Node watch;
+// neither side of the differential looks anything up, so both judge the object without them.
 
 import (
 	"encoding/json"
@@ -41,12 +42,14 @@ type attackFile struct {
 type attackRequest struct {
 	name      string
 	namespace string
+	policy    string // absolute
 	req       Request
 }
 
 // LoadAttackCases reads every case of dir that the differential can send: CREATE or UPDATE of
-// the object itself (no subresource), under the default policy, without claims or nodes (the
-// harness serves no API to look them up). The rest are skipped, each with why in `skipped`.
+// the object itself (no subresource; the native policies do not match subresources). The rest
+// are skipped, each with why in `skipped`. Relative policy paths are the repository's, as the
+// suite's driver reads them: run from the repository's root.
 func LoadAttackCases(dir string) (cases []attackRequest, skipped []string, err error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
@@ -78,12 +81,6 @@ func LoadAttackCases(dir string) (cases []attackRequest, skipped []string, err e
 
 func attackSkip(f *attackFile) string {
 	switch {
-	case f.Policy != "" && f.Policy != "tests/cases/policy.yaml":
-		return "a policy of its own"
-	case len(f.Claims) > 0:
-		return "claims (the webhook finds them only through --dra-lookup)"
-	case len(f.Nodes) > 0:
-		return "nodes (the webhook finds them only through its Node watch)"
 	case f.Request.SubResource != "":
 		return "a subresource"
 	case f.Request.Operation != "CREATE" && f.Request.Operation != "UPDATE":
@@ -93,7 +90,17 @@ func attackSkip(f *attackFile) string {
 }
 
 func attackOf(name string, f *attackFile) (attackRequest, error) {
-	a := attackRequest{name: name, namespace: f.Request.Namespace}
+	a := attackRequest{name: name, namespace: f.Request.Namespace, policy: f.Policy}
+	if a.policy == "" {
+		a.policy = "tests/cases/policy.yaml"
+	}
+	var err error
+	if a.policy, err = filepath.Abs(a.policy); err != nil {
+		return a, err
+	}
+	if len(f.Claims) > 0 || len(f.Nodes) > 0 {
+		a.name += " (no lookups: its claims and nodes unknown to both sides)"
+	}
 	obj, err := Decode(f.Request.Object)
 	if err != nil {
 		return a, fmt.Errorf("object: %w", err)

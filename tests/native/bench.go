@@ -11,6 +11,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +31,7 @@ func benchCommand(args []string, stdout, stderr io.Writer) error {
 	policy := fs.String("policy", "tests/cases/policy.yaml", "the gpuadmit policy")
 	native := fs.String("native", "", "native policies from this file (default: gpuadmit render --native full)")
 	cases := fs.String("cases", "tests/cases", "the golden cases (their inputs are the objects measured)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the native policies' rows here (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,11 +94,20 @@ func benchCommand(args []string, stdout, stderr io.Writer) error {
 		for _, o := range objects {
 			r := Request{Object: o.obj, Operation: admission.Create}
 			first := env.Admit(context.Background(), r)
+			profiling := *cpuProfile != "" && strings.HasPrefix(c.name, "native")
+			if profiling {
+				if err := startProfile(*cpuProfile, o.name); err != nil {
+					return err
+				}
+			}
 			result := testing.Benchmark(func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					env.Admit(context.Background(), r)
 				}
 			})
+			if profiling {
+				pprof.StopCPUProfile()
+			}
 			verdict := "admitted"
 			if first.Err != nil {
 				verdict = "denied"
@@ -105,6 +118,22 @@ func benchCommand(args []string, stdout, stderr io.Writer) error {
 		env.Close()
 	}
 	return nil
+}
+
+// startProfile starts a CPU profile into a file of its own per object: PATH.N (N = a slug of
+// the object's name).
+func startProfile(path, object string) error {
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(object))
+	f, err := os.Create(path + "." + slug)
+	if err != nil {
+		return err
+	}
+	return pprof.StartCPUProfile(f)
 }
 
 type benchObject struct {

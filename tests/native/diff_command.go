@@ -131,12 +131,29 @@ type namedRequest struct {
 func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Differential, error) {
 	order, groups := policyGroups(cases)
 	genPolicy, _ := filepath.Abs(o.genPolicy)
+	var attacks []attackRequest
+	if o.attacks != "" {
+		var skipped []string
+		var err error
+		if attacks, skipped, err = LoadAttackCases(o.attacks); err != nil {
+			return nil, err
+		}
+		for _, s := range skipped {
+			fmt.Fprintf(os.Stderr, "native-harness: SKIP %s\n", s)
+		}
+	}
+	policies := uniquePolicies(order, genPolicy)
+	for _, a := range attacks {
+		policies = uniquePolicies(policies, a.policy)
+	}
 	var total *Differential
-	for _, policy := range uniquePolicies(order, genPolicy) {
+	for _, policy := range policies {
 		if o.native != "" && !samePath(policy, o.policy) {
 			continue
 		}
-		if o.only != "" && !anySamePath(policy, strings.Split(o.only, ",")) {
+		// --only limits the golden cases; the attack cases always run, each under its policy.
+		casesToo := o.only == "" || anySamePath(policy, strings.Split(o.only, ","))
+		if !casesToo && !anyAttackUnder(attacks, policy) {
 			continue
 		}
 		set, table, err := nativeSource(g, o, mode, dir, policy)
@@ -145,12 +162,15 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 		}
 		var work []namedRequest
 		for _, c := range groups[policy] {
-			if c.Undecodable == "" && !c.NeedsClaimLookup() {
+			if casesToo && c.Undecodable == "" && !c.NeedsClaimLookup() {
 				work = append(work, namedRequest{c.Name, Request{Object: c.Input, Operation: "CREATE", User: c.User}})
 			}
 		}
-		var namespaces []k8sruntime.Object = namespacesOf(groups[policy])
-		if samePath(policy, genPolicy) && o.generate > 0 {
+		var namespaces []k8sruntime.Object
+		if casesToo {
+			namespaces = namespacesOf(groups[policy])
+		}
+		if casesToo && samePath(policy, genPolicy) && o.generate > 0 {
 			facts, err := ReadPolicyFacts(policy)
 			if err != nil {
 				return nil, err
@@ -163,23 +183,16 @@ func runDiff(g *Gpuadmit, o *diffOptions, mode, dir string, cases []*Case) (*Dif
 			}
 			namespaces = mergeNamespaces(namespaces, facts.Namespaces)
 		}
-		if samePath(policy, genPolicy) && o.attacks != "" {
-			attacks, skipped, err := LoadAttackCases(o.attacks)
-			if err != nil {
-				return nil, err
-			}
-			var names []string
-			for _, a := range attacks {
+		var attackNamespaces []string
+		for _, a := range attacks {
+			if samePath(policy, a.policy) {
 				work = append(work, namedRequest{a.name, a.req})
-				names = append(names, a.namespace)
-			}
-			namespaces = mergeNamespaces(namespaces, names)
-			for _, s := range skipped {
-				fmt.Fprintf(os.Stderr, "native-harness: SKIP %s\n", s)
+				attackNamespaces = append(attackNamespaces, a.namespace)
 			}
 		}
+		namespaces = mergeNamespaces(namespaces, attackNamespaces)
 		var checks []controllerCase
-		if samePath(policy, genPolicy) && o.generate > 0 {
+		if casesToo && samePath(policy, genPolicy) && o.generate > 0 {
 			facts, _ := ReadPolicyFacts(policy)
 			if len(facts.Namespaces) > 0 {
 				checks = append(controllerCases(facts.Namespaces[0]), podUpdateCases(facts.Namespaces[0], facts)...)
@@ -280,6 +293,15 @@ func uniquePolicies(order []string, extra string) []string {
 		}
 	}
 	return append(out, extra)
+}
+
+func anyAttackUnder(attacks []attackRequest, policy string) bool {
+	for _, a := range attacks {
+		if samePath(a.policy, policy) {
+			return true
+		}
+	}
+	return false
 }
 
 func anySamePath(a string, list []string) bool {

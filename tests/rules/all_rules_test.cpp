@@ -1,5 +1,7 @@
 #include "rules/all_rules.h"
+#include "rules/document_rules.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -17,9 +19,15 @@ TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order
   for (int i = 1; i <= 15; ++i) ids.push_back((i < 10 ? "GPU00" : "GPU0") + std::to_string(i));
   // GPU016/GPU017 are document rules; the DRA rules GPU018–GPU023 check claim objects.
   for (int i = 18; i <= 27; ++i) ids.push_back("GPU0" + std::to_string(i));
+  ids.push_back("GPU032");  // GPU028–GPU031 are document rules
+  ids.push_back("GPU033");
   REQUIRE(rules.size() == ids.size());
-  // The policy loader accepts `enforcement.rules` keys up to the last rule, and no further.
-  CHECK(rules.back()->id() == "GPU0" + std::to_string(kLastRuleNumber));
+  // The policy loader accepts `enforcement.rules` keys up to the last rule of either list, and
+  // no further.
+  const auto document_rules = default_document_rules();
+  const std::string last =
+      std::max(std::string(rules.back()->id()), std::string(document_rules.back()->id()));
+  CHECK(last == "GPU0" + std::to_string(kLastRuleNumber));
   std::set<std::string_view> names;
   for (size_t i = 0; i < rules.size(); ++i) {
     const std::string& want = ids[i];
@@ -31,7 +39,7 @@ TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order
     CHECK(name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
           std::string_view::npos);
     CHECK(names.insert(name).second);
-    const bool warns = want == "GPU014";
+    const bool warns = want == "GPU014" || want == "GPU032" || want == "GPU033";
     CHECK(rules[i]->default_action() == (warns ? Action::kWarn : Action::kDeny));
   }
 }
