@@ -384,105 +384,106 @@ void PolicyReader::read_cuda_images(const YAML::Node& node, const std::string& p
     }
     if (ok) policy_.cuda_images.push_back(std::move(entry));
   }
-  namespace {
+}
 
-  // A Kubernetes label key (apimachinery validation IsQualifiedName): an optional DNS-subdomain
-  // prefix and "/", then a name of 1-63 alphanumerics, '-', '_' or '.', beginning and ending with
-  // an alphanumeric.
-  bool is_label_key(std::string_view key) {
-    const size_t slash = key.rfind('/');
-    const std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
-    const std::string_view prefix = slash == std::string_view::npos ? "" : key.substr(0, slash);
-    auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
-    if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back()))
+namespace {
+
+// A Kubernetes label key (apimachinery validation IsQualifiedName): an optional DNS-subdomain
+// prefix and "/", then a name of 1-63 alphanumerics, '-', '_' or '.', beginning and ending with
+// an alphanumeric.
+bool is_label_key(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+  const std::string_view prefix = slash == std::string_view::npos ? "" : key.substr(0, slash);
+  auto alnum = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; };
+  if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back())) return false;
+  for (char ch : name)
+    if (!alnum(ch) && ch != '-' && ch != '_' && ch != '.') return false;
+  if (slash == std::string_view::npos) return true;
+  if (prefix.empty() || prefix.size() > 253) return false;
+  for (char ch : prefix)
+    if (!(std::islower(static_cast<unsigned char>(ch)) ||
+          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
       return false;
-    for (char ch : name)
-      if (!alnum(ch) && ch != '-' && ch != '_' && ch != '.') return false;
-    if (slash == std::string_view::npos) return true;
-    if (prefix.empty() || prefix.size() > 253) return false;
-    for (char ch : prefix)
-      if (!(std::islower(static_cast<unsigned char>(ch)) ||
-            std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.'))
-        return false;
-    return alnum(prefix.front()) && alnum(prefix.back());
-  }
+  return alnum(prefix.front()) && alnum(prefix.back());
+}
 
-  }  // namespace
+}  // namespace
 
-  void PolicyReader::read_topology(const YAML::Node& node, const std::string& path, GpuClass& c) {
-    auto m = map(node, path, {"nvlinkGroup", "domainLabel"});
-    if (!m) return;
-    ClassTopology t;
-    with(*m, "nvlinkGroup", [&](const YAML::Node& v, const std::string& vp) {
-      t.nvlink_group = count(v, vp, 1);
-      if (t.nvlink_group && c.gpus_per_node && *t.nvlink_group > *c.gpus_per_node) {
-        add(v, vp,
-            "nvlinkGroup " + std::to_string(*t.nvlink_group) + " is more than gpusPerNode " +
-                std::to_string(*c.gpus_per_node) + ": an NVLink group is part of one node");
-        t.nvlink_group.reset();
-      }
-    });
-    with(*m, "domainLabel", [&](const YAML::Node& v, const std::string& vp) {
-      const std::optional<std::string> s = string(v, vp);
-      if (s && !is_label_key(*s)) {
-        add(v, vp,
-            "invalid label key " + quote(*s) +
-                ": must be a Kubernetes label key such as nvidia.com/gpu.clique");
-      } else if (s) {
-        t.domain_label = *s;
-      }
-    });
-    c.topology = std::move(t);
-  }
-
-  bool PolicyReader::is_device_class_name(std::string_view name) {
-    if (name.empty() || name.size() > 253) return false;
-    for (char ch : name) {
-      if (!(std::islower(static_cast<unsigned char>(ch)) ||
-            std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.')) {
-        return false;
-      }
+void PolicyReader::read_topology(const YAML::Node& node, const std::string& path, GpuClass& c) {
+  auto m = map(node, path, {"nvlinkGroup", "domainLabel"});
+  if (!m) return;
+  ClassTopology t;
+  with(*m, "nvlinkGroup", [&](const YAML::Node& v, const std::string& vp) {
+    t.nvlink_group = count(v, vp, 1);
+    if (t.nvlink_group && c.gpus_per_node && *t.nvlink_group > *c.gpus_per_node) {
+      add(v, vp,
+          "nvlinkGroup " + std::to_string(*t.nvlink_group) + " is more than gpusPerNode " +
+              std::to_string(*c.gpus_per_node) + ": an NVLink group is part of one node");
+      t.nvlink_group.reset();
     }
-    return std::isalnum(static_cast<unsigned char>(name.front())) &&
-           std::isalnum(static_cast<unsigned char>(name.back()));
-  }
-
-  void PolicyReader::check_device_classes() {
-    std::map<std::string, const Ref*, std::less<>> first;
-    for (const Ref& r : device_class_refs_) {
-      auto [it, inserted] = first.emplace(r.name, &r);
-      if (!inserted) {
-        add(r.mark, r.path,
-            "DeviceClass " + quote(r.name) + " is already mapped by " + it->second->path +
-                "; a DeviceClass hands out the devices of one class");
-      }
+  });
+  with(*m, "domainLabel", [&](const YAML::Node& v, const std::string& vp) {
+    const std::optional<std::string> s = string(v, vp);
+    if (s && !is_label_key(*s)) {
+      add(v, vp,
+          "invalid label key " + quote(*s) +
+              ": must be a Kubernetes label key such as nvidia.com/gpu.clique");
+    } else if (s) {
+      t.domain_label = *s;
     }
-    for (const DeviceClassProfile& d : device_class_profiles_) {
-      if (d.class_index >= policy_.classes.size()) continue;
-      const GpuClass& c = policy_.classes[d.class_index];
-      if (!c.mig) {
-        add(d.ref.mark, d.ref.path,
-            "migProfile " + quote(d.ref.name) + " on class " + quote(c.name) +
-                ", which has no mig: describe the class's MIG profiles under mig.profiles");
-      } else if (std::find(c.mig->profiles.begin(), c.mig->profiles.end(), d.ref.name) ==
-                 c.mig->profiles.end()) {
-        add(d.ref.mark, d.ref.path,
-            "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
-                gpuadmit::join(c.mig->profiles));
-      }
+  });
+  c.topology = std::move(t);
+}
+
+bool PolicyReader::is_device_class_name(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char ch : name) {
+    if (!(std::islower(static_cast<unsigned char>(ch)) ||
+          std::isdigit(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.')) {
+      return false;
     }
   }
+  return std::isalnum(static_cast<unsigned char>(name.front())) &&
+         std::isalnum(static_cast<unsigned char>(name.back()));
+}
 
-  void PolicyReader::read_nvidia_runtime_classes(const YAML::Node& node, const std::string& path) {
-    for (const Ref& r : names(node, path)) {
-      if (!is_dns_subdomain(r.name)) {
-        add(r.mark, r.path,
-            "invalid RuntimeClass name " + quote(r.name) +
-                ": must be a lowercase DNS subdomain such as nvidia-cdi");
-        continue;
-      }
-      policy_.nvidia_runtime_classes.push_back(r.name);
+void PolicyReader::check_device_classes() {
+  std::map<std::string, const Ref*, std::less<>> first;
+  for (const Ref& r : device_class_refs_) {
+    auto [it, inserted] = first.emplace(r.name, &r);
+    if (!inserted) {
+      add(r.mark, r.path,
+          "DeviceClass " + quote(r.name) + " is already mapped by " + it->second->path +
+              "; a DeviceClass hands out the devices of one class");
     }
   }
+  for (const DeviceClassProfile& d : device_class_profiles_) {
+    if (d.class_index >= policy_.classes.size()) continue;
+    const GpuClass& c = policy_.classes[d.class_index];
+    if (!c.mig) {
+      add(d.ref.mark, d.ref.path,
+          "migProfile " + quote(d.ref.name) + " on class " + quote(c.name) +
+              ", which has no mig: describe the class's MIG profiles under mig.profiles");
+    } else if (std::find(c.mig->profiles.begin(), c.mig->profiles.end(), d.ref.name) ==
+               c.mig->profiles.end()) {
+      add(d.ref.mark, d.ref.path,
+          "unknown MIG profile " + quote(d.ref.name) + ": class " + quote(c.name) + " offers " +
+              gpuadmit::join(c.mig->profiles));
+    }
+  }
+}
+
+void PolicyReader::read_nvidia_runtime_classes(const YAML::Node& node, const std::string& path) {
+  for (const Ref& r : names(node, path)) {
+    if (!is_dns_subdomain(r.name)) {
+      add(r.mark, r.path,
+          "invalid RuntimeClass name " + quote(r.name) +
+              ": must be a lowercase DNS subdomain such as nvidia-cdi");
+      continue;
+    }
+    policy_.nvidia_runtime_classes.push_back(r.name);
+  }
+}
 
 }  // namespace gpuadmit::policy_reader
