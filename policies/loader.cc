@@ -154,7 +154,7 @@ void PolicyReader::read_generation(const YAML::Node& node, const std::string& pa
 void PolicyReader::read_spec(const YAML::Node& node, const std::string& path) {
   auto m = map(node, path,
                {"gpuResources", "classes", "priorityClasses", "tenants", "enforcement", "workloads",
-                "controllers", "nvidiaRuntimeClasses"});
+                "controllers", "nvidiaRuntimeClasses", "cudaImages"});
   if (!m) return;
   with(*m, "gpuResources", [&](const YAML::Node& n, const std::string& p) {
     auto items = list(n, p);
@@ -173,6 +173,8 @@ void PolicyReader::read_spec(const YAML::Node& node, const std::string& path) {
     }
   });
   with(*m, "classes", [&](const YAML::Node& n, const std::string& p) { read_classes(n, p); });
+  with(*m, "cudaImages",
+       [&](const YAML::Node& n, const std::string& p) { read_cuda_images(n, p); });
   with(*m, "priorityClasses",
        [&](const YAML::Node& n, const std::string& p) { read_priority_classes(n, p); });
   with(*m, "tenants", [&](const YAML::Node& n, const std::string& p) { read_tenants(n, p); });

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "engine/cuda.h"
 #include "engine/join.h"
 #include "policies/mig_profiles.h"
 #include "policies/policy_reader.h"
@@ -25,7 +26,7 @@ void PolicyReader::read_classes(const YAML::Node& node, const std::string& path)
 void PolicyReader::read_class(const YAML::Node& node, const std::string& path, GpuClass& c) {
   auto m = map(node, path,
                {"nodeSelector", "taints", "gpusPerNode", "nodes", "mig", "timeSlicing",
-                "deviceClasses", "price", "topology"});
+                "deviceClasses", "price", "topology", "driver"});
   if (!m) return;
   ProfileNodes profile_nodes;
   with(*m, "nodeSelector",
@@ -41,6 +42,7 @@ void PolicyReader::read_class(const YAML::Node& node, const std::string& path, G
   with(*m, "deviceClasses",
        [&](const YAML::Node& n, const std::string& p) { read_device_classes(n, p, c); });
   with(*m, "price", [&](const YAML::Node& n, const std::string& p) { read_price(n, p, c); });
+  with(*m, "driver", [&](const YAML::Node& n, const std::string& p) { read_driver(n, p, c); });
   with(*m, "topology", [&](const YAML::Node& n, const std::string& p) { read_topology(n, p, c); });
   if (const Field* ts = m->get("timeSlicing"); ts && m->get("mig")) {
     add(ts->key_node, key_path(path, "timeSlicing"),
@@ -294,6 +296,94 @@ void PolicyReader::read_price(const YAML::Node& node, const std::string& path, G
     }
   }
   if (ok) c.price = std::move(price);
+}
+
+// `driver: {version: "535.104.05"}` or `driver: {cuda: "12.2"}` (GPU027): one of the two, each
+// validated as engine/cuda.h reads it. A driver older than every CUDA release of the table is
+// refused: GPU027 could say nothing of it.
+void PolicyReader::read_driver(const YAML::Node& node, const std::string& path, GpuClass& c) {
+  auto m = map(node, path, {"version", "cuda"});
+  if (!m) return;
+  ClassDriver driver;
+  with(*m, "version", [&](const YAML::Node& v, const std::string& vp) {
+    const std::optional<std::string> s = string(v, vp);
+    if (!s) return;
+    const std::optional<DriverVersion> d = parse_driver_version(*s);
+    if (!d) {
+      add(v, vp,
+          "invalid driver version " + quote(*s) +
+              ": must be the version nvidia-smi prints, e.g. 535.104.05 (1 to 3 numbers "
+              "separated by dots)");
+    } else if (!cuda_for_driver(*d)) {
+      add(v, vp,
+          "driver " + *s +
+              " is older than CUDA 10.0's (410.48): gpuadmit has no CUDA "
+              "version for it");
+    } else {
+      driver.version = *s;
+    }
+  });
+  with(*m, "cuda", [&](const YAML::Node& v, const std::string& vp) {
+    const std::optional<std::string> s = string(v, vp);
+    if (!s) return;
+    const std::optional<CudaVersion> cv = parse_cuda_version(*s);
+    if (!cv || s->find('.') == std::string::npos || cv->patch) {
+      add(v, vp,
+          "invalid CUDA version " + quote(*s) +
+              ": must be <major>.<minor>, the CUDA version nvidia-smi prints, e.g. 12.2");
+      return;
+    }
+    driver.cuda = *s;
+  });
+  if (m->get("version") && m->get("cuda")) {
+    add(node, path,
+        "give either version (the driver's) or cuda (the highest CUDA version it runs), not both: "
+        "the driver version already says which CUDA it runs");
+    return;
+  }
+  if (!m->get("version") && !m->get("cuda")) {
+    add(node, path, "must give version (the driver's, e.g. 535.104.05) or cuda (e.g. 12.2)");
+    return;
+  }
+  if (!driver.version.empty() || !driver.cuda.empty()) c.driver = std::move(driver);
+}
+
+// `cudaImages: [{pattern: "registry.corp/ml/*-cu12.4*", cuda: "12.4"}]` (GPU027): the platform's
+// own image naming; `*` matches any characters. First match wins.
+void PolicyReader::read_cuda_images(const YAML::Node& node, const std::string& path) {
+  auto items = list(node, path);
+  if (!items) return;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const std::string ip = index_path(path, i);
+    auto im = map((*items)[i], ip, {"pattern", "cuda"});
+    if (!im) continue;
+    CudaImagePattern entry;
+    bool ok = true;
+    if (const Field* f = im->get("pattern")) {
+      const std::optional<std::string> s = nonempty_string(f->value, child(ip, "pattern"));
+      ok = ok && s;
+      if (s) entry.pattern = *s;
+    } else {
+      missing(*im, "pattern");
+      ok = false;
+    }
+    if (const Field* f = im->get("cuda")) {
+      const std::string cp = child(ip, "cuda");
+      const std::optional<std::string> s = string(f->value, cp);
+      const std::optional<CudaVersion> cv = s ? parse_cuda_version(*s) : std::nullopt;
+      if (s && (!cv || s->find('.') == std::string::npos)) {
+        add(f->value, cp,
+            "invalid CUDA version " + quote(*s) +
+                ": must be <major>.<minor>[.<patch>], e.g. 12.4 or 12.4.1");
+      }
+      ok = ok && cv && s->find('.') != std::string::npos;
+      if (s) entry.cuda = *s;
+    } else {
+      missing(*im, "cuda");
+      ok = false;
+    }
+    if (ok) policy_.cuda_images.push_back(std::move(entry));
+  }
 }
 
 namespace {

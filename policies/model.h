@@ -57,6 +57,22 @@ struct GpuPrice {
   std::string currency;  // ISO 4217 code, "USD"
 };
 
+// What a class's driver runs (GPU027, docs/decisions-policy.md `classes.<c>.driver`): `driver:
+// {version: "535.104.05"}` or `driver: {cuda: "12.2"}`, the highest CUDA version its nodes run
+// (with NVIDIA's forward-compatibility package where installed). Both are kept as written,
+// validated by the loader (engine/cuda.h).
+struct ClassDriver {
+  std::string version;  // "" when not given
+  std::string cuda;     // "" when not given
+};
+
+// `spec.cudaImages[]`: the platform's own image naming (GPU027): an image matching `pattern` (a
+// glob, `*` any characters) is built for CUDA `cuda`. The first match wins.
+struct CudaImagePattern {
+  std::string pattern;
+  std::string cuda;
+};
+
 // How a class's GPUs are joined (docs/decisions-policy.md, "Topology"): `nvlink_group` GPUs of a
 // node share one NVLink domain (8 on an HGX/DGX board, 2 with NVLink bridges, 1 without
 // NVLink): a pod with more whole GPUs than that talks across groups over PCIe (GPU033).
@@ -77,6 +93,7 @@ struct GpuClass {
   std::optional<TimeSlicing> time_slicing;
   std::vector<DeviceClassMapping> device_classes;  // DRA DeviceClasses of this pool
   std::optional<GpuPrice> price;
+  std::optional<ClassDriver> driver;
   std::optional<ClassTopology> topology;
 };
 
@@ -208,6 +225,7 @@ struct Policy {
   // RuntimeClass names that run NVIDIA's container runtime, besides the GPU Operator's `nvidia`,
   // `nvidia-cdi` and `nvidia-legacy` (GPU024).
   std::vector<std::string> nvidia_runtime_classes;
+  std::vector<CudaImagePattern> cuda_images;  // spec.cudaImages, in order (GPU027)
 };
 
 }  // namespace gpuadmit

@@ -172,6 +172,10 @@ class PolicyReader {
   // `price: {perGPUHour: 3.67, currency: USD}`: a decimal with at most 6 fractional digits;
   // every priced class in one currency.
   void read_price(const YAML::Node& node, const std::string& path, GpuClass& c);
+  // `driver: {version: "535.104.05"}` or `driver: {cuda: "12.2"}` (GPU027).
+  void read_driver(const YAML::Node& node, const std::string& path, GpuClass& c);
+  // `spec.cudaImages: [{pattern, cuda}]` (GPU027).
+  void read_cuda_images(const YAML::Node& node, const std::string& path);
   void read_topology(const YAML::Node& node, const std::string& path, GpuClass& c);
   // Kubernetes names DeviceClasses with DNS subdomains (validation.IsDNS1123Subdomain).
   static bool is_device_class_name(std::string_view name);

@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 32> kRules = {{
+const std::array<RuleRow, 33> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -61,6 +61,9 @@ const std::array<RuleRow, 32> kRules = {{
      "kinds and their controllers' users (request.userInfo.username) are literals"},
     {"GPU026", C::kYes, K::kSecurity,
      "securityContext.privileged, and whether the pod tolerates every taint of some pool"},
+    {"GPU027", C::kNo, K::kCorrectness,
+     "NVIDIA's driver table, the image-name conventions and the NVIDIA_REQUIRE_CUDA grammar are "
+     "left to the webhook and lint"},
     {"GPU028", C::kNo, K::kCorrectness,
      "lint reads the device plugin's config in manifests; no admission request carries it"},
     {"GPU029", C::kNo, K::kCorrectness,

@@ -3,6 +3,7 @@
 #include "rules/allowed_classes.h"
 #include "rules/allowed_priority_class.h"
 #include "rules/class_placement.h"
+#include "rules/cuda_compatibility.h"
 #include "rules/cuda_visible_devices.h"
 #include "rules/dra_admin_access.h"
 #include "rules/dra_allocation_mode_all.h"
@@ -33,7 +34,7 @@ namespace gpuadmit {
 // over LimitRange/ResourceQuota objects, not pod-spec rules (lint/).
 std::vector<std::unique_ptr<const Rule>> default_rules() {
   std::vector<std::unique_ptr<const Rule>> rules;
-  rules.reserve(24);
+  rules.reserve(27);
   rules.push_back(make_requests_equal_limits_rule());           // GPU001
   rules.push_back(make_whole_gpu_quantities_rule());            // GPU002
   rules.push_back(make_allowed_classes_rule());                 // GPU003
@@ -59,6 +60,7 @@ std::vector<std::unique_ptr<const Rule>> default_rules() {
   rules.push_back(make_gpu_visibility_rule());           // GPU024
   rules.push_back(make_queue_required_rule());           // GPU025
   rules.push_back(make_privileged_container_rule());     // GPU026
+  rules.push_back(make_cuda_compatibility_rule());       // GPU027
   rules.push_back(make_cuda_visible_devices_rule());     // GPU032
   rules.push_back(make_nvlink_group_rule());             // GPU033
   return rules;

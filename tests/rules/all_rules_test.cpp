@@ -18,7 +18,7 @@ TEST_CASE("rules: default_rules lists every pod and claim rule once, in id order
   std::vector<std::string> ids;
   for (int i = 1; i <= 15; ++i) ids.push_back((i < 10 ? "GPU00" : "GPU0") + std::to_string(i));
   // GPU016/GPU017 are document rules; the DRA rules GPU018–GPU023 check claim objects.
-  for (int i = 18; i <= 26; ++i) ids.push_back("GPU0" + std::to_string(i));
+  for (int i = 18; i <= 27; ++i) ids.push_back("GPU0" + std::to_string(i));
   ids.push_back("GPU032");  // GPU028–GPU031 are document rules
   ids.push_back("GPU033");
   REQUIRE(rules.size() == ids.size());
