@@ -17,7 +17,7 @@ struct ToolkitRow {
   int patch;
   std::string_view driver;
 };
-constexpr std::array<ToolkitRow, 49> kToolkitDrivers = {{
+constexpr std::array<ToolkitRow, 56> kToolkitDrivers = {{
     {10, 0, 130, "410.48"},    // CUDA 10.0.130
     {10, 1, 105, "418.39"},    // CUDA 10.1 (10.1.105 general release, and updates)
     {10, 2, 89, "440.33"},     // CUDA 10.2.89
@@ -43,7 +43,7 @@ constexpr std::array<ToolkitRow, 49> kToolkitDrivers = {{
     {11, 6, 1, "510.47.03"},   // CUDA 11.6 Update 1
     {11, 6, 2, "510.47.03"},   // CUDA 11.6 Update 2
     {11, 7, 0, "515.43.04"},   // CUDA 11.7 GA
-    {11, 7, 1, "515.65.01"},   // CUDA 11.7 Update 1
+    {11, 7, 1, "515.48.07"},   // CUDA 11.7 Update 1
     {11, 8, 0, "520.61.05"},   // CUDA 11.8 GA
     {12, 0, 0, "525.60.13"},   // CUDA 12.0 GA
     {12, 0, 1, "525.85.12"},   // CUDA 12.0 Update 1
@@ -67,6 +67,13 @@ constexpr std::array<ToolkitRow, 49> kToolkitDrivers = {{
     {12, 9, 0, "575.51.03"},   // CUDA 12.9 GA
     {12, 9, 1, "575.57.08"},   // CUDA 12.9 Update 1
     {13, 0, 0, "580.65.06"},   // CUDA 13.0 GA
+    {13, 0, 1, "580.82.07"},   // CUDA 13.0 Update 1
+    {13, 0, 2, "580.95.05"},   // CUDA 13.0 Update 2
+    {13, 1, 0, "590.44.01"},   // CUDA 13.1 GA
+    {13, 1, 1, "590.48.01"},   // CUDA 13.1 Update 1
+    {13, 2, 0, "595.45.04"},   // CUDA 13.2 GA
+    {13, 2, 1, "595.58.03"},   // CUDA 13.2 Update 1
+    {13, 2, 2, "595.71.05"},   // CUDA 13.2 Update 2
 }};
 
 // NGC framework containers (PyTorch, TensorFlow, Triton Inference Server, NeMo, JAX, ...): each

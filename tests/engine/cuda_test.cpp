@@ -63,6 +63,8 @@ TEST_CASE("cuda: minimum driver of a toolkit release (Table 3)", "[engine][cuda]
                         Case{"12.0", "525.60.13"},       // CUDA 12.0 GA >= 525.60.13
                         Case{"11.8", "520.61.05"},       // CUDA 11.8 GA >= 520.61.05
                         Case{"12.8", "570.26"},          // CUDA 12.8 GA >= 570.26
+                        Case{"11.7.1", "515.48.07"},     // CUDA 11.7 Update 1 >= 515.48.07
+                        Case{"13.2.2", "595.71.05"},     // CUDA 13.2 Update 2 >= 595.71.05
                         Case{"12.6.9", "560.35.05"}}) {  // no 12.6.9 row: the latest below
     INFO(c.cuda);
     CHECK(minimum_driver(*parse_cuda_version(c.cuda)) == std::optional<std::string_view>(c.driver));
@@ -79,6 +81,7 @@ TEST_CASE("cuda: the CUDA version a driver runs", "[engine][cuda]") {
   CHECK(cuda_of_driver("570.124.06") == "12.8");
   CHECK(cuda_of_driver("470.82.01") == "11.4");
   CHECK(cuda_of_driver("580.65.06") == "13.0");
+  CHECK(cuda_of_driver("590.48.01") == "13.1");  // 13.1 Update 1's own driver
   CHECK(cuda_of_driver("410.48") == "10.0");
   CHECK(cuda_of_driver("390.48") == "none");
   // NVIDIA CUDA Compatibility guide, Table 2 (minor version compatibility):
