@@ -190,9 +190,9 @@ TEST_CASE("rules: the warnings list the first ones, then a count", "[rules]") {
   std::string containers;
   for (int i = 0; i < 25; ++i) {
     if (i > 0) containers += ",";
-    containers += container("c" + std::to_string(i), R"({"nvidia.com/gpu":"1"})",
-                            R"({"nvidia.com/gpu":"1"})",
-                            R"("env":[{"name":"CUDA_VISIBLE_DEVICES","value":"0"}])");
+    containers +=
+        container("c" + std::to_string(i), R"({"nvidia.com/gpu":"1"})", R"({"nvidia.com/gpu":"1"})",
+                  R"("env":[{"name":"CUDA_VISIBLE_DEVICES","value":"0"}])");
   }
   const Evaluation e = pipeline.evaluate(Json::parse(make_pod(containers)),
                                          {.ns = "team", .mutate = false}, *policy);
