@@ -8,9 +8,14 @@
 
 #include "policies/compiled_policy.h"
 #include "policies/loader.h"
+#include "tests/support/policy_errors.h"
 
 namespace gpuadmit {
 namespace dra_policy_test {
+
+using testing::policy_errors;
+using testing::replaced;
+using Errors = testing::PolicyErrors;
 namespace {
 
 constexpr const char* kPolicy = R"YAML(apiVersion: gpuadmit.io/v1alpha1
@@ -34,18 +39,6 @@ spec:
     - name: users
       namespaces: [".*"]
 )YAML";
-
-std::vector<std::string> errors_of(const std::string& yaml) {
-  std::vector<std::string> out;
-  for (const PolicyError& e : load_policy(yaml, "p.yaml").errors) out.push_back(e.to_string());
-  return out;
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
 
 TEST_CASE("policy: deviceClasses and tenant dra switches load", "[policy][dra]") {
   PolicyLoadResult loaded = load_policy(kPolicy, "p.yaml");
@@ -76,30 +69,30 @@ TEST_CASE("policy: deviceClasses and tenant dra switches load", "[policy][dra]")
 TEST_CASE("policy: DRA errors name the field with file:line:column", "[policy][dra]") {
   using Errors = std::vector<std::string>;
   // Duplicate across classes: reported at the second mapping's key.
-  CHECK(errors_of(replaced(kPolicy, "        l4.example.com:", "        gpu.nvidia.com:")) ==
+  CHECK(policy_errors(replaced(kPolicy, "        l4.example.com:", "        gpu.nvidia.com:")) ==
         Errors{"spec.classes.l4.deviceClasses[gpu.nvidia.com]: DeviceClass \"gpu.nvidia.com\" "
                "is already mapped by spec.classes.a100.deviceClasses[gpu.nvidia.com]; a "
                "DeviceClass hands out the devices of one class (p.yaml:14:9)"});
-  CHECK(errors_of(replaced(kPolicy, "devicesPerGPU: 7", "devicesPerGPU: 0")) ==
+  CHECK(policy_errors(replaced(kPolicy, "devicesPerGPU: 7", "devicesPerGPU: 0")) ==
         Errors{"spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com].devicesPerGPU: must "
                "be at least 1, got 0 (p.yaml:11:53)"});
-  CHECK(errors_of(replaced(kPolicy, "devicesPerGPU: 7", "devicesPerGPU: \"7\"")).size() == 1);
-  CHECK(errors_of(replaced(kPolicy, "migProfile: 1g.10gb", "migProfile: 2g.20gb")) ==
+  CHECK(policy_errors(replaced(kPolicy, "devicesPerGPU: 7", "devicesPerGPU: \"7\"")).size() == 1);
+  CHECK(policy_errors(replaced(kPolicy, "migProfile: 1g.10gb", "migProfile: 2g.20gb")) ==
         Errors{"spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com].migProfile: unknown "
                "MIG profile \"2g.20gb\": class \"a100\" offers 1g.10gb, 3g.40gb (p.yaml:11:68)"});
-  CHECK(errors_of(replaced(
+  CHECK(policy_errors(replaced(
             kPolicy, "        l4.example.com:", "        l4.example.com: {migProfile: 1g.10gb}")) ==
         Errors{"spec.classes.l4.deviceClasses[l4.example.com].migProfile: migProfile "
                "\"1g.10gb\" on class \"l4\", which has no mig: describe the class's MIG profiles "
                "under mig.profiles (p.yaml:14:38)"});
-  CHECK(errors_of(replaced(kPolicy, "        gpu.nvidia.com: {}", "        GPU_Class: {}")) ==
+  CHECK(policy_errors(replaced(kPolicy, "        gpu.nvidia.com: {}", "        GPU_Class: {}")) ==
         Errors{"spec.classes.a100.deviceClasses.GPU_Class: invalid DeviceClass name "
                "\"GPU_Class\": must be a DNS subdomain (lower-case letters, digits, '-' and '.'), "
                "e.g. gpu.nvidia.com (p.yaml:10:9)"});
-  CHECK(errors_of(replaced(kPolicy, "{devicesPerGPU: 7,", "{devicesPerGpu: 7,")) ==
+  CHECK(policy_errors(replaced(kPolicy, "{devicesPerGPU: 7,", "{devicesPerGpu: 7,")) ==
         Errors{"spec.classes.a100.deviceClasses[mig-1g.10gb.gpu.nvidia.com].devicesPerGpu: "
                "unknown field \"devicesPerGpu\" (did you mean \"devicesPerGPU\"?) (p.yaml:11:38)"});
-  CHECK(errors_of(replaced(kPolicy, "adminAccess: true", "adminAccess: yes")) ==
+  CHECK(policy_errors(replaced(kPolicy, "adminAccess: true", "adminAccess: yes")) ==
         Errors{"spec.tenants[0].dra.adminAccess: must be true or false, got \"yes\" "
                "(p.yaml:18:26)"});
 }

@@ -7,9 +7,14 @@
 #include <vector>
 
 #include "policies/loader.h"
+#include "tests/support/policy_errors.h"
 
 namespace gpuadmit {
 namespace price_policy_test {
+
+using testing::policy_errors;
+using testing::replaced;
+using Errors = testing::PolicyErrors;
 namespace {
 
 constexpr const char* kPolicy = R"YAML(apiVersion: gpuadmit.io/v1alpha1
@@ -24,20 +29,6 @@ spec:
       price: {perGPUHour: "0.8", currency: USD}
     t4: {}
 )YAML";
-
-using Errors = std::vector<std::string>;
-
-Errors errors_of(const std::string& yaml) {
-  Errors out;
-  for (const PolicyError& e : load_policy(yaml, "p.yaml").errors) out.push_back(e.to_string());
-  return out;
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
 
 }  // namespace
 
@@ -69,18 +60,19 @@ TEST_CASE("policy: price errors", "[policy][price]") {
       "3.67 (p.yaml:8:27)";
   for (const char* written : {"-1", "1e3", "3.", ".5", "3.1234567", "1000000001", "abc"}) {
     INFO(written);
-    CHECK(errors_of(replaced(kPolicy, "3.67", written)) ==
+    CHECK(policy_errors(replaced(kPolicy, "3.67", written)) ==
           Errors{"spec.classes.h100.price.perGPUHour: invalid price \"" + std::string(written) +
                  "\"" + bad_price});
   }
-  CHECK(errors_of(replaced(kPolicy, "currency: USD}\n    l4", "currency: usd}\n    l4")) ==
+  CHECK(policy_errors(replaced(kPolicy, "currency: USD}\n    l4", "currency: usd}\n    l4")) ==
         Errors{"spec.classes.h100.price.currency: invalid currency \"usd\": must be an ISO 4217 "
                "code, e.g. USD or EUR (p.yaml:8:43)"});
-  CHECK(errors_of(replaced(kPolicy, "\"0.8\", currency: USD", "\"0.8\", currency: EUR")) ==
+  CHECK(policy_errors(replaced(kPolicy, "\"0.8\", currency: USD", "\"0.8\", currency: EUR")) ==
         Errors{"spec.classes.l4.price.currency: class l4 is priced in EUR, class h100 in USD: "
                "price every class in one currency (p.yaml:10:44)"});
-  CHECK(errors_of(replaced(kPolicy, "{perGPUHour: 3.67, currency: USD}", "{perGPUHour: 3.67}")) ==
-        Errors{"spec.classes.h100.price.currency: required field is missing (p.yaml:8:14)"});
+  CHECK(
+      policy_errors(replaced(kPolicy, "{perGPUHour: 3.67, currency: USD}", "{perGPUHour: 3.67}")) ==
+      Errors{"spec.classes.h100.price.currency: required field is missing (p.yaml:8:14)"});
 }
 
 }  // namespace price_policy_test

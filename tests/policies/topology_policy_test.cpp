@@ -7,9 +7,14 @@
 #include <vector>
 
 #include "policies/loader.h"
+#include "tests/support/policy_errors.h"
 
 namespace gpuadmit {
 namespace topology_policy_test {
+
+using testing::policy_errors;
+using testing::replaced;
+using Errors = testing::PolicyErrors;
 namespace {
 
 constexpr const char* kPolicy = R"YAML(apiVersion: gpuadmit.io/v1alpha1
@@ -26,20 +31,6 @@ spec:
     l4: {}
 )YAML";
 
-using Errors = std::vector<std::string>;
-
-Errors errors_of(const std::string& yaml) {
-  Errors out;
-  for (const PolicyError& e : load_policy(yaml, "p.yaml").errors) out.push_back(e.to_string());
-  return out;
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
 }  // namespace
 
 TEST_CASE("policy: class topology is read", "[policy][topology]") {
@@ -55,18 +46,18 @@ TEST_CASE("policy: class topology is read", "[policy][topology]") {
 }
 
 TEST_CASE("policy: topology errors", "[policy][topology]") {
-  CHECK(errors_of(replaced(kPolicy, "nvlinkGroup: 4,", "nvlinkGroup: 8,")) ==
+  CHECK(policy_errors(replaced(kPolicy, "nvlinkGroup: 4,", "nvlinkGroup: 8,")) ==
         Errors{"spec.classes.gb200.topology.nvlinkGroup: nvlinkGroup 8 is more than gpusPerNode "
                "4: an NVLink group is part of one node (p.yaml:9:31)"});
-  CHECK(errors_of(replaced(kPolicy, "nvlinkGroup: 2}", "nvlinkGroup: 0}")).size() == 1);
+  CHECK(policy_errors(replaced(kPolicy, "nvlinkGroup: 2}", "nvlinkGroup: 0}")).size() == 1);
   for (const char* key : {"-bad", "nvidia.com/", "Upper.Case/x", "a/b/c", "x y"}) {
     INFO(key);
-    CHECK(errors_of(replaced(kPolicy, "nvidia.com/gpu.clique", key)) ==
+    CHECK(policy_errors(replaced(kPolicy, "nvidia.com/gpu.clique", key)) ==
           Errors{"spec.classes.gb200.topology.domainLabel: invalid label key \"" +
                  std::string(key) +
                  "\": must be a Kubernetes label key such as nvidia.com/gpu.clique (p.yaml:9:47)"});
   }
-  CHECK(errors_of(replaced(kPolicy, "{nvlinkGroup: 2}", "{nvlinkGroups: 2}")).size() == 1);
+  CHECK(policy_errors(replaced(kPolicy, "{nvlinkGroup: 2}", "{nvlinkGroups: 2}")).size() == 1);
 }
 
 }  // namespace topology_policy_test
