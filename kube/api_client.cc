@@ -4,7 +4,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <condition_variable>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace gpuadmit::kube {
@@ -91,6 +93,7 @@ struct ApiClient::Pool {
   std::vector<std::unique_ptr<Client>> idle;
   Client* streaming = nullptr;  // the stream() in progress (under mutex)
   bool cancelled = false;
+  std::condition_variable stream_ended;
 };
 
 ApiClient::ApiClient(ApiEndpoint endpoint, ClientIdentity identity)
@@ -161,6 +164,22 @@ ApiResponse ApiClient::send(const std::string& method, const std::string& path,
 ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
                               std::chrono::milliseconds idle_timeout,
                               const std::function<bool(std::string_view)>& on_data) const {
+  // Clears the stream in progress when stream() leaves, however it leaves (an exception too:
+  // cancel_stream() must never stop a client that is gone), and says whether it was cancelled.
+  struct StreamInProgress {
+    Pool& pool;
+    bool ended = false;
+    bool end() {
+      std::lock_guard<std::mutex> lock(pool.mutex);
+      pool.streaming = nullptr;
+      ended = true;
+      pool.stream_ended.notify_all();
+      return std::exchange(pool.cancelled, false);
+    }
+    ~StreamInProgress() {
+      if (!ended) end();
+    }
+  };
   ApiResponse out;
   try {
     auto client = make_client(endpoint_, identity_);
@@ -177,6 +196,7 @@ ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
       }
       pool_->streaming = client.get();
     }
+    StreamInProgress in_progress{*pool_};
     httplib::Headers headers{{"Accept", "application/json"}};
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     int status = 0;
@@ -195,13 +215,7 @@ ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
           return on_data(std::string_view(data, length));
         });
     const auto took = Clock::now() - start;
-    bool cancelled = false;
-    {
-      std::lock_guard<std::mutex> lock(pool_->mutex);
-      pool_->streaming = nullptr;
-      cancelled = pool_->cancelled;
-      pool_->cancelled = false;
-    }
+    const bool cancelled = in_progress.end();
     out.status = status;
     if (cancelled) {
       out.error = "cancelled";
@@ -216,9 +230,15 @@ ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
 }
 
 void ApiClient::cancel_stream() const {
-  std::lock_guard<std::mutex> lock(pool_->mutex);
+  std::unique_lock<std::mutex> lock(pool_->mutex);
   pool_->cancelled = true;
-  if (pool_->streaming != nullptr) pool_->streaming->stop();  // shuts the socket down
+  // httplib's stop() shuts down the socket only when it is open: a stop that comes after the
+  // stream began but before it connected would be lost, and the stream would wait out its idle
+  // timeout (a watch: minutes). So it is repeated until the stream has ended.
+  while (pool_->streaming != nullptr) {
+    pool_->streaming->stop();
+    pool_->stream_ended.wait_for(lock, std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace gpuadmit::kube
