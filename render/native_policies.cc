@@ -6,6 +6,7 @@
 #include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 #include "render/native_cel.h"
+#include "render/native_fast_path.h"
 #include "render/native_model.h"
 #include "render/native_mutations.h"
 #include "render/native_rules.h"
@@ -69,6 +70,11 @@ std::optional<Json> not_exempt(const CompiledPolicy& policy) {
   }
   if (patterns.empty()) return std::nullopt;
   return condition("gpuadmit-not-exempt", "!" + namespace_in(patterns));
+}
+
+// The fast path (render/native_fast_path.h): a plain Pod never reaches the full policies.
+Json concerns_gpus(const CompiledPolicy& policy) {
+  return condition("gpuadmit-concerns-gpus", "!" + plain_pod(policy));
 }
 
 }  // namespace
@@ -154,6 +160,7 @@ void add_validating(const CompiledPolicy& policy, const NativeScope& scope,
                {"matchConstraints", {{"resourceRules", rules}, {"matchPolicy", "Equivalent"}}}};
   Json conditions = scope.match_conditions;
   conditions.push_back(pod_update_condition());
+  conditions.push_back(concerns_gpus(policy));
   spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, CelLevel::kValidating);
   spec["validations"] = std::move(validations);
@@ -199,6 +206,7 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
                 {{"resourceRules", resource_rules(policy, true)}, {"matchPolicy", "Equivalent"}}}};
   Json conditions = scope.match_conditions;
   conditions.push_back(not_a_copy());
+  conditions.push_back(concerns_gpus(policy));
   spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, CelLevel::kMutating);
   if (std::any_of(all.begin(), all.end(),
@@ -209,6 +217,44 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   spec["reinvocationPolicy"] = "IfNeeded";
   add_columns(policy, spec, TenantFields::kMutating, false);
   const std::string api = std::string(kApi) + options.mutating_api;
+  out.push_back({{"apiVersion", api},
+                 {"kind", "MutatingAdmissionPolicy"},
+                 {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
+                 {"spec", std::move(spec)}});
+  out.push_back(
+      {{"apiVersion", api},
+       {"kind", "MutatingAdmissionPolicyBinding"},
+       {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
+       {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
+}
+
+// The plain Pods' policy (render/native_fast_path.h): Pods on CREATE that the full policies'
+// gpuadmit-concerns-gpus leaves out, with the one mutation they get. Its variables are only the
+// tenant's, read when a tenant has `mutate: false`.
+void add_plain_pod_mutating(const CompiledPolicy& policy, const NativeScope& scope,
+                            const NativeOptions& options, std::vector<Json>& out) {
+  std::optional<Json> mutation = plain_pod_mutation(policy);
+  if (!mutation) return;
+  const std::string name = "gpuadmit-mutate-non-gpu-pods";
+  const Json pods = {{"apiGroups", {""}},
+                     {"apiVersions", {"v1"}},
+                     {"operations", {"CREATE"}},
+                     {"resources", {"pods"}},
+                     {"scope", "Namespaced"}};
+  Json spec = {{"failurePolicy", "Fail"},
+               {"matchConstraints",
+                {{"resourceRules", Json::array({pods})}, {"matchPolicy", "Equivalent"}}}};
+  Json conditions = scope.match_conditions;
+  conditions.push_back(condition("gpuadmit-plain-pod", plain_pod(policy)));
+  spec["matchConditions"] = std::move(conditions);
+  const bool reads_tenant = mutation->dump().find("variables.t") != std::string::npos;
+  spec["variables"] = reads_tenant ? tenant_variables(policy) : Json::array();
+  spec["mutations"] = Json::array({std::move(*mutation)});
+  spec["reinvocationPolicy"] = "IfNeeded";
+  if (reads_tenant) add_columns(policy, spec, TenantFields::kMutating, false);
+  if (spec["variables"].empty()) spec.erase("variables");
+  const std::string api = std::string(kApi) + options.mutating_api;
+  const std::vector<std::string> names = {"gpu-visibility"};
   out.push_back({{"apiVersion", api},
                  {"kind", "MutatingAdmissionPolicy"},
                  {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
@@ -268,7 +314,10 @@ std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOpti
                  Json::array({"Warn"}), out);
   add_validating(policy, scope, options, "audit", std::move(validations[2]), ids[2],
                  Json::array({"Warn", "Audit"}), out);
-  if (options.mode == NativeMode::kFull) add_mutating(policy, scope, options, out);
+  if (options.mode == NativeMode::kFull) {
+    add_mutating(policy, scope, options, out);
+    add_plain_pod_mutating(policy, scope, options, out);
+  }
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "mutators/all_mutators.h"
 #include "render/native_cel.h"
+#include "render/native_fast_path.h"
 #include "render/native_model.h"
 #include "render/native_policies.h"
 #include "render/native_table.h"
@@ -142,8 +143,13 @@ TEST_CASE("native: the default policy's objects, full") {
                                  "ValidatingAdmissionPolicy gpuadmit-warn",
                                  "ValidatingAdmissionPolicyBinding gpuadmit-warn",
                                  "MutatingAdmissionPolicy gpuadmit-mutate",
-                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate"});
+                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate",
+                                 "MutatingAdmissionPolicy gpuadmit-mutate-non-gpu-pods",
+                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate-non-gpu-pods"});
   for (const Json& o : objects) CHECK(o["apiVersion"] == "admissionregistration.k8s.io/v1");
+  // A plain Pod (render/native_fast_path.h) reaches none of the full policies.
+  const Json concerns_gpus = {{"name", "gpuadmit-concerns-gpus"},
+                              {"expression", "!" + render::native::plain_pod(*policy)}};
 
   const Json& deny = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-deny");
   // GPU010 and GPU013 need priority.allowed and quota, which the default tenant has not; GPU014
@@ -158,8 +164,8 @@ TEST_CASE("native: the default policy's objects, full") {
   const Json& spec = deny["spec"];
   CHECK(spec["failurePolicy"] == "Fail");
   // ".*" and literal exempt names only: no scope condition, just the validating webhook's Pod
-  // UPDATE condition (render/webhook_configuration.h).
-  CHECK(spec["matchConditions"] == Json::array({render::pod_update_condition()}));
+  // UPDATE condition (render/webhook_configuration.h), then the fast path's.
+  CHECK(spec["matchConditions"] == Json::array({render::pod_update_condition(), concerns_gpus}));
   CHECK(spec["matchConstraints"]["matchPolicy"] == "Equivalent");
   // The webhook's kinds and operations, but no subresource: `kubectl debug`'s
   // pods/ephemeralcontainers UPDATE carries the whole Pod, whose other containers the native
@@ -229,7 +235,8 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(mutate["spec"]["reinvocationPolicy"] == "IfNeeded");
   // A non-Pod object with a controller is never mutated (docs/decisions.md, "Controllers
   // converge"); a Pod always is.
-  REQUIRE(mutate["spec"]["matchConditions"].size() == 1);
+  REQUIRE(mutate["spec"]["matchConditions"].size() == 2);
+  CHECK(mutate["spec"]["matchConditions"][1] == concerns_gpus);
   const Json& copy = mutate["spec"]["matchConditions"][0];
   CHECK(copy["name"] == "gpuadmit-not-a-copy");
   CHECK(copy["expression"].get<std::string>().starts_with(
@@ -272,7 +279,7 @@ TEST_CASE("native: the opt-out label only with opt_out_label, on every binding")
         CHECK_FALSE(match.contains("objectSelector"));
       }
     }
-    CHECK(bindings == 3);  // deny, warn, mutate
+    CHECK(bindings == 4);  // deny, warn, mutate, mutate-non-gpu-pods
   }
 }
 
@@ -393,7 +400,9 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
                                  "ValidatingAdmissionPolicy gpuadmit-audit",
                                  "ValidatingAdmissionPolicyBinding gpuadmit-audit",
                                  "MutatingAdmissionPolicy gpuadmit-mutate",
-                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate"});
+                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate",
+                                 "MutatingAdmissionPolicy gpuadmit-mutate-non-gpu-pods",
+                                 "MutatingAdmissionPolicyBinding gpuadmit-mutate-non-gpu-pods"});
   CHECK(find(objects, "ValidatingAdmissionPolicyBinding",
              "gpuadmit-audit")["spec"]["validationActions"] == Json::array({"Warn", "Audit"}));
   // The policy has no DeviceClasses: no claim rules at all. Every rule the policy enforces is
@@ -438,6 +447,65 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
     CHECK(std::string(m["jsonPatch"]["expression"])
               .starts_with("variables.tn in variables.t_nm ? [] : ("));
   }
+  // The plain Pods' policy reads the tenant too: lab's plain Pods are not mutated either.
+  const Json& plain = find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate-non-gpu-pods");
+  std::vector<std::string> names;
+  for (const Json& v : plain["spec"]["variables"]) names.push_back(v["name"]);
+  CHECK(names == std::vector<std::string>{"nsm", "tn", "t_nm"});
+  CHECK(plain["spec"]["variables"][2]["expression"] == "{2: true}");
+  CHECK(std::string(plain["spec"]["mutations"][0]["jsonPatch"]["expression"])
+            .starts_with("variables.tn in variables.t_nm ? [] : ("));
+}
+
+// The fast path (render/native_fast_path.h): which Pods are plain is the differential's to prove
+// (tests/native, with the tenant-attack cases 500-513 one field away from plain); here, the
+// policy's literals in the condition and the plain Pods' policy as the API server gets it.
+TEST_CASE("native: plain Pods: the condition names the pools, one mutation on Pod CREATE") {
+  const PolicyPtr policy =
+      policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
+  const std::string plain = render::native::plain_pod(*policy);
+  CHECK(plain.starts_with(
+      "(request.kind.group == '' && request.kind.kind == 'Pod' && "
+      "!(request.namespace in ['nvidia-device-plugin', 'node-feature-discovery']) && "
+      "type(object) == map && "));
+  // Every class taint's key, every class label's key.
+  CHECK(plain.find("!(t.key in ['nvidia.com/gpu'])") != std::string::npos);
+  CHECK(plain.find("!s.nodeSelector.exists(n, n in ['nvidia.com/gpu.present'])") !=
+        std::string::npos);
+  for (const char* field : {"'hostPath'", "'runtimeClassName'", "'resourceClaims'", "'overhead'",
+                            "'envFrom'", "'privileged'", "'cdi.k8s.io/'", "'gpuadmit.io/'",
+                            "'nvidia-container-devices'", "'nodeAffinity'"}) {
+    INFO(field);
+    CHECK(plain.find(field) != std::string::npos);
+  }
+  const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
+  const Json& spec =
+      find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate-non-gpu-pods")["spec"];
+  CHECK(spec["matchConstraints"] == Json::parse(R"j({"resourceRules": [{"apiGroups": [""],
+      "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"],
+      "scope": "Namespaced"}], "matchPolicy": "Equivalent"})j"));
+  CHECK(spec["matchConditions"] ==
+        Json::array({{{"name", "gpuadmit-plain-pod"}, {"expression", plain}}}));
+  CHECK_FALSE(spec.contains("variables"));  // no tenant has mutate: false
+  CHECK(spec["reinvocationPolicy"] == "IfNeeded");
+  const std::string hide = spec["mutations"][0]["jsonPatch"]["expression"];
+  CHECK(hide.starts_with(
+      "(('initContainers' in object.spec && type(object.spec.initContainers) == list) ? "
+      "object.spec.initContainers.transformList(i, k, !(('env' in k && k.env != null) && "
+      "k.env.exists(v, v.name == 'NVIDIA_VISIBLE_DEVICES')), ('env' in k && k.env != null) ? "
+      "JSONPatch{op: 'add', path: '/spec/initContainers/' + string(i) + '/env' + '/-', value: "
+      "{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'void'}} : JSONPatch{op: 'add', path: "
+      "'/spec/initContainers/' + string(i) + '/env', value: [{'name': 'NVIDIA_VISIBLE_DEVICES', "
+      "'value': 'void'}]}) : []) + "));
+  CHECK(hide.find("object.spec.ephemeralContainers.transformList(") != std::string::npos);
+
+  // Without the gpu-visibility mutation a plain Pod gets nothing: no such policy.
+  std::string text = testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml");
+  text.replace(text.find("gpuVisibility: fix"), 18, "gpuVisibility: deny");
+  const std::vector<Json> deny_only = render_native(*policy_from_yaml(text), NativeMode::kFull);
+  CHECK(std::none_of(deny_only.begin(), deny_only.end(), [](const Json& o) {
+    return o["metadata"]["name"] == "gpuadmit-mutate-non-gpu-pods";
+  }));
 }
 
 // Whom the native policies believe (docs/native.md, "Whom they believe"): node agents by the
