@@ -72,9 +72,9 @@ std::optional<Json> not_exempt(const CompiledPolicy& policy) {
   return condition("gpuadmit-not-exempt", "!" + namespace_in(patterns));
 }
 
-// The fast path (render/native_fast_path.h): a plain Pod never reaches the full policies.
+// The fast path (render/native_fast_path.h): a plain object never reaches the full policies.
 Json concerns_gpus(const CompiledPolicy& policy) {
-  return condition("gpuadmit-concerns-gpus", "!" + plain_pod(policy));
+  return condition("gpuadmit-concerns-gpus", "!" + plain_object(policy));
 }
 
 }  // namespace
@@ -228,24 +228,20 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
        {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
 }
 
-// The plain Pods' policy (render/native_fast_path.h): Pods on CREATE that the full policies'
-// gpuadmit-concerns-gpus leaves out, with the one mutation they get. Its variables are only the
-// tenant's, read when a tenant has `mutate: false`.
-void add_plain_pod_mutating(const CompiledPolicy& policy, const NativeScope& scope,
-                            const NativeOptions& options, std::vector<Json>& out) {
-  std::optional<Json> mutation = plain_pod_mutation(policy);
+// The plain objects' policy (render/native_fast_path.h): what the full policies'
+// gpuadmit-concerns-gpus leaves out, when the webhook would mutate it, with the one mutation it
+// gets. Its variables are only the tenant's, read when a tenant has `mutate: false`.
+void add_plain_object_mutating(const CompiledPolicy& policy, const NativeScope& scope,
+                               const NativeOptions& options, std::vector<Json>& out) {
+  std::optional<Json> mutation = plain_object_mutation(policy);
   if (!mutation) return;
   const std::string name = "gpuadmit-mutate-non-gpu-pods";
-  const Json pods = {{"apiGroups", {""}},
-                     {"apiVersions", {"v1"}},
-                     {"operations", {"CREATE"}},
-                     {"resources", {"pods"}},
-                     {"scope", "Namespaced"}};
   Json spec = {{"failurePolicy", "Fail"},
                {"matchConstraints",
-                {{"resourceRules", Json::array({pods})}, {"matchPolicy", "Equivalent"}}}};
+                {{"resourceRules", plain_object_rules()}, {"matchPolicy", "Equivalent"}}}};
   Json conditions = scope.match_conditions;
-  conditions.push_back(condition("gpuadmit-plain-pod", plain_pod(policy)));
+  conditions.push_back(condition("gpuadmit-plain-object", plain_object(policy)));
+  conditions.push_back(condition("gpuadmit-mutated-now", mutated_now()));
   spec["matchConditions"] = std::move(conditions);
   const bool reads_tenant = mutation->dump().find("variables.t") != std::string::npos;
   spec["variables"] = reads_tenant ? tenant_variables(policy) : Json::array();
@@ -316,7 +312,7 @@ std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOpti
                  Json::array({"Warn", "Audit"}), out);
   if (options.mode == NativeMode::kFull) {
     add_mutating(policy, scope, options, out);
-    add_plain_pod_mutating(policy, scope, options, out);
+    add_plain_object_mutating(policy, scope, options, out);
   }
   return out;
 }

@@ -147,9 +147,9 @@ TEST_CASE("native: the default policy's objects, full") {
                                  "MutatingAdmissionPolicy gpuadmit-mutate-non-gpu-pods",
                                  "MutatingAdmissionPolicyBinding gpuadmit-mutate-non-gpu-pods"});
   for (const Json& o : objects) CHECK(o["apiVersion"] == "admissionregistration.k8s.io/v1");
-  // A plain Pod (render/native_fast_path.h) reaches none of the full policies.
+  // A plain object (render/native_fast_path.h) reaches none of the full policies.
   const Json concerns_gpus = {{"name", "gpuadmit-concerns-gpus"},
-                              {"expression", "!" + render::native::plain_pod(*policy)}};
+                              {"expression", "!" + render::native::plain_object(*policy)}};
 
   const Json& deny = find(objects, "ValidatingAdmissionPolicy", "gpuadmit-deny");
   // GPU010 and GPU013 need priority.allowed and quota, which the default tenant has not; GPU014
@@ -447,7 +447,7 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
     CHECK(std::string(m["jsonPatch"]["expression"])
               .starts_with("variables.tn in variables.t_nm ? [] : ("));
   }
-  // The plain Pods' policy reads the tenant too: lab's plain Pods are not mutated either.
+  // The plain objects' policy reads the tenant too: lab's plain objects are not mutated either.
   const Json& plain = find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate-non-gpu-pods");
   std::vector<std::string> names;
   for (const Json& v : plain["spec"]["variables"]) names.push_back(v["name"]);
@@ -457,17 +457,25 @@ TEST_CASE("native: tenant enforcement: audit mode, rule actions, mutate: false")
             .starts_with("variables.tn in variables.t_nm ? [] : ("));
 }
 
-// The fast path (render/native_fast_path.h): which Pods are plain is the differential's to prove
-// (tests/native, with the tenant-attack cases 500-513 one field away from plain); here, the
-// policy's literals in the condition and the plain Pods' policy as the API server gets it.
-TEST_CASE("native: plain Pods: the condition names the pools, one mutation on Pod CREATE") {
+// The fast path (render/native_fast_path.h): which objects are plain is the differential's to
+// prove (tests/native, with the tenant-attack cases 500-517 on both sides of the line); here, the
+// policy's literals in the condition and the plain objects' policy as the API server gets it.
+TEST_CASE("native: plain objects: the condition names the pools, one mutation when the webhook's") {
   const PolicyPtr policy =
       policy_from_yaml(testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml"));
-  const std::string plain = render::native::plain_pod(*policy);
+  const std::string plain = render::native::plain_object(*policy);
   CHECK(plain.starts_with(
-      "(request.kind.group == '' && request.kind.kind == 'Pod' && "
-      "!(request.namespace in ['nvidia-device-plugin', 'node-feature-discovery']) && "
-      "type(object) == map && "));
+      "(!(request.namespace in ['nvidia-device-plugin', 'node-feature-discovery']) && "
+      "type(object) == map && [(request.kind.group == '' && request.kind.kind == 'Pod') ? object : "
+      "(((request.kind.group == 'apps' && request.kind.kind == 'Deployment') || "
+      "(request.kind.group == 'apps' && request.kind.kind == 'ReplicaSet') || "
+      "(request.kind.group == 'apps' && request.kind.kind == 'StatefulSet') || "
+      "(request.kind.group == 'apps' && request.kind.kind == 'DaemonSet') || "
+      "(request.kind.group == 'batch' && request.kind.kind == 'Job')) ? "));
+  // The workload table's one-template kinds: the CronJob's template under its jobTemplate.
+  CHECK(plain.find("(request.kind.group == 'batch' && request.kind.kind == 'CronJob')) ? ") !=
+        std::string::npos);
+  CHECK(plain.find("request.kind.kind == 'JobSet'") == std::string::npos);
   // Every class taint's key, every class label's key.
   CHECK(plain.find("!(t.key in ['nvidia.com/gpu'])") != std::string::npos);
   CHECK(plain.find("!s.nodeSelector.exists(n, n in ['nvidia.com/gpu.present'])") !=
@@ -481,25 +489,55 @@ TEST_CASE("native: plain Pods: the condition names the pools, one mutation on Po
   const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
   const Json& spec =
       find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate-non-gpu-pods")["spec"];
-  CHECK(spec["matchConstraints"] == Json::parse(R"j({"resourceRules": [{"apiGroups": [""],
-      "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"],
-      "scope": "Namespaced"}], "matchPolicy": "Equivalent"})j"));
+  CHECK(spec["matchConstraints"] == Json::parse(R"j({"resourceRules": [
+      {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"],
+       "scope": "Namespaced"},
+      {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+       "resources": ["deployments"], "scope": "Namespaced"},
+      {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+       "resources": ["replicasets"], "scope": "Namespaced"},
+      {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+       "resources": ["statefulsets"], "scope": "Namespaced"},
+      {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+       "resources": ["daemonsets"], "scope": "Namespaced"},
+      {"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"],
+       "resources": ["jobs"], "scope": "Namespaced"},
+      {"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+       "resources": ["cronjobs"], "scope": "Namespaced"}], "matchPolicy": "Equivalent"})j"));
   CHECK(spec["matchConditions"] ==
-        Json::array({{{"name", "gpuadmit-plain-pod"}, {"expression", plain}}}));
+        Json::array(
+            {{{"name", "gpuadmit-plain-object"}, {"expression", plain}},
+             {{"name", "gpuadmit-mutated-now"}, {"expression", render::native::mutated_now()}}}));
+  // A workload's template only without a controller, on CREATE or when it changed; a Job's never
+  // on UPDATE.
+  const std::string now = render::native::mutated_now();
+  CHECK(now.starts_with("(request.kind.group == '' && request.kind.kind == 'Pod') || (!"));
+  CHECK(now.find("&& (request.operation == 'CREATE' || ((((request.kind.group == 'apps' && "
+                 "request.kind.kind == 'Deployment')") != std::string::npos);
+  CHECK(now.find("request.kind.kind == 'Job')") == std::string::npos);  // immutable
   CHECK_FALSE(spec.contains("variables"));  // no tenant has mutate: false
   CHECK(spec["reinvocationPolicy"] == "IfNeeded");
   const std::string hide = spec["mutations"][0]["jsonPatch"]["expression"];
   CHECK(hide.starts_with(
-      "(('initContainers' in object.spec && type(object.spec.initContainers) == list) ? "
-      "object.spec.initContainers.transformList(i, k, !(('env' in k && k.env != null) && "
-      "k.env.exists(v, v.name == 'NVIDIA_VISIBLE_DEVICES')), ('env' in k && k.env != null) ? "
-      "JSONPatch{op: 'add', path: '/spec/initContainers/' + string(i) + '/env' + '/-', value: "
-      "{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'void'}} : JSONPatch{op: 'add', path: "
-      "'/spec/initContainers/' + string(i) + '/env', value: [{'name': 'NVIDIA_VISIBLE_DEVICES', "
-      "'value': 'void'}]}) : []) + "));
-  CHECK(hide.find("object.spec.ephemeralContainers.transformList(") != std::string::npos);
+      "[(request.kind.group == '' && request.kind.kind == 'Pod') ? object.spec : "));
+  CHECK(hide.find("].map(sp, [(request.kind.group == '' && request.kind.kind == 'Pod') ? "
+                  "'/spec' : (((request.kind.group == 'apps' && request.kind.kind == "
+                  "'Deployment')") != std::string::npos);
+  CHECK(hide.find("'/spec/template/spec' : (((request.kind.group == 'batch' && "
+                  "request.kind.kind == 'CronJob')) ? '/spec/jobTemplate/spec/template/spec' : "
+                  "('')))]") != std::string::npos);
+  CHECK(
+      hide.find(
+          "].map(pp, (('initContainers' in sp && type(sp.initContainers) == list) ? "
+          "sp.initContainers.transformList(i, k, !(('env' in k && k.env != null) && "
+          "k.env.exists(v, v.name == 'NVIDIA_VISIBLE_DEVICES')), ('env' in k && k.env != null) ? "
+          "JSONPatch{op: 'add', path: pp + '/initContainers/' + string(i) + '/env' + '/-', value: "
+          "{'name': 'NVIDIA_VISIBLE_DEVICES', 'value': 'void'}} : JSONPatch{op: 'add', path: pp + "
+          "'/initContainers/' + string(i) + '/env', value: [{'name': 'NVIDIA_VISIBLE_DEVICES', "
+          "'value': 'void'}]}) : []) + ") != std::string::npos);
+  CHECK(hide.find("sp.ephemeralContainers.transformList(") != std::string::npos);
 
-  // Without the gpu-visibility mutation a plain Pod gets nothing: no such policy.
+  // Without the gpu-visibility mutation a plain object gets nothing: no such policy.
   std::string text = testing::slurp(GPUADMIT_SOURCE_DIR "/policies/default.yaml");
   text.replace(text.find("gpuVisibility: fix"), 18, "gpuVisibility: deny");
   const std::vector<Json> deny_only = render_native(*policy_from_yaml(text), NativeMode::kFull);
