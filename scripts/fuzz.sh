@@ -20,7 +20,7 @@ build=${GPUADMIT_FUZZ_BUILD:-build-fuzz}
 # found bugs (docs/fuzzing.md, "Results"); the webhook's byte-level inputs next; the JSON Patch
 # builder and quantities, which have found nothing, least.
 declare -A ci_seconds=([yaml_reader]=75 [policy_loader]=75 [admission_review]=40
-  [request_framing]=45 [json_patch]=20 [quantity]=20 [clean_path]=10)
+  [request_framing]=45 [json_patch]=20 [quantity]=20 [clean_path]=10 [cuda]=10)
 if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ not found; run scripts/setup.sh" >&2
   exit 2
