@@ -9,7 +9,7 @@
 #   scripts/native-test.sh --full        the same over every golden case's policy (26 more policies,
 #                                        each loaded into the plugins; not CI: more than 19 min on 2
 #                                        loaded cores)
-#   scripts/native-test.sh deps|build|unit|webhook|native|bench
+#   scripts/native-test.sh deps|build|unit|webhook|native|bench|tenants|tenants-diff
 #
 # Steps (each prints its time):
 #   deps     Go and the libraries from Debian sid into .cache/native (scripts/native-deps.py;
@@ -26,6 +26,9 @@
 #            docs/performance.md, "Native policies"); GPUADMIT_NATIVE_TENANTS overrides the
 #            counts. Needs a harness that keys namespaced objects by namespace (the build step
 #            of this tree): each tenant namespace has a ResourceQuota of the same name
+#   tenants-diff  the differential under a 200-tenant policy (scripts/native-tenants.py 200):
+#            generated objects in its tenants' namespaces, every tenant-attack case (not CI: about
+#            4 minutes on 2 cores); GPUADMIT_NATIVE_TENANTS_GENERATE objects (2000)
 #
 # Needs the gpuadmit binary: $GPUADMIT, else build/gpuadmit (cmake --build build --target gpuadmit).
 # Environment: GPUADMIT_NATIVE_CACHE (default .cache/native), GPUADMIT_NATIVE_GENERATE (10000).
@@ -42,8 +45,8 @@ case "${1:-}" in
   "") ;;
   --quick) ;; # the default since the CI run fits its budget only so; kept for old callers
   --full) only=() ;;
-  deps | build | unit | webhook | native | bench | tenants) steps=("$1") ;;
-  *) echo "usage: scripts/native-test.sh [--full | deps | build | unit | webhook | native | bench | tenants]" >&2; exit 2 ;;
+  deps | build | unit | webhook | native | bench | tenants | tenants-diff) steps=("$1") ;;
+  *) echo "usage: scripts/native-test.sh [--full | deps | build | unit | webhook | native | bench | tenants | tenants-diff]" >&2; exit 2 ;;
 esac
 
 step() {
@@ -120,6 +123,18 @@ bench() {
   need_gpuadmit && "$harness" bench --gpuadmit "$gpuadmit"
 }
 
+# The differential with many tenants: the tenants' values are CEL map literals (docs/native.md,
+# "Tenants as data"), read for namespaces across the whole policy.
+tenants_diff() {
+  need_gpuadmit || return 1
+  local work
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
+  python3 scripts/native-tenants.py 200 >"$work/policy-200.yaml" || return 1
+  "$harness" diff --gpuadmit "$gpuadmit" --gen-policy "$work/policy-200.yaml" \
+    --only "$work/policy-200.yaml" --generate "${GPUADMIT_NATIVE_TENANTS_GENERATE:-2000}" --modes full
+}
+
 # Per tenant count: the admission objects' size (as render prints them: all, and the largest),
 # the compile time `check` reports, and the bench rows.
 tenants() {
@@ -152,6 +167,7 @@ for s in "${steps[@]}"; do
     native) step native native ;;
     bench) step bench bench ;;
     tenants) step tenants tenants ;;
+    tenants-diff) step tenants-diff tenants_diff ;;
   esac
 done
 echo "native-test: ${steps[*]}: passed in $((SECONDS - total)) s" >&2
