@@ -78,26 +78,38 @@ constexpr std::array<ToolkitRow, 56> kToolkitDrivers = {{
 
 // NGC framework containers (PyTorch, TensorFlow, Triton Inference Server, NeMo, JAX, ...): each
 // monthly release YY.MM is built on one CUDA release, the same for every framework of that
-// release. Rows from NVIDIA's Frameworks Support Matrix
-// (https://docs.nvidia.com/deeplearning/frameworks/support-matrix/index.html, "Container
-// Versions", row "NVIDIA CUDA"), each also in that release's PyTorch release notes, "Driver
-// Requirements" ("Release 24.05 is based on CUDA 12.4.1"):
-// https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html
+// release. Every row is the "Driver Requirements" sentence of that release's Triton Inference
+// Server release notes, "Release YY.MM is based on CUDA X.Y.Z[.build]":
+// https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-YY-MM.html
+// (older pages also under .../deeplearning/sdk/inference-release-notes/rel-YY-MM.html), except:
+//   23.01  TensorFlow release notes, .../frameworks/tensorflow-release-notes/rel-23-01.html
+//   24.05  MXNet release notes, .../frameworks/mxnet-release-notes/rel-24-05.html ("NVIDIA CUDA
+//          12.4.1"; Triton's page says "NVIDIA CUDA 12.4")
+//   24.12  .../triton-inference-server/archives/triton-inference-server-2530/user-guide/docs/
+//          introduction/release_notes.html
+//   25.04  .../triton-inference-server/release-notes/Chunk786889861.html
+// 24.04 ("NVIDIA CUDA 12.4") and 24.08 ("CUDA 12.6") name no update: their patch is unknown
+// (kNoPatch), not guessed. Releases without such an NVIDIA statement (23.02, 24.09, 24.11, 25.05,
+// 25.09, 25.11, 26.01, 26.03, 26.05, 26.07, 26.09) are absent: their images are unknown.
+// Not every framework follows: MXNet 24.06 names CUDA 12.4.1
+// (.../frameworks/mxnet-release-notes/rel-24-06.html), Triton 24.06 12.5.0.23.
 struct NgcRow {
   std::string_view release;  // "24.05"
   int major;
   int minor;
-  int patch;
+  int patch;  // kNoPatch: the release notes name the minor only
 };
-constexpr std::array<NgcRow, 31> kNgcReleases = {{
-    {"22.12", 11, 8, 0}, {"23.01", 12, 0, 1}, {"23.02", 12, 0, 1}, {"23.03", 12, 1, 0},
-    {"23.04", 12, 1, 0}, {"23.05", 12, 1, 1}, {"23.06", 12, 1, 1}, {"23.07", 12, 1, 1},
-    {"23.08", 12, 2, 1}, {"23.09", 12, 2, 1}, {"23.10", 12, 2, 2}, {"23.11", 12, 3, 0},
-    {"23.12", 12, 3, 2}, {"24.01", 12, 3, 2}, {"24.02", 12, 3, 2}, {"24.03", 12, 4, 0},
-    {"24.04", 12, 4, 1}, {"24.05", 12, 4, 1}, {"24.06", 12, 5, 0}, {"24.07", 12, 5, 1},
-    {"24.08", 12, 6, 0}, {"24.09", 12, 6, 1}, {"24.10", 12, 6, 2}, {"24.11", 12, 6, 3},
-    {"24.12", 12, 6, 3}, {"25.01", 12, 8, 0}, {"25.02", 12, 8, 0}, {"25.03", 12, 8, 1},
-    {"25.04", 12, 9, 0}, {"25.05", 12, 9, 0}, {"25.06", 12, 9, 1},
+constexpr int kNoPatch = -1;
+constexpr std::array<NgcRow, 34> kNgcReleases = {{
+    {"22.12", 11, 8, 0}, {"23.01", 12, 0, 1}, {"23.03", 12, 1, 0}, {"23.04", 12, 1, 0},
+    {"23.05", 12, 1, 1}, {"23.06", 12, 1, 1}, {"23.07", 12, 1, 1}, {"23.08", 12, 2, 1},
+    {"23.09", 12, 2, 1}, {"23.10", 12, 2, 2}, {"23.11", 12, 3, 0}, {"23.12", 12, 3, 2},
+    {"24.01", 12, 3, 2}, {"24.02", 12, 3, 2}, {"24.03", 12, 4, 0}, {"24.04", 12, 4, kNoPatch},
+    {"24.05", 12, 4, 1}, {"24.06", 12, 5, 0}, {"24.07", 12, 5, 1}, {"24.08", 12, 6, kNoPatch},
+    {"24.10", 12, 6, 2}, {"24.12", 12, 6, 3}, {"25.01", 12, 8, 0}, {"25.02", 12, 8, 0},
+    {"25.03", 12, 8, 1}, {"25.04", 12, 9, 0}, {"25.06", 12, 9, 1}, {"25.08", 13, 0, 0},
+    {"25.10", 13, 0, 2}, {"26.02", 13, 1, 1}, {"26.04", 13, 2, 1}, {"26.06", 13, 3, 0},
+    {"26.08", 13, 4, 1}, {"26.10", 13, 4, 3},
 }};
 
 // The NGC framework repositories whose tags are release numbers (nvcr.io/nvidia/<name>).
@@ -290,7 +302,9 @@ std::optional<ImageCuda> image_cuda_version(std::string_view image) {
       const std::string_view release = ref.tag.substr(0, ref.tag.find('-'));
       for (const NgcRow& r : kNgcReleases) {
         if (r.release == release) {
-          return ImageCuda{CudaVersion{r.major, r.minor, r.patch}, CudaSource::kNgcFramework};
+          const std::optional<int> patch =
+              r.patch == kNoPatch ? std::nullopt : std::optional<int>(r.patch);
+          return ImageCuda{CudaVersion{r.major, r.minor, patch}, CudaSource::kNgcFramework};
         }
       }
       return std::nullopt;  // a release outside the table: unknown, not guessed

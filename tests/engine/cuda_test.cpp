@@ -132,6 +132,88 @@ TEST_CASE("cuda: an image's CUDA version from its name", "[engine][cuda]") {
         CudaSource::kNgcFramework);
 }
 
+// The NGC release table (engine/cuda.cc kNgcReleases) through the public API: the first and last
+// rows, every release where the CUDA minor changes, the rows whose update the notes leave open,
+// and releases without an NVIDIA statement. Each expectation is the "Driver Requirements"
+// sentence "Release YY.MM is based on CUDA ..." of the cited page.
+// long: one table, one case per checked release with its source
+TEST_CASE("cuda: NGC framework releases map to the CUDA their release notes name",
+          "[engine][cuda][ngc]") {
+  struct Case {
+    const char* image;
+    const char* cuda;
+  };
+  for (
+      const Case& c : {
+          // https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-22-12.html: "based
+          // on CUDA 11.8.0" (the first row)
+          Case{"nvcr.io/nvidia/tritonserver:22.12-py3", "11.8.0"},
+          // https://docs.nvidia.com/deeplearning/frameworks/tensorflow-release-notes/rel-23-01.html:
+          // "based on CUDA 12.0.1"
+          Case{"nvcr.io/nvidia/tensorflow:23.01-tf2-py3", "12.0.1"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-03.html:
+          // "based on CUDA 12.1.0"
+          Case{"nvcr.io/nvidia/pytorch:23.03-py3", "12.1.0"},
+          // https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-23-08.html: "based
+          // on CUDA 12.2.1"
+          Case{"nvcr.io/nvidia/pytorch:23.08-py3", "12.2.1"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-23-11.html:
+          // "based on CUDA 12.3.0"
+          Case{"nvcr.io/nvidia/pytorch:23.11-py3", "12.3.0"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-03.html:
+          // "based on NVIDIA CUDA 12.4.0.41"
+          Case{"nvcr.io/nvidia/pytorch:24.03-py3", "12.4.0"},
+          // https://docs.nvidia.com/deeplearning/sdk/inference-release-notes/rel-24-04.html: "based
+          // on NVIDIA CUDA 12.4" (no update named; was 12.4.1)
+          Case{"nvcr.io/nvidia/pytorch:24.04-py3", "12.4"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-06.html:
+          // "based on NVIDIA CUDA 12.5.0.23"
+          Case{"nvcr.io/nvidia/pytorch:24.06-py3", "12.5.0"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-24-08.html:
+          // "based on CUDA 12.6" (no update named; was 12.6.0)
+          Case{"nvcr.io/nvidia/pytorch:24.08-py3", "12.6"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-01.html:
+          // "based on CUDA 12.8.0.038"
+          Case{"nvcr.io/nvidia/pytorch:25.01-py3", "12.8.0"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/Chunk786889861.html
+          // (Release 25.04): "based on CUDA 12.9.0"
+          Case{"nvcr.io/nvidia/pytorch:25.04-py3", "12.9.0"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-06.html:
+          // "based on CUDA 12.9.1.010"
+          Case{"nvcr.io/nvidia/pytorch:25.06-py3", "12.9.1"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-08.html:
+          // "based on CUDA 13.0.0.044" (added)
+          Case{"nvcr.io/nvidia/pytorch:25.08-py3", "13.0.0"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-02.html:
+          // "based on CUDA 13.1.1" (added)
+          Case{"nvcr.io/nvidia/pytorch:26.02-py3", "13.1.1"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-04.html:
+          // "based on CUDA 13.2.1" (added)
+          Case{"nvcr.io/nvidia/pytorch:26.04-py3", "13.2.1"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-06.html:
+          // "based on CUDA 13.3.0" (added)
+          Case{"nvcr.io/nvidia/pytorch:26.06-py3", "13.3.0"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-08.html:
+          // "based on CUDA 13.4.1" (added)
+          Case{"nvcr.io/nvidia/pytorch:26.08-py3", "13.4.1"},
+          // https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-26-10.html:
+          // "based on CUDA 13.4.3.001" (added; the last row)
+          Case{"nvcr.io/nvidia/tritonserver:26.10-py3", "13.4.3"},
+          // No NVIDIA statement found: removed (23.02, 24.09, 24.11, 25.05), never listed
+          // (25.07: no Triton release; 26.01), and after the table (26.11).
+          Case{"nvcr.io/nvidia/pytorch:23.02-py3", "unknown"},
+          Case{"nvcr.io/nvidia/pytorch:24.09-py3", "unknown"},
+          Case{"nvcr.io/nvidia/pytorch:24.11-py3", "unknown"},
+          Case{"nvcr.io/nvidia/pytorch:25.05-py3", "unknown"},
+          Case{"nvcr.io/nvidia/pytorch:25.07-py3", "unknown"},
+          Case{"nvcr.io/nvidia/pytorch:26.01-py3", "unknown"},
+          Case{"nvcr.io/nvidia/pytorch:26.11-py3", "unknown"},
+      }) {
+    INFO(c.image);
+    CHECK(image_cuda(c.image) == c.cuda);
+  }
+}
+
 TEST_CASE("cuda: glob patterns", "[engine][cuda]") {
   CHECK(glob_match("registry.corp/ml/*-cu12.4*", "registry.corp/ml/train:1.0-cu12.4-py3"));
   CHECK_FALSE(glob_match("registry.corp/ml/*-cu12.4*", "registry.corp/ml/train:1.0-cu12.3"));
