@@ -96,6 +96,30 @@ struct ApiClient::Pool {
   std::condition_variable stream_ended;
 };
 
+namespace {
+
+// Clears the pool's stream in progress when stream() leaves, however it leaves (an exception
+// too: cancel_stream() must never stop a client that is gone), and says whether it was cancelled.
+struct StreamInProgress {
+  std::mutex& mutex;
+  Client*& streaming;
+  bool& cancelled;
+  std::condition_variable& ended;
+  bool done = false;
+  bool end() {
+    std::lock_guard<std::mutex> lock(mutex);
+    streaming = nullptr;
+    done = true;
+    ended.notify_all();
+    return std::exchange(cancelled, false);
+  }
+  ~StreamInProgress() {
+    if (!done) end();
+  }
+};
+
+}  // namespace
+
 ApiClient::ApiClient(ApiEndpoint endpoint, ClientIdentity identity)
     : endpoint_(std::move(endpoint)),
       identity_(std::move(identity)),
@@ -164,22 +188,6 @@ ApiResponse ApiClient::send(const std::string& method, const std::string& path,
 ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
                               std::chrono::milliseconds idle_timeout,
                               const std::function<bool(std::string_view)>& on_data) const {
-  // Clears the stream in progress when stream() leaves, however it leaves (an exception too:
-  // cancel_stream() must never stop a client that is gone), and says whether it was cancelled.
-  struct StreamInProgress {
-    Pool& pool;
-    bool ended = false;
-    bool end() {
-      std::lock_guard<std::mutex> lock(pool.mutex);
-      pool.streaming = nullptr;
-      ended = true;
-      pool.stream_ended.notify_all();
-      return std::exchange(pool.cancelled, false);
-    }
-    ~StreamInProgress() {
-      if (!ended) end();
-    }
-  };
   ApiResponse out;
   try {
     auto client = make_client(endpoint_, identity_);
@@ -196,7 +204,8 @@ ApiResponse ApiClient::stream(const std::string& path, const std::string& token,
       }
       pool_->streaming = client.get();
     }
-    StreamInProgress in_progress{*pool_};
+    StreamInProgress in_progress{pool_->mutex, pool_->streaming, pool_->cancelled,
+                                 pool_->stream_ended};
     httplib::Headers headers{{"Accept", "application/json"}};
     if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
     int status = 0;

@@ -10,12 +10,14 @@
 #include "mutators/resource_names.h"
 #include "mutators/strip_gpu_pool.h"
 #include "mutators/tolerations.h"
+#include "mutators/topology_placement.h"
 
 namespace gpuadmit {
 
 // SPEC §4 order. Each step relies on the ones before it: the resource names are renamed after
 // requests and limits are paired, defaults count the GPU units under their final names, and
-// the strip only ever sees non-GPU pods, which no other mutation touches.
+// the strip only ever sees non-GPU pods, which no other mutation touches; the topology placement
+// reads the tenant's queue setting, as the queue label does, and writes what no other reads.
 std::vector<std::unique_ptr<const Mutator>> default_mutators() {
   std::vector<std::unique_ptr<const Mutator>> mutators;
   mutators.push_back(make_requests_equal_limits_mutator());  // 1. "requests-equal-limits"
@@ -28,6 +30,7 @@ std::vector<std::unique_ptr<const Mutator>> default_mutators() {
   mutators.push_back(make_strip_gpu_pool_mutator());         // 8. "strip-gpu-pool"
   mutators.push_back(make_gpu_visibility_mutator());         // 9. "gpu-visibility"
   mutators.push_back(make_queue_label_mutator());            // 10. "queue"
+  mutators.push_back(make_topology_placement_mutator());     // 11. "topology"
   return mutators;
 }
 

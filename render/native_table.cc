@@ -123,6 +123,11 @@ std::vector<MutationRow> make_mutation_rows() {
        {"object:metadata.labels[kueue.x-k8s.io/queue-name]",
         "object:spec.jobTemplate.metadata.labels[kueue.x-k8s.io/queue-name]",
         "metadata.labels[kueue.x-k8s.io/queue-name]"}},
+      {"topology",
+       C::kNo,
+       "left to the webhook and lint: the operators' job labels and the object's name as a pod "
+       "affinity term, or Kueue's topology annotation",
+       {"spec.affinity", "metadata.annotations[kueue.x-k8s.io/podset-required-topology]"}},
   };
 }
 

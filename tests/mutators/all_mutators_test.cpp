@@ -34,7 +34,7 @@ TEST_CASE("mutator all: SPEC §4 order", "[mutators]") {
   for (const auto& m : default_mutators()) names.emplace_back(m->name());
   CHECK(names == std::vector<std::string>{"requests-equal-limits", "class", "resource-names",
                                           "tolerations", "node-affinity", "defaults", "priority",
-                                          "strip-gpu-pool", "gpu-visibility", "queue"});
+                                          "strip-gpu-pool", "gpu-visibility", "queue", "topology"});
 }
 
 TEST_CASE("mutator all: a GPU pod gets every mutation, once", "[mutators]") {
