@@ -28,10 +28,8 @@ constexpr size_t kAmbiguous = kNoOwner - 1;
 // The key a finding is compared by when a child is folded into its owner.
 std::string finding_key(const AuditFinding& f) { return f.rule + '\x1f' + f.message; }
 
-// True when every finding of `child` is one of `owner`'s, and a pending mutation of the child
-// is one the owner has too.
-bool covered_by(const AuditObject& child, const AuditObject& owner) {
-  if (child.would_change && !owner.would_change) return false;
+// True when every finding of `child` (rule and message) is also one of `owner`'s.
+bool findings_covered(const AuditObject& child, const AuditObject& owner) {
   if (child.findings.empty()) return true;
   std::unordered_set<std::string> keys;
   for (const AuditFinding& f : owner.findings) keys.insert(finding_key(f));
@@ -39,10 +37,19 @@ bool covered_by(const AuditObject& child, const AuditObject& owner) {
                      [&](const AuditFinding& f) { return keys.count(finding_key(f)) > 0; });
 }
 
-}  // namespace
+// True when the webhook would change `child` only in ways it would change `target` (a Pod of a
+// Deployment admitted before gpuadmit lacks what the template lacks; its ReplicaSet, a copy
+// gpuadmit never patches, has no mutation of its own).
+bool mutations_covered(const AuditObject& child, const AuditObject& target) {
+  if (!child.would_change) return true;
+  if (!target.would_change) return false;
+  return std::all_of(child.mutations.begin(), child.mutations.end(), [&](const std::string& m) {
+    return std::find(target.mutations.begin(), target.mutations.end(), m) != target.mutations.end();
+  });
+}
 
-// The owner index by uid, then each object's report target by walking up its foldable owners.
-void fold_owners(std::vector<AuditObject>& objects) {
+// Each object's owner in the export when its findings are the owner's too, else kNoOwner.
+std::vector<size_t> foldable_owners(const std::vector<AuditObject>& objects) {
   std::unordered_map<std::string_view, size_t> by_uid;
   by_uid.reserve(objects.size());
   for (size_t i = 0; i < objects.size(); ++i) {
@@ -50,49 +57,63 @@ void fold_owners(std::vector<AuditObject>& objects) {
     auto [it, added] = by_uid.emplace(objects[i].uid, i);
     if (!added) it->second = kAmbiguous;  // two objects claim one uid: neither is an owner
   }
-  // The owner object is folded into, or kNoOwner.
-  auto parent = [&](size_t i) -> size_t {
+  std::vector<size_t> up(objects.size(), kNoOwner);
+  for (size_t i = 0; i < objects.size(); ++i) {
     const AuditObject& o = objects[i];
-    if (!o.owner || o.owner->uid.empty()) return kNoOwner;
+    if (!o.owner || o.owner->uid.empty()) continue;
     const auto it = by_uid.find(o.owner->uid);
-    if (it == by_uid.end() || it->second == kAmbiguous || it->second == i) return kNoOwner;
+    if (it == by_uid.end() || it->second == kAmbiguous || it->second == i) continue;
     const AuditObject& p = objects[it->second];
     if (p.kind != o.owner->kind || p.name != o.owner->name || p.ns != o.ns ||
         group_of(p.api_version) != group_of(o.owner->api_version)) {
-      return kNoOwner;
+      continue;
     }
-    return covered_by(o, p) ? it->second : kNoOwner;
-  };
+    if (findings_covered(o, p)) up[i] = it->second;
+  }
+  return up;
+}
+
+}  // namespace
+
+// Each object's report target, resolved from the top down: an object goes to its foldable
+// owner's target when its pending mutations are that target's too, else it is reported itself.
+// Findings need no second check: they are the owner's, whose are its target's.
+void fold_owners(std::vector<AuditObject>& objects) {
+  const std::vector<size_t> up = foldable_owners(objects);
   constexpr size_t kUnknown = kNoOwner;
   std::vector<size_t> target(objects.size(), kUnknown);
-  std::vector<size_t> walk;
-  std::unordered_set<size_t> on_walk;
+  std::vector<size_t> chain;
+  std::unordered_set<size_t> on_chain;
   for (size_t i = 0; i < objects.size(); ++i) {
     if (target[i] != kUnknown) continue;
-    walk.clear();
-    on_walk.clear();
-    size_t cur = i;
-    size_t top = kUnknown;
-    bool cycle = false;
+    chain.assign(1, i);
+    on_chain.clear();
+    on_chain.insert(i);
     while (true) {
-      walk.push_back(cur);
-      on_walk.insert(cur);
-      const size_t p = parent(cur);
-      if (p == kNoOwner) {
-        top = cur;
+      const size_t cur = chain.back();
+      const size_t p = up[cur];
+      if (p == kNoOwner) {  // a top-level object
+        target[cur] = cur;
+        chain.pop_back();
         break;
       }
-      if (target[p] != kUnknown) {
-        top = target[p];
+      if (target[p] != kUnknown) break;
+      if (on_chain.count(p) > 0) {  // a cycle of forged owners: each of it is reported itself
+        while (true) {
+          const size_t n = chain.back();
+          target[n] = n;
+          chain.pop_back();
+          if (n == p) break;
+        }
         break;
       }
-      if (on_walk.count(p) > 0) {
-        cycle = true;
-        break;
-      }
-      cur = p;
+      chain.push_back(p);
+      on_chain.insert(p);
     }
-    for (size_t w : walk) target[w] = cycle ? w : top;
+    for (auto n = chain.rbegin(); n != chain.rend(); ++n) {
+      const size_t t = target[up[*n]];
+      target[*n] = mutations_covered(objects[*n], objects[t]) ? t : *n;
+    }
   }
   for (size_t i = 0; i < objects.size(); ++i) {
     objects[i].folded = 0;

@@ -74,12 +74,13 @@ struct AuditResult {
 };
 
 // Controller-owned objects folded into their owners (docs/audit.md "Owners"). An object is
-// reported at its controller's report target when all of these hold: its controller's uid is
-// the uid of exactly one object of the export, of the same kind, name and namespace; every
-// finding of the object (rule and message) is also a finding of that owner; and it would be
-// changed by the webhook only if the owner would be. ownerReferences are written by whoever
-// creates the object, so a forged owner can fold only an object whose findings its claimed
-// owner already reports: it can never hide one. Cycles fold nothing. Sets reported_at / folded.
+// reported where its controller is reported when all of these hold: its controller's uid is the
+// uid of exactly one object of the export, of the same kind, API group, name and namespace;
+// every finding of the object (rule and message) is also a finding of that owner; and every
+// mutation the webhook would make to it, it would make to the object its owner is reported at.
+// ownerReferences are written by whoever creates the object, so a forged owner can fold only an
+// object whose findings and drift its claimed owner already reports: it can never hide one.
+// Cycles of owners fold nothing. Sets reported_at / folded.
 void fold_owners(std::vector<AuditObject>& objects);
 
 class Auditor final : public fleet::ObjectSink {
