@@ -1,0 +1,259 @@
+// gpuadmit audit over a hand-made export (tests/audit/data/export.yaml) under a small policy
+// (tests/audit/data/policy.yaml: class a100 of 8 GPUs a node, tenant ml in namespace ml with
+// maxGPUsPerPod 2, requestsEqualLimits: deny). Every expected message is the one docs/rules.md
+// gives for the rule (GPU001, GPU003, GPU005, GPU014 tables), filled in by hand; the mutation
+// names are docs/mutations.md's (§2 class, §5 node-affinity, §9 gpu-visibility). Owners follow
+// Kubernetes' ownerReferences (metav1.GetControllerOf: the entry with controller: true).
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "audit/audit.h"
+#include "audit/report.h"
+#include "engine/pipeline.h"
+#include "mutators/all_mutators.h"
+#include "policies/loader.h"
+#include "rules/all_rules.h"
+#include "tests/support/process.h"
+
+namespace gpuadmit::audit {
+namespace audit_test {
+namespace {
+
+const std::string kData = std::string(GPUADMIT_SOURCE_DIR) + "/tests/audit/data/";
+
+PolicyPtr test_policy() {
+  static const PolicyPtr policy = [] {
+    CompiledLoadResult loaded = load_compiled_policy(kData + "policy.yaml");
+    REQUIRE(loaded.policy);
+    return loaded.policy;
+  }();
+  return policy;
+}
+
+const Pipeline& pipeline() {
+  static const Pipeline p(default_mutators(), default_rules());
+  return p;
+}
+
+// The audit of texts, each read as its own input with its display name.
+AuditResult audit_texts(const std::vector<std::pair<std::string, std::string>>& inputs) {
+  Auditor auditor(test_policy(), pipeline(), nullptr);
+  for (const auto& [display, text] : inputs) auditor.read_text(text, display);
+  return auditor.finish();
+}
+
+AuditResult audit_export() {
+  return audit_texts({{"export.yaml", testing::slurp(kData + "export.yaml")}});
+}
+
+// Where each object is reported: "Pod ml/a: here" or "Pod ml/a: at Deployment ml/d".
+std::vector<std::string> placements(const AuditResult& r) {
+  std::vector<std::string> out;
+  for (const AuditObject& o : r.objects) {
+    std::string line = o.kind + " " + o.ns + "/" + o.name + ": ";
+    if (o.reported()) {
+      line += "here";
+    } else {
+      const AuditObject& at = r.objects[o.reported_at];
+      line += "at " + at.kind + " " + at.ns + "/" + at.name;
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
+constexpr const char* kGpu005Train =
+    "pod requests 4 GPUs (container trainer: 4), more than maxGPUsPerPod 2 of tenant ml; request "
+    "at most 2 per pod, or split the work across pods";
+constexpr const char* kGpu005Nightly =
+    "pod requests 3 GPUs (container worker: 3), more than maxGPUsPerPod 2 of tenant ml; request "
+    "at most 2 per pod, or split the work across pods";
+constexpr const char* kGpu014Nightly =
+    "pod requests 3 GPUs (container worker: 3): 3 on an 8-GPU node of class a100 strands 2; "
+    "request 1, 2, 4 or 8 GPUs per pod";
+constexpr const char* kGpu003Web =
+    "namespace web belongs to no tenant of the policy; it may not use GPUs: ask the platform team "
+    "for a tenant whose namespaces match it, or a catch-all tenant (namespaces: [\".*\"]) last in "
+    "spec.tenants";
+
+TEST_CASE("audit: each object of the export is reported once, at its top-level owner", "[audit]") {
+  const AuditResult r = audit_export();
+  CHECK(placements(r) == std::vector<std::string>{
+                             "Deployment ml/train: here",
+                             "ReplicaSet ml/train-7f9: at Deployment ml/train",
+                             "Pod ml/train-7f9-a: at Deployment ml/train",
+                             "Pod ml/train-7f9-b: at Deployment ml/train",
+                             "Deployment ml/serve: here",
+                             "ReplicaSet ml/serve-5d4: at Deployment ml/serve",
+                             "Pod ml/serve-5d4-x: at Deployment ml/serve",
+                             "Deployment ml/notebook: here",
+                             "CronJob ml/nightly: here",
+                             "Job ml/nightly-29000000: at CronJob ml/nightly",
+                             "Pod ml/nightly-29000000-q: at CronJob ml/nightly",
+                             // its ReplicaSet rs-gone is not in the export
+                             "Pod ml/orphan-1: here",
+                             "Deployment web/site: here",
+                             "Pod web/render: here",
+                             "ReplicaSet ml/notebook-6c8: at Deployment ml/notebook",
+                             "Pod ml/notebook-6c8-z: at Deployment ml/notebook",
+                         });
+  CHECK(r.reported == 7);
+  CHECK(r.folded == 9);
+  CHECK(r.deny == 4);  // train, nightly, orphan-1 (GPU005); render (GPU003)
+  CHECK(r.warn == 1);  // nightly's GPU014
+  CHECK(r.error == 0);
+  CHECK(r.would_change == 2);  // notebook (class, node-affinity), site (gpu-visibility)
+  CHECK(r.errors.empty());
+  CHECK(r.exit_code() == 1);
+}
+
+TEST_CASE("audit: text output, one line per finding and pending mutation", "[audit][text]") {
+  const std::string expected =
+      std::string("export.yaml:8: deny GPU005 Deployment ml/train (+3 owned): ") + kGpu005Train +
+      " [spec.template.spec]\n"
+      "export.yaml:135: mutation Deployment ml/notebook (+2 owned): the mutating webhook would "
+      "now change it: class, node-affinity (admitted before gpuadmit or before the policy "
+      "changed)\n"
+      "export.yaml:148: deny GPU005 CronJob ml/nightly (+2 owned): " +
+      kGpu005Nightly +
+      " [spec.jobTemplate.spec.template.spec]\n"
+      "export.yaml:148: warn GPU014 CronJob ml/nightly (+2 owned): " +
+      kGpu014Nightly +
+      " [spec.jobTemplate.spec.template.spec]\n"
+      "export.yaml:197: deny GPU005 Pod ml/orphan-1: " +
+      kGpu005Train +
+      " [spec]\n"
+      "export.yaml:213: mutation Deployment web/site: the mutating webhook would now change it: "
+      "gpu-visibility (admitted before gpuadmit or before the policy changed)\n"
+      "export.yaml:221: deny GPU003 Pod web/render: " +
+      kGpu003Web +
+      " [spec]\n"
+      "4 deny, 1 warn, 0 errors in 7 objects (9 more reported at their owner); 2 would be "
+      "changed by the webhook; 0 input errors\n";
+  CHECK(text_report(audit_export()) == expected);
+}
+
+TEST_CASE("audit: JSON output", "[audit][json]") {
+  const Json j = json_report(audit_export());
+  // Objects with a finding or a pending mutation; clean ones (serve) are only counted.
+  std::vector<std::string> listed;
+  for (const Json& o : j["objects"]) {
+    std::string rules;
+    for (const Json& f : o["findings"]) rules += " " + f["rule"].get<std::string>();
+    listed.push_back(o["kind"].get<std::string>() + " " + o["name"].get<std::string>() +
+                     " owned=" + std::to_string(o["owned"].get<int>()) +
+                     " wouldChange=" + (o["wouldChange"].get<bool>() ? "true" : "false") + rules);
+  }
+  CHECK(listed == std::vector<std::string>{
+                      "Deployment train owned=3 wouldChange=false GPU005",
+                      "Deployment notebook owned=2 wouldChange=true",
+                      "CronJob nightly owned=2 wouldChange=false GPU005 GPU014",
+                      "Pod orphan-1 owned=0 wouldChange=false GPU005",
+                      "Deployment site owned=0 wouldChange=true",
+                      "Pod render owned=0 wouldChange=false GPU003",
+                  });
+  const Json expected_orphan = Json::parse(std::string(R"({
+    "file": "export.yaml", "line": 197, "apiVersion": "v1", "kind": "Pod", "namespace": "ml",
+    "name": "orphan-1", "uid": "p-orphan", "owned": 0, "wouldChange": false, "mutations": [],
+    "findings": [{"rule": "GPU005", "severity": "deny", "message": ")") +
+                                           kGpu005Train + R"(", "path": "spec"}]})");
+  CHECK(j["objects"][3] == expected_orphan);
+  CHECK(j["objects"][1]["mutations"] == Json::parse(R"(["class", "node-affinity"])"));
+  CHECK(j["errors"] == empty_array());
+  CHECK(j["summary"] == Json::parse(R"({"objects": 16, "reported": 7, "owned": 9, "deny": 4,
+      "warn": 1, "error": 0, "wouldChange": 2, "inputErrors": 0, "exitCode": 1})"));
+}
+
+TEST_CASE("audit: PolicyReports, one per namespace, bounded, exact summaries",
+          "[audit][policyreport]") {
+  PolicyReportOptions options;
+  options.policy = "audit-test";
+  options.timestamp_seconds = 1764370000;
+  const Json list = policy_reports(audit_export(), options);
+  CHECK(list["apiVersion"] == "v1");
+  CHECK(list["kind"] == "List");
+  REQUIRE(list["items"].size() == 2);  // ml, web; no cluster-scoped object
+
+  // web: render fails GPU003, site has a pending mutation (warn), fail results first.
+  Json expected_web = Json::parse(R"J({
+    "apiVersion": "wgpolicyk8s.io/v1alpha2",
+    "kind": "PolicyReport",
+    "metadata": {"name": "gpuadmit-web", "namespace": "web",
+                 "labels": {"app.kubernetes.io/managed-by": "gpuadmit"}},
+    "scope": {"apiVersion": "v1", "kind": "Namespace", "name": "web"},
+    "summary": {"pass": 0, "fail": 1, "warn": 1, "error": 0, "skip": 0},
+    "results": [
+      {"source": "gpuadmit", "policy": "audit-test", "rule": "GPU003",
+       "category": "GPU workloads", "severity": "high",
+       "timestamp": {"seconds": 1764370000, "nanos": 0}, "result": "fail", "scored": true,
+       "resources": [{"apiVersion": "v1", "kind": "Pod", "namespace": "web", "name": "render",
+                      "uid": "p-render"}],
+       "message": "",
+       "properties": {"file": "export.yaml:221", "path": "spec"}},
+      {"source": "gpuadmit", "policy": "audit-test", "rule": "mutation",
+       "category": "GPU workloads", "severity": "info",
+       "timestamp": {"seconds": 1764370000, "nanos": 0}, "result": "warn", "scored": true,
+       "resources": [{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "web",
+                      "name": "site", "uid": "d-site"}],
+       "message": "the mutating webhook would now change it: gpu-visibility (admitted before gpuadmit or before the policy changed)",
+       "properties": {"file": "export.yaml:213", "mutations": "gpu-visibility"}}
+    ]})J");
+  expected_web["results"][0]["message"] = kGpu003Web;
+  CHECK(list["items"][1] == expected_web);
+
+  // ml: fail results (train, nightly, orphan-1: GPU005), then warn (notebook's mutation,
+  // nightly's GPU014), then pass (serve, with its ReplicaSet and Pod).
+  const Json& ml = list["items"][0];
+  CHECK(ml["kind"] == "PolicyReport");
+  CHECK(ml["metadata"]["name"] == "gpuadmit-ml");
+  CHECK(ml["summary"] ==
+        Json::parse(R"({"pass": 1, "fail": 3, "warn": 2, "error": 0, "skip": 0})"));
+  std::vector<std::string> results;
+  for (const Json& r : ml["results"]) {
+    results.push_back(r["result"].get<std::string>() + " " + r["rule"].get<std::string>() + " " +
+                      r["resources"][0]["name"].get<std::string>());
+  }
+  CHECK(results == std::vector<std::string>{"fail GPU005 train", "fail GPU005 nightly",
+                                            "fail GPU005 orphan-1", "warn mutation notebook",
+                                            "warn GPU014 nightly", "pass all-rules serve"});
+  CHECK(ml["results"][0]["properties"] ==
+        Json::parse(
+            R"({"file": "export.yaml:8", "ownedObjects": "3", "path": "spec.template.spec"})"));
+
+  SECTION("results bounded per report, the summary still exact") {
+    options.max_results = 2;
+    const Json bounded = policy_reports(audit_export(), options);
+    const Json& b = bounded["items"][0];
+    CHECK(b["results"].size() == 2);
+    CHECK(b["results"][1]["resources"][0]["name"] == "nightly");
+    CHECK(b["metadata"]["annotations"] == Json::parse(R"({"gpuadmit.io/results-omitted": "4"})"));
+    CHECK(b["summary"] == ml["summary"]);
+  }
+}
+
+// A cluster-scoped object (no metadata.namespace) goes to the ClusterPolicyReport.
+TEST_CASE("audit: cluster-scoped objects in a ClusterPolicyReport", "[audit][policyreport]") {
+  const AuditResult r = audit_texts(
+      {{"in.json",
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","uid":"u1"},"spec":{"containers":[{"name":"c","env":[{"name":"NVIDIA_VISIBLE_DEVICES","value":"void"}]}]}})"}});
+  const Json list = policy_reports(r, {});
+  REQUIRE(list["items"].size() == 1);
+  const Json& c = list["items"][0];
+  CHECK(c["kind"] == "ClusterPolicyReport");
+  CHECK(
+      c["metadata"] ==
+      Json::parse(
+          R"({"name": "gpuadmit-cluster", "labels": {"app.kubernetes.io/managed-by": "gpuadmit"}})"));
+  CHECK(c.find("scope") == c.end());
+  CHECK(c["summary"] == Json::parse(R"({"pass": 1, "fail": 0, "warn": 0, "error": 0, "skip": 0})"));
+  CHECK(c["results"][0]["resources"][0] ==
+        Json::parse(R"({"apiVersion": "v1", "kind": "Pod", "name": "x", "uid": "u1"})"));
+  CHECK(c["results"][0]["policy"] == "gpuadmit");
+}
+
+}  // namespace
+}  // namespace audit_test
+}  // namespace gpuadmit::audit
