@@ -16,11 +16,14 @@
 #include "mutators/all_mutators.h"
 #include "policies/loader.h"
 #include "rules/all_rules.h"
+#include "tests/audit/expected.h"
 #include "tests/support/process.h"
 
 namespace gpuadmit::audit {
 namespace audit_test {
 namespace {
+
+using namespace expected;
 
 const std::string kData = std::string(GPUADMIT_SOURCE_DIR) + "/tests/audit/data/";
 
@@ -65,20 +68,6 @@ std::vector<std::string> placements(const AuditResult& r) {
   return out;
 }
 
-constexpr const char* kGpu005Train =
-    "pod requests 4 GPUs (container trainer: 4), more than maxGPUsPerPod 2 of tenant ml; request "
-    "at most 2 per pod, or split the work across pods";
-constexpr const char* kGpu005Nightly =
-    "pod requests 3 GPUs (container worker: 3), more than maxGPUsPerPod 2 of tenant ml; request "
-    "at most 2 per pod, or split the work across pods";
-constexpr const char* kGpu014Nightly =
-    "pod requests 3 GPUs (container worker: 3): 3 on an 8-GPU node of class a100 strands 2; "
-    "request 1, 2, 4 or 8 GPUs per pod";
-constexpr const char* kGpu003Web =
-    "namespace web belongs to no tenant of the policy; it may not use GPUs: ask the platform team "
-    "for a tenant whose namespaces match it, or a catch-all tenant (namespaces: [\".*\"]) last in "
-    "spec.tenants";
-
 TEST_CASE("audit: each object of the export is reported once, at its top-level owner", "[audit]") {
   const AuditResult r = audit_export();
   CHECK(placements(r) == std::vector<std::string>{
@@ -111,29 +100,7 @@ TEST_CASE("audit: each object of the export is reported once, at its top-level o
 }
 
 TEST_CASE("audit: text output, one line per finding and pending mutation", "[audit][text]") {
-  const std::string expected =
-      std::string("export.yaml:8: deny GPU005 Deployment ml/train (+3 owned): ") + kGpu005Train +
-      " [spec.template.spec]\n"
-      "export.yaml:135: mutation Deployment ml/notebook (+2 owned): the mutating webhook would "
-      "now change it: class, node-affinity (admitted before gpuadmit or before the policy "
-      "changed)\n"
-      "export.yaml:148: deny GPU005 CronJob ml/nightly (+2 owned): " +
-      kGpu005Nightly +
-      " [spec.jobTemplate.spec.template.spec]\n"
-      "export.yaml:148: warn GPU014 CronJob ml/nightly (+2 owned): " +
-      kGpu014Nightly +
-      " [spec.jobTemplate.spec.template.spec]\n"
-      "export.yaml:197: deny GPU005 Pod ml/orphan-1: " +
-      kGpu005Train +
-      " [spec]\n"
-      "export.yaml:213: mutation Deployment web/site: the mutating webhook would now change it: "
-      "gpu-visibility (admitted before gpuadmit or before the policy changed)\n"
-      "export.yaml:221: deny GPU003 Pod web/render: " +
-      kGpu003Web +
-      " [spec]\n"
-      "4 deny, 1 warn, 0 errors in 7 objects (9 more reported at their owner); 2 would be "
-      "changed by the webhook; 0 input errors\n";
-  CHECK(text_report(audit_export()) == expected);
+  CHECK(text_report(audit_export()) == expected::export_text("export.yaml"));
 }
 
 TEST_CASE("audit: JSON output", "[audit][json]") {
