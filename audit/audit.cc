@@ -124,7 +124,7 @@ void fold_owners(std::vector<AuditObject>& objects) {
   }
 }
 
-Auditor::Auditor(PolicyPtr policy, const Pipeline& pipeline, const ClaimResolver* claims)
+Auditor::Auditor(PolicyPtr policy, const Pipeline& pipeline, lint::ManifestClaims* claims)
     : policy_(std::move(policy)), pipeline_(pipeline), claims_(claims) {}
 
 void Auditor::read_file(const std::string& path) {
@@ -181,6 +181,7 @@ void Auditor::judge(Json& object, const std::string& file, int line) {
   options.copy_unchanged = false;
   Evaluation e;
   if (claim) {
+    if (claims_ != nullptr) claims_->add(object);
     options.mutate = false;
     e = pipeline_.evaluate(object, options, *policy_);
   } else {

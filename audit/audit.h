@@ -20,12 +20,12 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/claim_resolver.h"
 #include "engine/finding.h"
 #include "engine/json.h"
 #include "engine/pipeline.h"
 #include "fleet/live_read.h"
 #include "fleet/read.h"
+#include "lint/manifest_claims.h"
 #include "policies/compiled_policy.h"
 
 namespace gpuadmit::audit {
@@ -85,9 +85,10 @@ void fold_owners(std::vector<AuditObject>& objects);
 
 class Auditor final : public fleet::ObjectSink {
  public:
-  // `claims`: resolves pods' DRA claim references (lint::ManifestClaims after a pre-pass over
-  // the inputs); null: none resolve.
-  Auditor(PolicyPtr policy, const Pipeline& pipeline, const ClaimResolver* claims);
+  // `claims`: resolves pods' DRA claim references; the audit adds each ResourceClaim and
+  // ResourceClaimTemplate it reads, so a claim resolves for the pods after it in the export
+  // (`kubectl get resourceclaims,resourceclaimtemplates,...,pods`). Null: none resolve.
+  Auditor(PolicyPtr policy, const Pipeline& pipeline, lint::ManifestClaims* claims);
 
   void read_file(const std::string& path);
   void read_stream(std::FILE* file, const std::string& display);
@@ -107,7 +108,7 @@ class Auditor final : public fleet::ObjectSink {
 
   PolicyPtr policy_;
   const Pipeline& pipeline_;
-  const ClaimResolver* claims_;
+  lint::ManifestClaims* claims_;
   AuditResult result_;
 };
 

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/join.h"
+
 namespace gpuadmit::audit {
 namespace {
 
@@ -26,14 +28,8 @@ std::string label(const AuditObject& o) {
   return text;
 }
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
-
 std::string mutation_message(const AuditObject& o) {
-  return "the mutating webhook would now change it: " + joined(o.mutations) +
+  return "the mutating webhook would now change it: " + join(o.mutations) +
          " (admitted before gpuadmit or before the policy changed)";
 }
 
@@ -193,7 +189,7 @@ void add_results(const AuditObject& o, const PolicyReportOptions& options, Repor
   }
   if (o.would_change) {
     Json r = base_result(o, options, "mutation", "warn", "info", mutation_message(o));
-    r["properties"]["mutations"] = joined(o.mutations);
+    r["properties"]["mutations"] = join(o.mutations);
     ++into.warn;
     into.results.emplace_back(1, std::move(r));
   }

@@ -45,6 +45,30 @@ bool arguments_valid(const Args& args) {
   return true;
 }
 
+// The report on standard output, in `format`.
+void print_report(const audit::AuditResult& result, audit::OutputFormat format,
+                  const std::string& policy_name) {
+  switch (format) {
+    case audit::OutputFormat::kText:
+      std::cout << audit::text_report(result);
+      break;
+    case audit::OutputFormat::kJson:
+      std::cout << audit::json_report(result).dump(2, ' ', false, Json::error_handler_t::replace)
+                << "\n";
+      break;
+    case audit::OutputFormat::kPolicyReport: {
+      audit::PolicyReportOptions options;
+      if (!policy_name.empty()) options.policy = policy_name;
+      options.timestamp_seconds = static_cast<int64_t>(std::time(nullptr));
+      std::cout << audit::policy_reports(result, options)
+                       .dump(2, ' ', false, Json::error_handler_t::replace)
+                << "\n";
+      break;
+    }
+  }
+  std::cout.flush();
+}
+
 }  // namespace
 
 int audit_command(const std::vector<std::string>& argv) {
@@ -65,14 +89,8 @@ int audit_command(const std::vector<std::string>& argv) {
   }
   const Pipeline pipeline(default_mutators(), default_rules());
   const std::vector<InputEntry> inputs = expand_inputs(args.positional());
-  // DRA (docs/dra.md): the claims of every file, so that a pod's claim reference resolves
-  // whatever the order of the export; from standard input none resolve.
+  // DRA (docs/dra.md): claims resolve for the pods read after them (docs/audit.md).
   lint::ManifestClaims claims("default");
-  std::vector<std::string> paths;
-  for (const InputEntry& input : inputs) {
-    if (!input.is_stdin && input.error.empty()) paths.push_back(input.path);
-  }
-  claims.add_files(paths, 1);
 
   audit::Auditor auditor(loaded.policy, pipeline, &claims);
   for (const InputEntry& input : inputs) {
@@ -87,26 +105,7 @@ int audit_command(const std::vector<std::string>& argv) {
     }
   }
   const audit::AuditResult result = auditor.finish();
-  switch (format) {
-    case audit::OutputFormat::kText:
-      std::cout << audit::text_report(result);
-      break;
-    case audit::OutputFormat::kJson:
-      std::cout << audit::json_report(result).dump(2, ' ', false, Json::error_handler_t::replace)
-                << "\n";
-      break;
-    case audit::OutputFormat::kPolicyReport: {
-      audit::PolicyReportOptions options;
-      const std::string& name = loaded.policy->policy().name;
-      if (!name.empty()) options.policy = name;
-      options.timestamp_seconds = static_cast<int64_t>(std::time(nullptr));
-      std::cout << audit::policy_reports(result, options)
-                       .dump(2, ' ', false, Json::error_handler_t::replace)
-                << "\n";
-      break;
-    }
-  }
-  std::cout.flush();
+  print_report(result, format, loaded.policy->policy().name);
   return result.exit_code();
 }
 
