@@ -221,6 +221,38 @@ TEST_CASE("audit: cluster-scoped objects in a ClusterPolicyReport", "[audit][pol
   CHECK(c["results"][0]["policy"] == "gpuadmit");
 }
 
+// DRA (docs/dra.md): a ResourceClaim is judged by the claim rules, as lint judges it, and
+// resolves for the pods after it: golden case 099 (tests/cases/099-*: its pod's expected finding,
+// findings.json) read as one export, the claim first; the claim's GPU019 message is
+// docs/rules.md's (case 094's) for these values.
+TEST_CASE("audit: DRA claims judged, and resolved for the pods after them", "[audit][dra]") {
+  CompiledLoadResult loaded =
+      load_compiled_policy(std::string(GPUADMIT_SOURCE_DIR) + "/tests/cases/policy.yaml");
+  REQUIRE(loaded.policy);
+  const std::string dir = std::string(GPUADMIT_SOURCE_DIR) +
+                          "/tests/cases/099-dra-gpu005-claim-pod-exceeds-max-per-pod/";
+  lint::ManifestClaims claims("default");
+  Auditor auditor(loaded.policy, pipeline(), &claims);
+  auditor.read_text(
+      testing::slurp(dir + "claims.yaml") + "---\n" + testing::slurp(dir + "input.yaml"),
+      "in.yaml");
+  const AuditResult r = auditor.finish();
+  REQUIRE(r.objects.size() == 2);
+  CHECK(r.objects[0].kind == "ResourceClaim");
+  REQUIRE(r.objects[0].findings.size() == 1);
+  CHECK(r.objects[0].findings[0].rule == "GPU019");
+  CHECK(r.objects[0].findings[0].message ==
+        "ResourceClaim asks for 3 GPUs, more than maxGPUsPerPod 2 of tenant web; a pod using it "
+        "could never be admitted: ask for at most 2");
+  const Json expected = Json::parse(testing::slurp(dir + "findings.json"));
+  REQUIRE(r.objects[1].findings.size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    CHECK(r.objects[1].findings[i].rule == expected[i]["rule"]);
+    CHECK(r.objects[1].findings[i].message == expected[i]["message"]);
+    CHECK(r.objects[1].findings[i].path == expected[i]["path"]);
+  }
+}
+
 }  // namespace
 }  // namespace audit_test
 }  // namespace gpuadmit::audit
