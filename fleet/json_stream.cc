@@ -122,9 +122,10 @@ const Filter kPendingPod{false,
                           {"spec", &kPendingSpec},
                           {"status", &kStatus}}};
 
-// set_whole_items(): everything but the server's field-ownership bookkeeping.
+// set_whole_items(): everything but the server's field-ownership bookkeeping and the status
+// (what the controllers and the kubelet report; no rule or mutator reads it).
 const Filter kWholeMetadata{true, {{"managedFields", &kDrop}}};
-const Filter kWholeItem{true, {{"metadata", &kWholeMetadata}}};
+const Filter kWholeItem{true, {{"metadata", &kWholeMetadata}, {"status", &kDrop}}};
 
 // A Pod the scheduler has not bound: its placement is read too (kPendingPod).
 bool pending_pod(const Json& item) {

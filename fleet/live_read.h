@@ -17,7 +17,8 @@ namespace gpuadmit::fleet {
 
 // What the export reader hands each object to: fleet --live's LiveCollector (only the members
 // it reads, a Pod's metadata only when wants() accepts it) or `gpuadmit audit`'s collector
-// (whole(): every object whole but for metadata.managedFields, as the engine judges it).
+// (whole(): every object whole but for metadata.managedFields and status, as the engine
+// judges it; YAML documents are read whole).
 class ObjectSink {
  public:
   virtual ~ObjectSink() = default;
