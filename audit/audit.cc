@@ -1,6 +1,10 @@
 #include "audit/audit.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -124,8 +128,79 @@ void fold_owners(std::vector<AuditObject>& objects) {
   }
 }
 
-Auditor::Auditor(PolicyPtr policy, const Pipeline& pipeline, lint::ManifestClaims* claims)
-    : policy_(std::move(policy)), pipeline_(pipeline), claims_(claims) {}
+// The reading thread hands batches of objects to the judging thread through a bounded queue,
+// so memory holds a few batches, not the export.
+struct Auditor::Queue {
+  static constexpr size_t kBatch = 64;
+  static constexpr size_t kMaxBatches = 8;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::vector<Item>> batches;
+  std::vector<Item> filling;
+  std::deque<std::string> files;  // the display names, stable for the items that point to them
+  bool closed = false;
+  std::thread worker;
+};
+
+Auditor::Auditor(PolicyPtr policy, const Pipeline& pipeline, lint::ManifestClaims* claims,
+                 bool pipelined)
+    : policy_(std::move(policy)), pipeline_(pipeline), claims_(claims) {
+  if (pipelined) {
+    queue_ = std::make_unique<Queue>();
+    queue_->worker = std::thread([this] { judge_queued(); });
+  }
+}
+
+Auditor::~Auditor() { stop(); }
+
+void Auditor::take(Json object, const std::string& file, int line) {
+  if (!queue_) {
+    judge(object, file, line);
+    free_json(object);
+    return;
+  }
+  Queue& q = *queue_;
+  if (q.files.empty() || q.files.back() != file) q.files.push_back(file);
+  q.filling.push_back(Item{std::move(object), &q.files.back(), line});
+  if (q.filling.size() < Queue::kBatch) return;
+  std::unique_lock lock(q.mutex);
+  q.changed.wait(lock, [&] { return q.batches.size() < Queue::kMaxBatches; });
+  q.batches.push_back(std::move(q.filling));
+  q.filling.clear();
+  q.changed.notify_all();
+}
+
+void Auditor::judge_queued() {
+  Queue& q = *queue_;
+  while (true) {
+    std::vector<Item> batch;
+    {
+      std::unique_lock lock(q.mutex);
+      q.changed.wait(lock, [&] { return !q.batches.empty() || q.closed; });
+      if (q.batches.empty()) return;
+      batch = std::move(q.batches.front());
+      q.batches.pop_front();
+      q.changed.notify_all();
+    }
+    for (Item& item : batch) {
+      judge(item.object, *item.file, item.line);
+      free_json(item.object);
+    }
+  }
+}
+
+void Auditor::stop() {
+  if (!queue_ || !queue_->worker.joinable()) return;
+  Queue& q = *queue_;
+  {
+    std::lock_guard lock(q.mutex);
+    if (!q.filling.empty()) q.batches.push_back(std::move(q.filling));
+    q.filling.clear();
+    q.closed = true;
+    q.changed.notify_all();
+  }
+  q.worker.join();
+}
 
 void Auditor::read_file(const std::string& path) {
   fleet::read_export_file(path, *this, result_.errors);
@@ -152,8 +227,11 @@ void Auditor::add(Json object, const std::string& file, int line) {
       return;
     }
   }
-  if (object.is_object()) judge(object, file, line);
-  free_json(object);
+  if (object.is_object()) {
+    take(std::move(object), file, line);
+  } else {
+    free_json(object);
+  }
 }
 
 // As lint judges an object (lint/linter.cc lint_workload, lint_claim).
@@ -206,6 +284,7 @@ void Auditor::judge(Json& object, const std::string& file, int line) {
 }
 
 AuditResult Auditor::finish() {
+  stop();
   fold_owners(result_.objects);
   for (const AuditObject& o : result_.objects) {
     if (!o.reported()) {

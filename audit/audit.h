@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,7 +89,13 @@ class Auditor final : public fleet::ObjectSink {
   // `claims`: resolves pods' DRA claim references; the audit adds each ResourceClaim and
   // ResourceClaimTemplate it reads, so a claim resolves for the pods after it in the export
   // (`kubectl get resourceclaims,resourceclaimtemplates,...,pods`). Null: none resolve.
-  Auditor(PolicyPtr policy, const Pipeline& pipeline, lint::ManifestClaims* claims);
+  // `pipelined`: objects are judged on a second thread while this one reads the next ones
+  // (the reading and the pipeline cost about the same); results, order and output are the same.
+  Auditor(PolicyPtr policy, const Pipeline& pipeline, lint::ManifestClaims* claims,
+          bool pipelined = false);
+  ~Auditor() override;
+  Auditor(const Auditor&) = delete;
+  Auditor& operator=(const Auditor&) = delete;
 
   void read_file(const std::string& path);
   void read_stream(std::FILE* file, const std::string& display);
@@ -104,12 +111,23 @@ class Auditor final : public fleet::ObjectSink {
   AuditResult finish();
 
  private:
+  struct Item {
+    Json object;
+    const std::string* file;  // into Queue::files
+    int line;
+  };
+  struct Queue;
+  // An object (a List's items expanded) to judge: judged here, or queued for the judging thread.
+  void take(Json object, const std::string& file, int line);
   void judge(Json& object, const std::string& file, int line);
+  void judge_queued();  // the judging thread's loop
+  void stop();          // the judging thread drained and joined
 
   PolicyPtr policy_;
   const Pipeline& pipeline_;
   lint::ManifestClaims* claims_;
   AuditResult result_;
+  std::unique_ptr<Queue> queue_;  // set when pipelined
 };
 
 }  // namespace gpuadmit::audit

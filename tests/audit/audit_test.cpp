@@ -42,8 +42,9 @@ const Pipeline& pipeline() {
 }
 
 // The audit of texts, each read as its own input with its display name.
-AuditResult audit_texts(const std::vector<std::pair<std::string, std::string>>& inputs) {
-  Auditor auditor(test_policy(), pipeline(), nullptr);
+AuditResult audit_texts(const std::vector<std::pair<std::string, std::string>>& inputs,
+                        bool pipelined = false) {
+  Auditor auditor(test_policy(), pipeline(), nullptr, pipelined);
   for (const auto& [display, text] : inputs) auditor.read_text(text, display);
   return auditor.finish();
 }
@@ -101,6 +102,19 @@ TEST_CASE("audit: each object of the export is reported once, at its top-level o
 
 TEST_CASE("audit: text output, one line per finding and pending mutation", "[audit][text]") {
   CHECK(text_report(audit_export()) == expected::export_text("export.yaml"));
+}
+
+// Judged on a second thread (the CLI's mode on two cores): the same report, over two inputs
+// read one after the other, and over 200 copies of the export (batches of 64 cross the queue).
+TEST_CASE("audit: pipelined, the same report", "[audit][threads]") {
+  const std::string text = testing::slurp(kData + "export.yaml");
+  const AuditResult one = audit_texts({{"export.yaml", text}});
+  const AuditResult two = audit_texts({{"export.yaml", text}}, /*pipelined=*/true);
+  CHECK(text_report(two) == expected::export_text("export.yaml"));
+  CHECK(json_report(two) == json_report(one));
+  std::vector<std::pair<std::string, std::string>> many;
+  for (int i = 0; i < 200; ++i) many.emplace_back("e" + std::to_string(i) + ".yaml", text);
+  CHECK(text_report(audit_texts(many, true)) == text_report(audit_texts(many, false)));
 }
 
 TEST_CASE("audit: JSON output", "[audit][json]") {
