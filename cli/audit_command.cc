@@ -27,7 +27,7 @@ constexpr const char* kAuditUsage =
     "      *.yaml, *.yml, *.json) or - for standard input\n"
     "exit: 0 no deny-level finding, 1 a deny- or error-level finding, 2 an input or usage error\n";
 
-bool arguments_valid(const Args& args) {
+bool audit_arguments_valid(const Args& args) {
   if (args.positional().empty()) {
     std::cerr << "gpuadmit audit: no export given; name files, folders or - (stdin)\n"
               << kAuditUsage;
@@ -47,8 +47,8 @@ bool arguments_valid(const Args& args) {
 }
 
 // The report on standard output, in `format`.
-void print_report(const audit::AuditResult& result, audit::OutputFormat format,
-                  const std::string& policy_name) {
+void print_audit_report(const audit::AuditResult& result, audit::OutputFormat format,
+                        const std::string& policy_name) {
   switch (format) {
     case audit::OutputFormat::kText:
       std::cout << audit::text_report(result);
@@ -79,7 +79,7 @@ int audit_command(const std::vector<std::string>& argv) {
     return 2;
   }
   if (args.help()) return print_usage(kAuditUsage);
-  if (!arguments_valid(args)) return 2;
+  if (!audit_arguments_valid(args)) return 2;
   const auto format = *audit::parse_output_format(args.value_or("output", "text"));
 
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
@@ -108,7 +108,7 @@ int audit_command(const std::vector<std::string>& argv) {
     }
   }
   const audit::AuditResult result = auditor.finish();
-  print_report(result, format, loaded.policy->policy().name);
+  print_audit_report(result, format, loaded.policy->policy().name);
   return result.exit_code();
 }
 
