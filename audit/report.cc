@@ -123,12 +123,13 @@ Json json_report(const AuditResult& result) {
 }
 
 // PolicyReports: the wgpolicyk8s.io/v1alpha2 types of kubernetes-sigs/wg-policy-prototypes
-// (policy-report/pkg/api/wgpolicyk8s.io/v1alpha2/policyreport_types.go, the CRD Kyverno ships
-// as config/crds/policyreport/wgpolicyk8s.io_policyreports.yaml): PolicyReport {scope, summary
+// (policy-report/apis/wgpolicyk8s.io/v1alpha2/policyreport_types.go, whose CRD Kyverno ships and
+// Policy Reporter reads): PolicyReport {scope (an ObjectReference), summary
 // {pass, fail, warn, error, skip}, results[] {source, policy, rule, category, severity
 // (critical|high|medium|low|info), timestamp {seconds, nanos}, result
 // (pass|fail|warn|error|skip), scored, resources[] (ObjectReference), message, properties
-// (string → string)}}; ClusterPolicyReport is the same, cluster-scoped.
+// (string → string)}}; ClusterPolicyReport is the same, cluster-scoped. "warn: the policy
+// requirements are not met and the policy is not scored": warn results have scored false.
 namespace {
 
 struct ReportResults {
@@ -159,7 +160,7 @@ Json base_result(const AuditObject& o, const PolicyReportOptions& options, std::
   ts["nanos"] = 0;
   r["timestamp"] = std::move(ts);
   r["result"] = std::string(outcome);
-  r["scored"] = true;
+  r["scored"] = outcome != "warn";
   r["resources"] = empty_array();
   r["resources"].push_back(resource_ref(o));
   r["message"] = std::move(message);
