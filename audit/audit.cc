@@ -272,6 +272,7 @@ void Auditor::judge(Json& object, const std::string& file, int line) {
     // The object is the audit's own: the mutators may edit it where it is.
     e = pipeline_.evaluate_in_place(object, options, *policy_);
     if (!e.is_workload && !(e.exempt && !find_pod_specs(object, *policy_).empty())) return;
+    o.exempt = e.exempt;
     o.would_change = e.changed();
     if (o.would_change) o.mutations = e.mutations;
   }

@@ -51,6 +51,7 @@ struct AuditObject {
   int line = 0;  // the object's line in the export (its List item's)
   std::string api_version, kind, ns, name, uid;  // ns "": cluster-scoped
   std::optional<OwnerRef> owner;
+  bool exempt = false;  // in an exempt namespace (enforcement.exempt): gpuadmit leaves it alone
   bool would_change = false;           // the mutating webhook would patch it now
   std::vector<std::string> mutations;  // which mutations, in the order they apply
   std::vector<AuditFinding> findings;  // in the pipeline's order

@@ -129,12 +129,14 @@ Json json_report(const AuditResult& result) {
 // (critical|high|medium|low|info), timestamp {seconds, nanos}, result
 // (pass|fail|warn|error|skip), scored, resources[] (ObjectReference), message, properties
 // (string → string)}}; ClusterPolicyReport is the same, cluster-scoped. "warn: the policy
-// requirements are not met and the policy is not scored": warn results have scored false.
+// requirements are not met and the policy is not scored": warn (and skip) results have scored
+// false.
 namespace {
 
 struct ReportResults {
-  std::vector<std::pair<int, Json>> results;  // (order: 0 fail/error, 1 warn, 2 pass, result)
-  size_t pass = 0, fail = 0, warn = 0, error = 0;
+  std::vector<std::pair<int, Json>>
+      results;  // (order: 0 fail/error, 1 warn, 2 pass, 3 skip; result)
+  size_t pass = 0, fail = 0, warn = 0, error = 0, skip = 0;
 };
 
 Json resource_ref(const AuditObject& o) {
@@ -160,7 +162,7 @@ Json base_result(const AuditObject& o, const PolicyReportOptions& options, std::
   ts["nanos"] = 0;
   r["timestamp"] = std::move(ts);
   r["result"] = std::string(outcome);
-  r["scored"] = outcome != "warn";
+  r["scored"] = outcome == "pass" || outcome == "fail" || outcome == "error";
   r["resources"] = empty_array();
   r["resources"].push_back(resource_ref(o));
   r["message"] = std::move(message);
@@ -194,6 +196,14 @@ void add_results(const AuditObject& o, const PolicyReportOptions& options, Repor
     ++into.warn;
     into.results.emplace_back(1, std::move(r));
   }
+  if (o.exempt) {  // nothing judged: "skip: the policy was not selected" (the v1alpha2 types)
+    ++into.skip;
+    into.results.emplace_back(3, base_result(o, options, "all-rules", "skip", "info",
+                                             "namespace " + o.ns +
+                                                 " is exempt from gpuadmit "
+                                                 "(enforcement.exempt.namespaces)"));
+    return;
+  }
   if (o.findings.empty() && !o.would_change) {
     ++into.pass;
     into.results.emplace_back(
@@ -223,7 +233,7 @@ Json make_report(const std::string& ns, ReportResults& r, const PolicyReportOpti
   summary["fail"] = r.fail;
   summary["warn"] = r.warn;
   summary["error"] = r.error;
-  summary["skip"] = 0;
+  summary["skip"] = r.skip;
   report["summary"] = std::move(summary);
   std::stable_sort(r.results.begin(), r.results.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

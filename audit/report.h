@@ -30,7 +30,7 @@ struct PolicyReportOptions {
   std::string policy = "gpuadmit";  // results' `policy`: the policy's name
   int64_t timestamp_seconds = 0;    // results' `timestamp` (the audit's time)
   // Results listed per report at most (summary counts stay exact): fail and error results
-  // first, then warn, then pass.
+  // first, then warn, then pass, then skip (objects of exempt namespaces).
   size_t max_results = 1000;
 };
 

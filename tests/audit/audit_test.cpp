@@ -235,6 +235,33 @@ TEST_CASE("audit: cluster-scoped objects in a ClusterPolicyReport", "[audit][pol
   CHECK(c["results"][0]["policy"] == "gpuadmit");
 }
 
+// An exempt namespace (policy.yaml: kube-system) is left alone: no finding, no mutation, even
+// for a GPU request without a limit; the PolicyReport says `skip` ("the policy was not selected",
+// the v1alpha2 types).
+TEST_CASE("audit: objects of exempt namespaces are skipped", "[audit][policyreport]") {
+  const AuditResult r = audit_texts(
+      {{"in.json",
+        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"agent","namespace":"kube-system","uid":"u2"},"spec":{"containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":1}}}]}})"}});
+  REQUIRE(r.objects.size() == 1);
+  CHECK(r.objects[0].exempt);
+  CHECK(r.objects[0].findings.empty());
+  CHECK_FALSE(r.objects[0].would_change);
+  CHECK(r.exit_code() == 0);
+  PolicyReportOptions options;
+  options.timestamp_seconds = 5;
+  const Json list = policy_reports(r, options);
+  REQUIRE(list["items"].size() == 1);
+  CHECK(list["items"][0]["summary"] ==
+        Json::parse(R"({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 1})"));
+  CHECK(list["items"][0]["results"][0] == Json::parse(R"J({"source": "gpuadmit",
+      "policy": "gpuadmit", "rule": "all-rules", "category": "GPU workloads", "severity": "info",
+      "timestamp": {"seconds": 5, "nanos": 0}, "result": "skip", "scored": false,
+      "resources": [{"apiVersion": "v1", "kind": "Pod", "namespace": "kube-system",
+                     "name": "agent", "uid": "u2"}],
+      "message": "namespace kube-system is exempt from gpuadmit (enforcement.exempt.namespaces)",
+      "properties": {"file": "in.json:1"}})J"));
+}
+
 // DRA (docs/dra.md): a ResourceClaim is judged by the claim rules, as lint judges it, and
 // resolves for the pods after it: golden case 099 (tests/cases/099-*: its pod's expected finding,
 // findings.json) read as one export, the claim first; the claim's GPU019 message is
