@@ -29,6 +29,7 @@ commands:
   fleet   [--policy P] [--namespace NS] [--output text|json] [--svg FILE] PATH...
   fleet   --live [--policy P] [--output text|json|prometheus] [--svg FILE]
           [PATH... | --kubeconfig FILE] [--context NAME] [--timeout S]
+  audit   [--policy P] [--output text|json|policyreport] PATH...   (a cluster export)
 
 Without --policy, the embedded default policy (policies/default.yaml) is used.
 Every command answers -h/--help; gpuadmit --version prints the version and the libraries.
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     if (command == "render") return render_command(args);
     if (command == "test") return test_command(args);
     if (command == "fleet") return fleet_command(args);
+    if (command == "audit") return audit_command(args);
   } catch (const std::exception& e) {
     std::cerr << "gpuadmit " << command << ": internal error: " << e.what() << "\n";
     return 2;

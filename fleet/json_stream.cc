@@ -122,6 +122,11 @@ const Filter kPendingPod{false,
                           {"spec", &kPendingSpec},
                           {"status", &kStatus}}};
 
+// set_whole_items(): everything but the server's field-ownership bookkeeping and the status
+// (what the controllers and the kubelet report; no rule or mutator reads it).
+const Filter kWholeMetadata{true, {{"managedFields", &kDrop}}};
+const Filter kWholeItem{true, {{"metadata", &kWholeMetadata}, {"status", &kDrop}}};
+
 // A Pod the scheduler has not bound: its placement is read too (kPendingPod).
 bool pending_pod(const Json& item) {
   if (string_member(item, "kind") != "Pod") return false;
@@ -569,6 +574,7 @@ bool JsonObjectStream::fail(size_t at, std::string message) {
 json_scan::Scan JsonObjectStream::read_item(json_scan::Cursor& c, Json& out) {
   const char* start = c.p;
   Selection sel;
+  if (whole_) return select_value(c, &kWholeItem, out, sel);
   sel.defer = static_cast<bool>(interest_);
   Scan s = select_value(c, &kItem, out, sel);
   if (s == Scan::kOk && pending_pod(out)) {
@@ -593,7 +599,7 @@ json_scan::Scan JsonObjectStream::read_head_member(json_scan::Cursor& c, bool& i
     items = true;
     return Scan::kOk;
   }
-  const Filter* member = kItem.find(key, &kDrop);
+  const Filter* member = whole_ ? kWholeItem.find(key, nullptr) : kItem.find(key, &kDrop);
   if (member == &kDrop) return skip_value(c);
   std::string name(key);
   Json value;

@@ -50,6 +50,9 @@ class JsonObjectStream {
   // only when `wanted` accepts the item as read without them: the report reads a Pod's
   // metadata only for GPU pods. Unset: every item is read whole (within the filter).
   void set_interest(std::function<bool(const Json&)> wanted) { interest_ = std::move(wanted); }
+  // Every item read whole but for metadata.managedFields and status (`gpuadmit audit`: the
+  // engine reads any member of a workload's metadata and spec), instead of fleet's selection.
+  void set_whole_items() { whole_ = true; }
   const std::optional<StreamError>& error() const { return error_; }
   // Text mode: how many bytes of the text are read (nothing before it is looked at again).
   size_t offset() const { return pos_; }
@@ -81,6 +84,7 @@ class JsonObjectStream {
   int head_line_ = 0;
   std::optional<StreamError> error_;
   std::function<bool(const Json&)> interest_;
+  bool whole_ = false;
 };
 
 }  // namespace gpuadmit::fleet

@@ -215,7 +215,7 @@ class YamlSplitter {
 // One document or item through lint's reader (markers, the fast path and yaml-cpp), its lines
 // counted from `first_line`, its columns `dedent` further right in the file.
 void parse_unit(const std::string& text, int first_line, int dedent, const std::string& display,
-                LiveCollector& collector, std::vector<InputError>& errors) {
+                ObjectSink& collector, std::vector<InputError>& errors) {
   yaml::DocumentStream stream{std::string_view(text)};
   yaml::SourceDocument source;
   while (stream.next(source)) {
@@ -237,9 +237,8 @@ void parse_unit(const std::string& text, int first_line, int dedent, const std::
 // Told how far a text has been read, so that a mapped file's pages behind it can be let go.
 using Progress = std::function<void(size_t offset)>;
 
-void read_yaml(LineSource& lines, int first_line, const std::string& display,
-               LiveCollector& collector, std::vector<InputError>& errors,
-               const Progress& progress = nullptr) {
+void read_yaml(LineSource& lines, int first_line, const std::string& display, ObjectSink& collector,
+               std::vector<InputError>& errors, const Progress& progress = nullptr) {
   YamlSplitter splitter([&](const std::string& text, int line, int dedent) {
     parse_unit(text, line, dedent, display, collector, errors);
   });
@@ -257,9 +256,13 @@ void read_yaml(LineSource& lines, int first_line, const std::string& display,
   }
 }
 
-void read_json(JsonObjectStream& stream, const std::string& display, LiveCollector& collector,
+void read_json(JsonObjectStream& stream, const std::string& display, ObjectSink& collector,
                std::vector<InputError>& errors, const Progress& progress = nullptr) {
-  stream.set_interest([&collector](const Json& object) { return collector.wants(object); });
+  if (collector.whole()) {
+    stream.set_whole_items();
+  } else {
+    stream.set_interest([&collector](const Json& object) { return collector.wants(object); });
+  }
   Json object;
   int line = 0;
   while (stream.next(object, line)) {
@@ -276,7 +279,7 @@ void read_json(JsonObjectStream& stream, const std::string& display, LiveCollect
 
 namespace {
 
-void read_text(std::string_view text, const std::string& display, LiveCollector& collector,
+void read_text(std::string_view text, const std::string& display, ObjectSink& collector,
                std::vector<InputError>& errors, const Progress& progress) {
   size_t at = 0;
   int line = 1;
@@ -296,13 +299,13 @@ void read_text(std::string_view text, const std::string& display, LiveCollector&
 
 }  // namespace
 
-void read_live_text(std::string_view text, const std::string& display, LiveCollector& collector,
-                    std::vector<InputError>& errors) {
+void read_export_text(std::string_view text, const std::string& display, ObjectSink& collector,
+                      std::vector<InputError>& errors) {
   read_text(text, display, collector, errors, nullptr);
 }
 
-void read_live_stream(std::FILE* file, const std::string& display, LiveCollector& collector,
-                      std::vector<InputError>& errors) {
+void read_export_stream(std::FILE* file, const std::string& display, ObjectSink& collector,
+                        std::vector<InputError>& errors) {
   int line = 1;
   int c = 0;
   while ((c = std::getc(file)) != EOF && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
@@ -326,8 +329,8 @@ void read_live_stream(std::FILE* file, const std::string& display, LiveCollector
   read_yaml(lines, line, display, collector, errors);
 }
 
-void read_live_file(const std::string& path, LiveCollector& collector,
-                    std::vector<InputError>& errors) {
+void read_export_file(const std::string& path, ObjectSink& collector,
+                      std::vector<InputError>& errors) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     errors.push_back(
@@ -363,8 +366,43 @@ void read_live_file(const std::string& path, LiveCollector& collector,
     errors.push_back({path, 0, std::string("cannot read the file: ") + std::strerror(errno)});
     return;
   }
-  read_live_stream(file, path, collector, errors);
+  read_export_stream(file, path, collector, errors);
   std::fclose(file);
+}
+
+namespace {
+
+// fleet --live's collector as a sink: only the members it reads, metadata only when wanted.
+class LiveSink final : public ObjectSink {
+ public:
+  explicit LiveSink(LiveCollector& collector) : collector_(collector) {}
+  void add(Json object, const std::string& file, int line) override {
+    collector_.add(std::move(object), file, line);
+  }
+  bool wants(const Json& object) const override { return collector_.wants(object); }
+
+ private:
+  LiveCollector& collector_;
+};
+
+}  // namespace
+
+void read_live_stream(std::FILE* file, const std::string& display, LiveCollector& collector,
+                      std::vector<InputError>& errors) {
+  LiveSink sink(collector);
+  read_export_stream(file, display, sink, errors);
+}
+
+void read_live_text(std::string_view text, const std::string& display, LiveCollector& collector,
+                    std::vector<InputError>& errors) {
+  LiveSink sink(collector);
+  read_export_text(text, display, sink, errors);
+}
+
+void read_live_file(const std::string& path, LiveCollector& collector,
+                    std::vector<InputError>& errors) {
+  LiveSink sink(collector);
+  read_export_file(path, sink, errors);
 }
 
 }  // namespace gpuadmit::fleet

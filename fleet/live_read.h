@@ -15,6 +15,24 @@
 
 namespace gpuadmit::fleet {
 
+// What the export reader hands each object to: fleet --live's LiveCollector (only the members
+// it reads, a Pod's metadata only when wants() accepts it) or `gpuadmit audit`'s collector
+// (whole(): every object whole but for metadata.managedFields and status, as the engine
+// judges it; YAML documents are read whole).
+class ObjectSink {
+ public:
+  virtual ~ObjectSink() = default;
+  virtual void add(Json object, const std::string& file, int line) = 0;
+  virtual bool wants(const Json& /*object*/) const { return true; }
+  virtual bool whole() const { return false; }
+};
+
+void read_export_stream(std::FILE* file, const std::string& display, ObjectSink& sink,
+                        std::vector<InputError>& errors);
+void read_export_text(std::string_view text, const std::string& display, ObjectSink& sink,
+                      std::vector<InputError>& errors);
+void read_export_file(const std::string& path, ObjectSink& sink, std::vector<InputError>& errors);
+
 void read_live_stream(std::FILE* file, const std::string& display, LiveCollector& collector,
                       std::vector<InputError>& errors);
 void read_live_text(std::string_view text, const std::string& display, LiveCollector& collector,

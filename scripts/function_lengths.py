@@ -19,7 +19,7 @@ import os
 import re
 import sys
 
-SOURCE_DIRS = ["certs", "cli", "engine", "fleet", "kube", "lint", "mutators", "policies",
+SOURCE_DIRS = ["audit", "certs", "cli", "engine", "fleet", "kube", "lint", "mutators", "policies",
                "policytest", "render", "rules", "webhook", "xml", "yaml"]
 CONTROL = re.compile(r"^\s*(if|for|while|switch|catch|do|else|return|case)\b")
 NOT_FUNCTION = re.compile(r"\b(namespace|class|struct|union|enum)\b[^()]*$")
