@@ -5,22 +5,11 @@
 #include <utility>
 #include <vector>
 
+#include "engine/finding.h"
 #include "engine/join.h"
 
 namespace gpuadmit::audit {
 namespace {
-
-std::string_view severity_word(Severity s) {
-  switch (s) {
-    case Severity::kDeny:
-      return "deny";
-    case Severity::kWarn:
-      return "warn";
-    case Severity::kError:
-      return "error";
-  }
-  return "deny";
-}
 
 std::string label(const AuditObject& o) {
   std::string text = o.kind + " " + (o.ns.empty() ? o.name : o.ns + "/" + o.name);
@@ -55,7 +44,7 @@ std::string text_report(const AuditResult& result) {
     if (!o.reported()) continue;
     const std::string where = o.file + ":" + std::to_string(o.line) + ": ";
     for (const AuditFinding& f : o.findings) {
-      out += where + std::string(severity_word(f.severity)) + " " + f.rule + " " + label(o) + ": " +
+      out += where + std::string(severity_name(f.severity)) + " " + f.rule + " " + label(o) + ": " +
              f.message;
       if (!f.path.empty()) out += " [" + f.path + "]";
       out += "\n";
@@ -90,7 +79,7 @@ Json json_report(const AuditResult& result) {
     for (const AuditFinding& f : o.findings) {
       Json jf = empty_object();
       jf["rule"] = f.rule;
-      jf["severity"] = std::string(severity_word(f.severity));
+      jf["severity"] = std::string(severity_name(f.severity));
       jf["message"] = f.message;
       jf["path"] = f.path;
       j["findings"].push_back(std::move(jf));

@@ -190,6 +190,21 @@ Json not_a_copy() {
                        cel::has_controller(map_field("object", "metadata")));
 }
 
+// A MutatingAdmissionPolicy of `spec` and its binding, both named `name`, listing `names`.
+void push_mutating(const std::string& name, const std::vector<std::string>& names, Json spec,
+                   const NativeScope& scope, const NativeOptions& options, std::vector<Json>& out) {
+  const std::string api = std::string(kApi) + options.mutating_api;
+  out.push_back({{"apiVersion", api},
+                 {"kind", "MutatingAdmissionPolicy"},
+                 {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
+                 {"spec", std::move(spec)}});
+  out.push_back(
+      {{"apiVersion", api},
+       {"kind", "MutatingAdmissionPolicyBinding"},
+       {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
+       {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
+}
+
 void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
                   const NativeOptions& options, std::vector<Json>& out) {
   std::vector<NativeMutation> all = mutations(policy);
@@ -216,16 +231,7 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   spec["mutations"] = std::move(list);
   spec["reinvocationPolicy"] = "IfNeeded";
   add_columns(policy, spec, TenantFields::kMutating, false);
-  const std::string api = std::string(kApi) + options.mutating_api;
-  out.push_back({{"apiVersion", api},
-                 {"kind", "MutatingAdmissionPolicy"},
-                 {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
-                 {"spec", std::move(spec)}});
-  out.push_back(
-      {{"apiVersion", api},
-       {"kind", "MutatingAdmissionPolicyBinding"},
-       {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
-       {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
+  push_mutating(name, names, std::move(spec), scope, options, out);
 }
 
 // The plain objects' policy (render/native_fast_path.h): what the full policies'
@@ -249,17 +255,8 @@ void add_plain_object_mutating(const CompiledPolicy& policy, const NativeScope& 
   spec["reinvocationPolicy"] = "IfNeeded";
   if (reads_tenant) add_columns(policy, spec, TenantFields::kMutating, false);
   if (spec["variables"].empty()) spec.erase("variables");
-  const std::string api = std::string(kApi) + options.mutating_api;
   const std::vector<std::string> names = {"gpu-visibility"};
-  out.push_back({{"apiVersion", api},
-                 {"kind", "MutatingAdmissionPolicy"},
-                 {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
-                 {"spec", std::move(spec)}});
-  out.push_back(
-      {{"apiVersion", api},
-       {"kind", "MutatingAdmissionPolicyBinding"},
-       {"metadata", metadata(name, options, "gpuadmit.io/mutations", names)},
-       {"spec", {{"policyName", name}, {"matchResources", match_resources(scope, options)}}}});
+  push_mutating(name, names, std::move(spec), scope, options, out);
 }
 
 // `!(x)`, or `x` for `!(x)`.

@@ -12,10 +12,7 @@
 
 #include "audit/audit.h"
 #include "audit/report.h"
-#include "engine/pipeline.h"
-#include "mutators/all_mutators.h"
-#include "policies/loader.h"
-#include "rules/all_rules.h"
+#include "tests/audit/audit_test_util.h"
 #include "tests/audit/expected.h"
 #include "tests/support/process.h"
 
@@ -25,21 +22,9 @@ namespace {
 
 using namespace expected;
 
-const std::string kData = std::string(GPUADMIT_SOURCE_DIR) + "/tests/audit/data/";
-
-PolicyPtr test_policy() {
-  static const PolicyPtr policy = [] {
-    CompiledLoadResult loaded = load_compiled_policy(kData + "policy.yaml");
-    REQUIRE(loaded.policy);
-    return loaded.policy;
-  }();
-  return policy;
-}
-
-const Pipeline& pipeline() {
-  static const Pipeline p(default_mutators(), default_rules());
-  return p;
-}
+using test_util::kData;
+using test_util::pipeline;
+using test_util::test_policy;
 
 // The audit of texts, each read as its own input with its display name.
 AuditResult audit_texts(const std::vector<std::pair<std::string, std::string>>& inputs,

@@ -11,29 +11,14 @@
 
 #include "audit/audit.h"
 #include "audit/report.h"
-#include "engine/pipeline.h"
-#include "mutators/all_mutators.h"
-#include "policies/loader.h"
-#include "rules/all_rules.h"
+#include "tests/audit/audit_test_util.h"
 
 namespace gpuadmit::audit {
 namespace owners_test {
 namespace {
 
-PolicyPtr test_policy() {
-  static const PolicyPtr policy = [] {
-    CompiledLoadResult loaded =
-        load_compiled_policy(std::string(GPUADMIT_SOURCE_DIR) + "/tests/audit/data/policy.yaml");
-    REQUIRE(loaded.policy);
-    return loaded.policy;
-  }();
-  return policy;
-}
-
-const Pipeline& pipeline() {
-  static const Pipeline p(default_mutators(), default_rules());
-  return p;
-}
+using test_util::pipeline;
+using test_util::test_policy;
 
 Json owner(const std::string& api_version, const std::string& kind, const std::string& name,
            const std::string& uid) {
