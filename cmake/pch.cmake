@@ -12,14 +12,31 @@ function(gpuadmit_precompile)
   if(NOT GPUADMIT_PCH)
     return()
   endif()
-  if(NOT TARGET gpuadmit_pch)
-    add_library(gpuadmit_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cc)
-    target_link_libraries(gpuadmit_pch PRIVATE nlohmann_json::nlohmann_json)
-    target_precompile_headers(gpuadmit_pch PRIVATE ${PROJECT_SOURCE_DIR}/cmake/pch.h)
-  endif()
   foreach(target IN LISTS ARGN)
-    target_precompile_headers(${target} REUSE_FROM gpuadmit_pch)
+    # In the fuzz build, libFuzzer's coverage is a compile flag of some libraries only
+    # (GPUADMIT_FUZZED): those share one header, the others another.
+    set(pch gpuadmit_pch)
+    if(GPUADMIT_FUZZ AND NOT target IN_LIST GPUADMIT_FUZZED)
+      set(pch gpuadmit_pch_uncovered)
+    endif()
+    if(NOT TARGET ${pch})
+      add_library(${pch} OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cc)
+      target_link_libraries(${pch} PRIVATE nlohmann_json::nlohmann_json)
+      target_precompile_headers(${pch} PRIVATE ${PROJECT_SOURCE_DIR}/cmake/pch.h)
+      if(pch STREQUAL gpuadmit_pch)
+        gpuadmit_fuzz_coverage(${pch})
+      endif()
+    endif()
+    target_precompile_headers(${target} REUSE_FROM ${pch})
   endforeach()
+endfunction()
+
+# gpuadmit_fuzz_coverage(TARGET): in the fuzz build, TARGET's code instrumented for libFuzzer's
+# coverage (the libraries of GPUADMIT_FUZZED, their shared precompiled header, the fuzz targets).
+function(gpuadmit_fuzz_coverage target)
+  if(GPUADMIT_FUZZ)
+    target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
 # gpuadmit_precompile_own(TARGET...): the same header, compiled with the target's own flags
