@@ -44,6 +44,8 @@ struct RequestContext {
   const PriorityClassSource* priority_classes = nullptr;
   // The cluster's Nodes (EvaluateOptions::nodes); null: not known.
   const NodeSource* nodes = nullptr;
+  // UPDATE: the object before it (AdmissionRequest.oldObject); null otherwise and in lint.
+  const Json* old_object = nullptr;
 };
 
 // False for a container an ephemeral-container UPDATE does not add (RequestContext::

@@ -236,11 +236,17 @@ void count_containers(const PodView& pod, const CompiledPolicy& policy, PodDra& 
   const std::vector<ContainerRef>& containers = pod.containers();
   dra.container_units.assign(containers.size(), 0);
   dra.container_claims.assign(containers.size(), {});
+  dra.container_unknown.assign(containers.size(), false);
   for (size_t i = 0; i < containers.size(); ++i) {
     const Json* resources = find_member(pod.container(containers[i]), "resources");
     const Json* refs = resources != nullptr ? find_member(*resources, "claims") : nullptr;
     if (refs == nullptr || !refs->is_array()) continue;
     for (const auto& [name, request] : claim_references(*refs)) {
+      const auto declared = std::find_if(dra.claims.begin(), dra.claims.end(),
+                                         [&](const PodClaim& c) { return c.name == name; });
+      if (declared == dra.claims.end() || declared->status != ClaimLookup::kFound) {
+        dra.container_unknown[i] = true;
+      }
       for (size_t c = 0; c < dra.claims.size(); ++c) {
         if (dra.claims[c].name != name) continue;
         ClaimUse use = claim_use(dra.claims[c], c, request, policy);

@@ -125,6 +125,9 @@ struct PodDra {
   std::vector<int64_t> container_units;
   // Parallel to pod.containers(): the claims each uses with GPU units, in written order.
   std::vector<std::vector<ClaimUse>> container_claims;
+  // Parallel to pod.containers(): it uses a claim whose content is not known (not resolved, or
+  // a name the pod does not declare), which may hold GPUs.
+  std::vector<bool> container_unknown;
   int64_t pod_units = 0;        // Σ claims once each (claims are allocated per pod)
   bool any_gpu = false;         // a resolved claim asks for a mapped DeviceClass
   bool any_unresolved = false;  // a claim whose content is not known

@@ -73,15 +73,9 @@ const std::vector<KueueManagedKind>& kueue_managed_kinds() {
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata) {
   const Json* meta = find_pointer(object, metadata);
   if (meta == nullptr || !meta->is_object()) return "";
-  for (std::string_view map : {"labels", "annotations"}) {
-    const Json* entries = find_member(*meta, map);
-    if (entries == nullptr || !entries->is_object()) continue;
-    const std::string_view key = map == "labels" ? kQueueNameLabel : kQueueNameAnnotation;
-    if (const std::string_view name = string_member(*entries, key); !name.empty()) {
-      return std::string(name);
-    }
-  }
-  return "";
+  const Json* labels = find_member(*meta, "labels");
+  if (labels == nullptr || !labels->is_object()) return "";
+  return std::string(string_member(*labels, kQueueNameLabel));
 }
 
 }  // namespace gpuadmit

@@ -21,10 +21,10 @@
 
 namespace gpuadmit {
 
+// The label only: Kueue v0.15.0 removed the deprecated annotation of the same key
+// (kubernetes-sigs/kueue#7271, "Removed the deprecated workload annotation key"), so a workload
+// that names its queue only there runs outside Kueue. An annotation is no queue here either.
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
-// Kueue's deprecated spelling, still read when the label is absent (jobframework
-// QueueNameForObject).
-inline constexpr std::string_view kQueueNameAnnotation = "kueue.x-k8s.io/queue-name";
 
 struct QueueSite {
   JsonPointer metadata;  // the metadata (possibly absent in the object) whose labels Kueue reads
@@ -69,7 +69,7 @@ struct KueueManagedKind {
 // native policies write the same list into CEL (render/native_model.cc).
 const std::vector<KueueManagedKind>& kueue_managed_kinds();
 
-// The queue the metadata names (the label, else the deprecated annotation), or "" when none.
+// The queue the metadata's label names, or "" when none.
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata);
 
 }  // namespace gpuadmit

@@ -9,6 +9,7 @@
 #include "engine/controllers.h"
 #include "engine/dra.h"
 #include "engine/json_diff.h"
+#include "engine/kueue.h"
 #include "engine/mutation_skeleton.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
@@ -197,11 +198,20 @@ struct PipelineRun {
   void free_skeleton() {
     if (skeleton) free_json(skeleton->json());
   }
-  // An UPDATE's pod template that did not change: not evaluated.
+  // An UPDATE's pod template that did not change, and whose Kueue queue did not either: not
+  // evaluated. A queue label dropped outside the template (a CronJob's jobTemplate, a Job's own
+  // labels) takes the workload out of Kueue: GPU025 judges it (rules/queue_required.cc).
   bool unchanged(size_t index) const {
     return options.old_object != nullptr && options.operation == Operation::kUpdate &&
            !options.ephemeral_update &&
-           template_unchanged(object, *options.old_object, locations[index]);
+           template_unchanged(object, *options.old_object, locations[index]) &&
+           !queue_changed(index);
+  }
+  bool queue_changed(size_t index) const {
+    const std::optional<QueueSite> site =
+        kueue_queue_site(object, locations[index], policy, options.username);
+    return site && kueue_queue_name(object, site->metadata) !=
+                       kueue_queue_name(*options.old_object, site->metadata);
   }
   void keep_unchanged() {
     if (!copied && options.copy_unchanged && in_place == nullptr) e.mutated = object;
@@ -244,6 +254,7 @@ void start_request(Run& run) {
   request.daemonset_owned = controlled_by_daemonset(object);
   request.username = run.options.username;
   request.judge_only = run.options.judge_only;
+  if (run.options.operation == Operation::kUpdate) request.old_object = run.options.old_object;
   if (run.options.ephemeral_update) {
     request.ephemeral_update = true;
     request.added_ephemeral_containers = added_ephemeral_containers(object, run.options.old_object);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/dra.h"
 #include "engine/saturating.h"
 
 namespace gpuadmit {
@@ -120,14 +121,12 @@ bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
   return any_positive_in(resources);
 }
 
-bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
-                            const CompiledPolicy& policy) {
-  return container_requests_gpu(pod, ref, policy) || uses_claims(pod.container(ref));
-}
-
-bool container_may_get_gpus(const PodView& pod, size_t container, const PodGpuResources& gpu) {
-  return any_positive_in(gpu.of(container)) ||
-         uses_claims(pod.container(pod.containers()[container]));
+bool container_may_get_gpus(const PodView& pod, size_t container, const PodGpuResources& gpu,
+                            const PodDra* dra) {
+  if (any_positive_in(gpu.of(container))) return true;
+  if (!uses_claims(pod.container(pod.containers()[container]))) return false;
+  if (dra == nullptr || dra->container_units.size() != pod.containers().size()) return true;
+  return dra->container_units[container] > 0 || dra->container_unknown[container];
 }
 
 bool is_gpu_pod(const PodView& pod, const CompiledPolicy& policy) {

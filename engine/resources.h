@@ -17,6 +17,8 @@
 
 namespace gpuadmit {
 
+struct PodDra;  // engine/dra.h
+
 // Parses a JSON quantity value (string or number), as the API server accepts both.
 std::optional<Quantity> parse_json_quantity(const Json& value);
 
@@ -86,14 +88,16 @@ int64_t container_gpu_units(const Json& container, const CompiledPolicy& policy)
 bool container_requests_gpu(const PodView& pod, const ContainerRef& ref,
                             const CompiledPolicy& policy);
 
-// True when the container may get GPUs: it requests them (container_requests_gpu) or it uses
-// any of the pod's DRA claims (`resources.claims` not empty). At admission a claim's content may
-// be unknown (the webhook's lookup is off by default), so a claim-using container is never made
-// blind to GPUs nor denied for reaching them: the gpu-visibility mutation and GPU024 ask this.
-bool container_may_get_gpus(const PodView& pod, const ContainerRef& ref,
-                            const CompiledPolicy& policy);
-// The same for pod.containers()[container], from the pod's GPU resources already read.
-bool container_may_get_gpus(const PodView& pod, size_t container, const PodGpuResources& gpu);
+// True when pod.containers()[container] may get GPUs: it requests them (container_requests_gpu),
+// or it uses a DRA claim (`resources.claims`) that may hold GPUs. With `dra` (the pod's claims,
+// resolved: engine/dra.h), a claim may hold GPUs when its content is unknown or it asks for a
+// DeviceClass the policy maps; without it, every claim may. So a container is never made blind
+// to GPUs it could get, nor denied for reaching them — and one whose claims are known to be a
+// NIC's is not taken for a GPU container (it gets NVIDIA_VISIBLE_DEVICES=void like any other:
+// its CUDA image's own `all` would show it every GPU of the node). The gpu-visibility mutation,
+// GPU024 and GPU026 ask this.
+bool container_may_get_gpus(const PodView& pod, size_t container, const PodGpuResources& gpu,
+                            const PodDra* dra);
 
 // True when a container, init container or ephemeral container requests or limits a positive
 // quantity of a GPU resource (SPEC §2: "0" is not a GPU request).

@@ -42,6 +42,15 @@ Json toleration_for(const Taint& taint);
 // The string values of a NodeSelectorRequirement's `values` (others skipped), views into it.
 std::vector<std::string_view> requirement_values(const Json& requirement);
 
+// True when the taint keeps an untolerating pod off its nodes: NoSchedule or NoExecute.
+// kube-scheduler's TaintToleration Filter looks only at those two effects
+// (pkg/scheduler/framework/plugins/tainttoleration: "only interested in NoSchedule and
+// NoExecute taints"); PreferNoSchedule is a Score penalty, so a pod that tolerates nothing
+// still lands on such a node when it asks for it by name or the others are full.
+inline bool keeps_pods_off(const Taint& taint) {
+  return taint.effect == "NoSchedule" || taint.effect == "NoExecute";
+}
+
 // True when any toleration in `tolerations` (a JSON list, may be null) tolerates `taint`.
 bool any_tolerates(const Json* tolerations, const Taint& taint);
 

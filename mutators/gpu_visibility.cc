@@ -38,10 +38,12 @@ class GpuVisibilityMutator final : public Mutator {
     return guarded([&] {
       if (!may_change(ctx)) return false;
       bool changed = false;
-      for (const ContainerRef& ref : pod.containers()) {
-        if (!in_scope(ctx.request, ref)) continue;
-        if (container_may_get_gpus(pod.view(), ref, *ctx.policy)) continue;
-        changed |= hide_gpus(pod.container(ref, ContainerMember::kEnv));
+      const std::vector<ContainerRef>& containers = pod.containers();
+      const PodGpuResources gpu(pod.view(), *ctx.policy);
+      for (size_t i = 0; i < containers.size(); ++i) {
+        if (!in_scope(ctx.request, containers[i])) continue;
+        if (container_may_get_gpus(pod.view(), i, gpu, ctx.dra)) continue;
+        changed |= hide_gpus(pod.container(containers[i], ContainerMember::kEnv));
       }
       return changed;
     });

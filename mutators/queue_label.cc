@@ -14,10 +14,10 @@ using namespace mutator_support;
 // label where Kueue reads it (engine/kueue.h kueue_queue_site: the object Kueue manages, a
 // CronJob's jobTemplate, or — for the pods Kueue's pod integration manages — the Pod or each
 // pod template). A GPU workload of a tenant whose policy names a queue, and that names none
-// itself (label, or Kueue's deprecated annotation), gets the tenant's queue; for a
-// workload-wide queue the mutation runs per pod spec and the label is written once, per pod
-// template only on its GPU pod templates. Only on CREATE: Kueue forbids changing the queue of a
-// workload it has admitted, and a label added to a running Job would hand it to Kueue mid-run.
+// itself (the label: Kueue reads no annotation since v0.15.0, engine/kueue.h), gets the tenant's
+// queue; for a workload-wide queue the mutation runs per pod spec and the label is written once,
+// per pod template only on its GPU pod templates. Only on CREATE: Kueue forbids changing the queue
+// of a workload it has admitted, and a label added to a running Job would hand it to Kueue mid-run.
 // Not when the object is judged only: its Pods do not get the label (an object with a
 // controller is queued through it).
 class QueueLabelMutator final : public Mutator {

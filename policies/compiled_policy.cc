@@ -187,6 +187,9 @@ CompiledPolicy::CompiledPolicy(Policy policy)
   p.gpu_resources.insert("nvidia.com/gpu");
   p.gpu_resources.insert("nvidia.com/gpu.shared");
   for (const std::string& r : policy_.gpu_resources) p.gpu_resources.insert(r);
+  for (const auto& [device_class, match] : p.device_classes) {
+    p.gpu_resources.insert(std::string(kImplicitDeviceClassResource) + device_class);
+  }
   p.gpu_resources_qualified =
       std::all_of(p.gpu_resources.begin(), p.gpu_resources.end(),
                   [](const std::string& r) { return r.find('/') != r.npos; });
@@ -232,6 +235,12 @@ const PriorityClassDecl* CompiledPolicy::find_priority_class(std::string_view na
 
 const PriorityClassDecl* CompiledPolicy::global_default_priority_class() const {
   return patterns_->global_default;
+}
+
+CompiledPolicy::DeviceClassMatch CompiledPolicy::implicit_device_class(
+    std::string_view resource) const {
+  if (!resource.starts_with(kImplicitDeviceClassResource)) return {};
+  return find_device_class(resource.substr(kImplicitDeviceClassResource.size()));
 }
 
 bool CompiledPolicy::is_gpu_resource(std::string_view resource) const {

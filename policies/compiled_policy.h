@@ -14,6 +14,12 @@
 
 namespace gpuadmit {
 
+// KEP-5004: `deviceclass.resource.kubernetes.io/<DeviceClass>`, an extended resource every
+// DeviceClass serves whether or not it names an extendedResourceName (CompiledPolicy::
+// implicit_device_class).
+inline constexpr std::string_view kImplicitDeviceClassResource =
+    "deviceclass.resource.kubernetes.io/";
+
 class CompiledPolicy {
  public:
   // Compiles a policy that the loader has validated. Patterns that fail to compile (only
@@ -51,8 +57,14 @@ class CompiledPolicy {
   const PriorityClassDecl* global_default_priority_class() const;
 
   // A GPU resource name (SPEC §2): nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*,
-  // and the policy's `gpuResources`.
+  // the policy's `gpuResources`, and `deviceclass.resource.kubernetes.io/<DeviceClass>` for each
+  // DeviceClass a class maps (implicit_device_class).
   bool is_gpu_resource(std::string_view resource) const;
+  // KEP-5004's implicit extended resource `deviceclass.resource.kubernetes.io/<DeviceClass>`:
+  // kube-scheduler serves it from any DeviceClass, through a ResourceClaim it creates itself
+  // (docs/dra.md, "The scheduler's claims"), one device per unit. The DeviceClass's mapping when
+  // `resource` names one the policy maps, else an empty match.
+  DeviceClassMatch implicit_device_class(std::string_view resource) const;
 
   // A RuntimeClass that runs NVIDIA's container runtime: the GPU Operator's `nvidia`,
   // `nvidia-cdi` and `nvidia-legacy`, and the policy's `nvidiaRuntimeClasses` (GPU024).

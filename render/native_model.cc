@@ -371,7 +371,8 @@ std::string context(const CompiledPolicy& policy) {
                           " && (size(sc) > 0 || " + cel::targets_gpu_pool(policy, "s") + "))";
   const std::string cls = "size(sc) > 0 ? sc[0] : !g ? '' : " + class_from_placement(policy, "s");
   const std::string body =
-      "{'ps': dyn(x.ps), 'pm': dyn(x.pm), 'tm': dyn(x.tm), 'spec': dyn(s), 'meta': dyn(m), "
+      "{'id': dyn(x.id), 'ps': dyn(x.ps), 'pm': dyn(x.pm), 'tm': dyn(x.tm), 'spec': dyn(s), "
+      "'meta': dyn(m), "
       "'hm': dyn('metadata' in x.t && type(x.t.metadata) == map), "
       "'cs': dyn(cs), 'sc': dyn(sc), 'mig': dyn(" +
       setting("m", "x.tm", kMigProfileKey, false) + "), 'wl': dyn(" +
@@ -491,9 +492,12 @@ Json model_variables(const CompiledPolicy& policy, CelLevel level) {
   // admissionregistration/v1 types.go, Validation.Expression): no old side there.
   vars.push_back(variable("otpls", "request.operation == 'UPDATE' ? (" +
                                        templates(kinds, level, "oldObject", true) + ") : []"));
+  // A queue label changed where Kueue reads it for the whole workload (engine/pipeline.cc
+  // queue_changed): every template is read, unchanged or not (GPU025 judges the UPDATE).
+  vars.push_back(variable("qch", cel::queue_changed(policy)));
   vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
-                                      ").filter(x, !variables.otpls.exists(o, o.id == x.id && "
-                                      "o.t == x.t))"));
+                                      ").filter(x, variables.qch || !variables.otpls.exists(o, "
+                                      "o.id == x.id && o.t == x.t))"));
   for (Json& v : tenant_variables(policy)) vars.push_back(std::move(v));
   vars.push_back(variable("ctx", context(policy)));
   return vars;
@@ -501,10 +505,28 @@ Json model_variables(const CompiledPolicy& policy, CelLevel level) {
 
 namespace cel {
 
+std::vector<std::pair<std::string, std::string>> implicit_device_class_resources(
+    const CompiledPolicy& policy) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const GpuClass& c : policy.policy().classes) {
+    for (const DeviceClassMapping& m : c.device_classes) {
+      std::string name = std::string(kImplicitDeviceClassResource) + m.name;
+      // The first mapping of a DeviceClass wins, as in CompiledPolicy::find_device_class.
+      if (std::none_of(out.begin(), out.end(), [&](const auto& e) { return e.first == name; })) {
+        out.emplace_back(std::move(name), c.name);
+      }
+    }
+  }
+  return out;
+}
+
 std::string is_gpu_resource(const CompiledPolicy& policy, std::string_view name) {
   std::vector<std::string> names{"nvidia.com/gpu", "nvidia.com/gpu.shared"};
   for (const std::string& r : policy.policy().gpu_resources) {
     if (std::find(names.begin(), names.end(), r) == names.end()) names.push_back(r);
+  }
+  for (const auto& [resource, gpu_class] : implicit_device_class_resources(policy)) {
+    names.push_back(resource);
   }
   const std::string n(name);
   return "(" + n + " in " + string_list(names) + " || (" + n +
@@ -733,6 +755,31 @@ std::string kueue_queue_place(const CompiledPolicy& policy) {
          " ? 'tpl' : '')";
 }
 
+std::string queue_changed(const CompiledPolicy& policy) {
+  const std::string old_site =
+      "(qp == 'cron' ? " +
+      map_field(map_field(map_field("oldObject", "spec"), "jobTemplate"), "metadata") + " : " +
+      map_field("oldObject", "metadata") + ")";
+  return "request.operation == 'UPDATE' && variables.gk != '/Pod' && " +
+         let("qp", kueue_queue_place(policy),
+             "(qp == 'cron' || qp == 'top') && " + kueue_queue_name("qp") +
+                 " != " + queue_named_in(old_site));
+}
+
+std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c) {
+  const std::string cc(c);
+  const std::string old_gpu = let("ocs", containers(policy, map_field("o.t", "spec")),
+                                  "ocs.exists(k, k.g.exists(e, e.pa))");
+  const std::string old_site =
+      "(qp == 'cron' ? " +
+      map_field(map_field(map_field("oldObject", "spec"), "jobTemplate"), "metadata") + " : " +
+      map_field("oldObject", "metadata") + ")";
+  return "(request.operation == 'UPDATE' && (qp == 'tpl' ? variables.otpls.exists(o, o.id == " +
+         cc + ".id && " + queue_named_in(map_field("o.t", "metadata")) + " == '' && " + old_gpu +
+         ") : ((qp == '' || " + queue_named_in(old_site) + " == '') && variables.otpls.exists(o, " +
+         old_gpu + "))))";
+}
+
 std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {
   // engine/kueue.cc kueue_unbelieved_owner: a controller of a kind Kueue integrates (the table's
   // kOwnLabels kinds), or a ReplicaSet (Kueue looks through it), that did not send the object.
@@ -759,10 +806,7 @@ std::string kueue_queue_name(std::string_view place) {
 }
 
 std::string queue_named_in(std::string_view metadata) {
-  return let(
-      "qm", metadata,
-      let("ql", string_field(map_field("qm", "labels"), kQueueNameLabel),
-          "ql != '' ? ql : " + string_field(map_field("qm", "annotations"), kQueueNameAnnotation)));
+  return string_field(map_field(std::string(metadata), "labels"), kQueueNameLabel);
 }
 
 std::string has_controller(std::string_view metadata) {

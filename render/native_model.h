@@ -26,6 +26,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/json.h"
@@ -67,6 +68,11 @@ namespace cel {
 
 // A GPU resource name (CompiledPolicy::is_gpu_resource) held by the CEL string `name`.
 std::string is_gpu_resource(const CompiledPolicy& policy, std::string_view name);
+// The implicit extended resources of the DeviceClasses the policy maps
+// (`deviceclass.resource.kubernetes.io/<DeviceClass>`, CompiledPolicy::implicit_device_class),
+// each with its class's name, in policy order.
+std::vector<std::pair<std::string, std::string>> implicit_device_class_resources(
+    const CompiledPolicy& policy);
 // A raw quantity value (string or number) that parses; its quantity.
 std::string valid_quantity(std::string_view value);
 std::string quantity_of(std::string_view value);
@@ -106,6 +112,13 @@ std::string kueue_unbelieved_owner(const CompiledPolicy& policy);
 std::string kueue_queue_metadata(std::string_view place);
 std::string kueue_queue_name(std::string_view place);
 std::string queue_named_in(std::string_view metadata);
+// UPDATE: the queue label changed where Kueue reads it for the whole workload ('top', 'cron'),
+// not for a Pod (engine/pipeline.cc queue_changed).
+std::string queue_changed(const CompiledPolicy& policy);
+// UPDATE: ctx entry `c` (with `qp` bound to kueue_queue_place) was already a GPU workload naming
+// no queue in oldObject (rules/queue_required.cc admitted_without_queue): per template for 'tpl',
+// else any old template with GPUs and no queue at the old site.
+std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c);
 // The metadata (a CEL map) names a controller (an ownerReferences entry with controller: true).
 std::string has_controller(std::string_view metadata);
 // A node agent (engine/controllers.h runs_on_every_node): a DaemonSet, or a Pod whose controller

@@ -151,10 +151,23 @@ bool any_tenant(const CompiledPolicy& policy, const std::function<bool(const Ten
 
 // rules/allowed_classes.cc: a tenant's allowedClasses (empty: no GPUs); a namespace of no
 // tenant may not use GPUs.
+// rules/allowed_classes.cc check_implicit_device_classes: each implicit DeviceClass resource a
+// container asks for belongs to an allowed class ("" when the policy maps no DeviceClass).
+std::string implicit_device_classes_allowed(const CompiledPolicy& policy) {
+  std::string map;
+  for (const auto& [resource, gpu_class] : cel::implicit_device_class_resources(policy)) {
+    map += (map.empty() ? "" : ", ") + quote(resource) + ": " + quote(gpu_class);
+  }
+  if (map.empty()) return "";
+  return let("dm", "{" + map + "}",
+             "c.cs.all(k, k.g.all(e, !e.pe || !(e.n in dm) || dm[e.n] in variables.t.ac))") +
+         " && ";
+}
+
 std::string allowed_classes(const CompiledPolicy& policy) {
-  const std::string allowed =
-      "(!('ac' in variables.t) || !c.gpu || (size(variables.t.ac) > 0 && c.cls != '' && (!" +
-      cel::known_class(policy, "c.cls") + " || c.cls in variables.t.ac)))";
+  const std::string allowed = "(!('ac' in variables.t) || !c.gpu || (size(variables.t.ac) > 0 && " +
+                              implicit_device_classes_allowed(policy) + "c.cls != '' && (!" +
+                              cel::known_class(policy, "c.cls") + " || c.cls in variables.t.ac)))";
   return "(" + no_tenant(policy) + " ? !c.gpu : " + allowed + ")";
 }
 
@@ -424,13 +437,15 @@ std::string gpu_visibility(const CompiledPolicy& policy) {
 // --- GPU026: no privileged container on GPU nodes ---------------------------------------------
 
 // rules/privileged_container.cc: a privileged container gets every device node. A pod without
-// GPUs is judged only when it can run on a GPU pool (a class whose every taint it tolerates).
+// GPUs is judged only when it can run on a GPU pool (a class whose every NoSchedule and NoExecute
+// taint it tolerates: engine/scheduling.h keeps_pods_off).
 std::string privileged_container(const CompiledPolicy& policy) {
   std::vector<std::string> pools;
   for (const GpuClass& c : policy.policy().classes) {
     std::vector<std::string> tolerated;
-    for (const Taint& t : c.taints)
-      tolerated.push_back("tl.exists(t, " + cel::tolerates("t", t) + ")");
+    for (const Taint& t : c.taints) {
+      if (keeps_pods_off(t)) tolerated.push_back("tl.exists(t, " + cel::tolerates("t", t) + ")");
+    }
     pools.push_back(all_of(tolerated));
   }
   const std::string privileged =
@@ -448,14 +463,15 @@ std::optional<std::string> queue_required(const CompiledPolicy& policy) {
   if (!any_tenant(policy, [](const Tenant& t) { return t.queue && t.queue->require; })) {
     return std::nullopt;
   }
-  return "(!('qr' in variables.t) || !(request.operation == 'CREATE' && "
-         "((variables.ctx.exists(c, c.gpu) && " +
-         cel::kueue_unbelieved_owner(policy) + ") || " +
+  const std::string judged = "c.gpu && !" + cel::queue_grandfathered(policy, "c");
+  return "(!('qr' in variables.t) || !((request.operation == 'CREATE' || request.operation == "
+         "'UPDATE') && " +
          let("qp", cel::kueue_queue_place(policy),
-             "qp == 'tpl' ? variables.ctx.exists(c, c.gpu && " + cel::queue_named_in("c.meta") +
-                 " == '') : (qp != '' && variables.ctx.exists(c, c.gpu) && " +
-                 cel::kueue_queue_name("qp") + " == '')") +
-         ")))";
+             "((variables.ctx.exists(c, " + judged + ") && " + cel::kueue_unbelieved_owner(policy) +
+                 ") || (qp == 'tpl' ? variables.ctx.exists(c, " + judged + " && " +
+                 cel::queue_named_in("c.meta") + " == '') : (qp != '' && variables.ctx.exists(c, " +
+                 judged + ") && " + cel::kueue_queue_name("qp") + " == '')))") +
+         "))";
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ const std::array<RuleRow, 33> kRules = {{
     {"GPU003", C::kYes, K::kSecurity,
      "class resolution (setting, nodeSelector, defaultClass, only class) written out in CEL; the "
      "tenant's allowedClasses read from the tenants' data; in a namespace of no tenant, any GPU "
-     "pod"},
+     "pod; each mapped DeviceClass's implicit extended resource with its class, a literal map"},
     {"GPU004", C::kYes, K::kCorrectness, "the class names are literals"},
     {"GPU005", C::kYes, K::kSafety,
      "the effective pod request (sidecars, init containers) summed per resource in CEL"},
@@ -58,9 +58,11 @@ const std::array<RuleRow, 33> kRules = {{
      "to 64 elements; see Differences), runtime class and CDI annotations"},
     {"GPU025", C::kYes, K::kCorrectness,
      "the table's queue site (own labels, jobTemplate, each pod template), the known controller "
-     "kinds and their controllers' users (request.userInfo.username) are literals"},
+     "kinds and their controllers' users (request.userInfo.username) are literals; on UPDATE, "
+     "oldObject's templates and queue label decide what was admitted before the requirement"},
     {"GPU026", C::kYes, K::kSecurity,
-     "securityContext.privileged, and whether the pod tolerates every taint of some pool"},
+     "securityContext.privileged, and whether the pod tolerates every NoSchedule and NoExecute "
+     "taint of some pool"},
     {"GPU027", C::kNo, K::kCorrectness,
      "NVIDIA's driver table, the image-name conventions and the NVIDIA_REQUIRE_CUDA grammar are "
      "left to the webhook and lint"},

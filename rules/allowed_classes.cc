@@ -25,6 +25,26 @@ Violation no_tenant(const PodView& pod, const PodContext& ctx) {
                    pod.location().path, "spec.tenants"};
 }
 
+// KEP-5004's implicit extended resource (`deviceclass.resource.kubernetes.io/<DeviceClass>`)
+// reaches a DeviceClass with no claim the claim rules could judge: kube-scheduler creates it
+// (docs/dra.md, "The scheduler's claims"). The class that DeviceClass belongs to must be allowed
+// too, whatever class the pod resolved to.
+void check_implicit_device_classes(const PodView& pod, const PodContext& ctx,
+                                   const std::vector<std::string>& allowed,
+                                   std::vector<Violation>& out) {
+  const GpuResources gpu(pod, ctx);
+  for_each_gpu_resource(pod, *gpu, [&](const ContainerRef& ref, const ContainerGpuResource& r) {
+    if (!is_positive(r.effective_quantity())) return;
+    const GpuClass* c = ctx.policy->implicit_device_class(r.resource).gpu_class;
+    if (c == nullptr || contains(allowed, c->name)) return;
+    out.push_back(
+        Violation{container_label(ref) + " asks for " + r.resource + ", devices of class " +
+                      c->name + ", which tenant " + ctx.tenant->name +
+                      " may not use; use a DeviceClass of one of: " + join(allowed),
+                  ref.path + ".resources", policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
+  });
+}
+
 class AllowedClassesRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU003"; }
@@ -52,6 +72,7 @@ class AllowedClassesRule final : public Rule {
                               policy_path::tenant(*ctx.tenant) + ".allowedClasses"});
       return;
     }
+    check_implicit_device_classes(pod, ctx, allowed, out);
     if (ctx.class_name.empty()) {
       // No class resolved: the pod would not be steered to any pool the tenant may use.
       out.push_back(Violation{

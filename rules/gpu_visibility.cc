@@ -92,12 +92,12 @@ class GpuVisibilityRule final : public Rule {
     const bool hidden_by_mutation = ctx.policy->policy().enforcement.gpu_visibility == Action::kFix;
     std::string with_gpu;  // the first container that requests GPUs, for the messages
     for (size_t i = 0; i < pod.containers().size() && with_gpu.empty(); ++i) {
-      if (container_may_get_gpus(pod, i, *gpu)) with_gpu = container_label(pod.containers()[i]);
+      if (container_may_get_gpus(pod, i, *gpu, ctx.dra)) with_gpu = container_label(pod.containers()[i]);
     }
     for (size_t i = 0; i < pod.containers().size(); ++i) {
       const ContainerRef& ref = pod.containers()[i];
       if (!in_scope(ctx.request, ref)) continue;
-      const bool gets_gpus = container_may_get_gpus(pod, i, *gpu);
+      const bool gets_gpus = container_may_get_gpus(pod, i, *gpu, ctx.dra);
       const Subject subject{
           &ref,
           gets_gpus ? container_label(ref) + " requests GPUs" : who_requests_none(ref, with_gpu),

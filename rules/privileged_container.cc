@@ -33,14 +33,16 @@ bool privileged(const Json& container) {
 }
 
 // A pod without GPUs sees none unless it can run on a GPU pool's nodes: some class whose every
-// taint it tolerates (Toleration.ToleratesTaint; a class without taints admits anyone). Where
+// NoSchedule and NoExecute taint it tolerates (Toleration.ToleratesTaint; PreferNoSchedule keeps
+// nobody off, engine/scheduling.h keeps_pods_off; a class without taints admits anyone). Where
 // the pools are tainted, a privileged CI runner that tolerates nothing never gets there.
 bool may_run_on_gpu_nodes(const PodView& pod, const CompiledPolicy& policy) {
   const Json* tolerations = find_member(pod.spec(), "tolerations");
   const std::vector<GpuClass>& classes = policy.policy().classes;
   return std::any_of(classes.begin(), classes.end(), [&](const GpuClass& c) {
-    return std::all_of(c.taints.begin(), c.taints.end(),
-                       [&](const Taint& t) { return any_tolerates(tolerations, t); });
+    return std::all_of(c.taints.begin(), c.taints.end(), [&](const Taint& t) {
+      return !keeps_pods_off(t) || any_tolerates(tolerations, t);
+    });
   });
 }
 
@@ -66,17 +68,22 @@ class PrivilegedContainerRule final : public Rule {
     // Node agents (device plugin, DCGM): DaemonSets in the policy's nodeAgents namespaces.
     if (runs_on_every_node(ctx)) return;
     const CompiledPolicy& policy = *ctx.policy;
-    std::vector<const ContainerRef*> flagged;
-    for (const ContainerRef& ref : pod.containers()) {
-      if (privileged(pod.container(ref)) && in_scope(ctx.request, ref)) flagged.push_back(&ref);
+    const std::vector<ContainerRef>& containers = pod.containers();
+    std::vector<size_t> flagged;
+    for (size_t i = 0; i < containers.size(); ++i) {
+      if (privileged(pod.container(containers[i])) && in_scope(ctx.request, containers[i])) {
+        flagged.push_back(i);
+      }
     }
     if (flagged.empty()) return;
     // A GPU pod runs on a GPU node: all its privileged containers see every GPU there.
     if (!ctx.gpu_pod && !may_run_on_gpu_nodes(pod, policy)) return;
-    for (const ContainerRef* ref : flagged) {
+    const GpuResources gpu(pod, ctx);
+    for (size_t i : flagged) {
+      const ContainerRef* ref = &containers[i];
       const std::string who = container_label(*ref);
       std::string what;
-      if (container_may_get_gpus(pod, *ref, policy)) {
+      if (container_may_get_gpus(pod, i, *gpu, ctx.dra)) {
         what = who +
                " is privileged, so it sees every GPU of its node, not only those allocated to "
                "it: the container runtime gives a privileged container every device node";

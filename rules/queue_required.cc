@@ -1,11 +1,13 @@
 #include "rules/queue_required.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "engine/kueue.h"
+#include "engine/resources.h"
 #include "engine/workload.h"
 #include "policies/policy_path.h"
 #include "rules/rule_support.h"
@@ -33,6 +35,34 @@ Violation skipped_by_kueue(const OwnerReference& owner, std::string_view sender,
       "metadata.ownerReferences", policy_path::tenant(*ctx.tenant) + ".queue.require"};
 }
 
+// An UPDATE of what already was a GPU workload naming no queue where Kueue reads it: one
+// admitted before the requirement, which keeps running and may be updated. For a queue read per
+// pod template, that template (at the same place of the old object); for a workload-wide one,
+// any pod spec of the old object. Any other UPDATE the pipeline evaluates — a template that
+// changed, a queue label that changed — is judged as a CREATE: a CPU Deployment given a GPU
+// template, or a GPU CronJob whose jobTemplate loses its queue label, would otherwise run outside
+// Kueue (tenant-attack cases 132-134). The native policies decide the same
+// (render/native_model.cc queue_grandfathered).
+bool gpu_pod_spec_at(const Json& object, const PodSpecLocation& location,
+                     const CompiledPolicy& policy) {
+  if (find_pointer(object, location.spec) == nullptr) return false;
+  const Expected<PodView> view = PodView::make(object, location);
+  return view && is_gpu_pod(*view, policy);
+}
+
+bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::string_view sender) {
+  const Json* old = ctx.request != nullptr ? ctx.request->old_object : nullptr;
+  if (old == nullptr) return false;
+  const CompiledPolicy& policy = *ctx.policy;
+  const std::optional<QueueSite> site =
+      kueue_queue_site(pod.object(), pod.location(), policy, sender);
+  if (site && !kueue_queue_name(*old, site->metadata).empty()) return false;
+  if (site && site->per_pod_spec) return gpu_pod_spec_at(*old, pod.location(), policy);
+  const std::vector<PodSpecLocation> before = find_pod_specs(*old, policy);
+  return std::any_of(before.begin(), before.end(),
+                     [&](const PodSpecLocation& l) { return gpu_pod_spec_at(*old, l, policy); });
+}
+
 class QueueRequiredRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU025"; }
@@ -49,11 +79,14 @@ class QueueRequiredRule final : public Rule {
         !ctx.tenant->queue->require) {
       return;
     }
-    // Only new workloads: one admitted before the requirement keeps running and may be updated.
-    if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate) return;
     const Json& object = pod.object();
     const std::string_view sender =
         ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
+    if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate &&
+        (ctx.request->operation != Operation::kUpdate ||
+         admitted_without_queue(pod, ctx, sender))) {
+      return;
+    }
     // One finding per workload: at its first GPU pod spec (the pipeline tells).
     if (const std::optional<OwnerReference> owner =
             kueue_unbelieved_owner(object, *ctx.policy, sender)) {

@@ -40,8 +40,10 @@ TEST_CASE("mutator queue: GPU workloads of a queued tenant get the Kueue queue l
            job(R"(,"labels":{"app":"x","kueue.x-k8s.io/queue-name":"team-ml"})")},
           {"a queue the workload names is kept", "ml-a",
            job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"other"})"), ""},
-          {"Kueue's deprecated annotation counts as naming a queue", "ml-a",
-           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"other"})"), ""},
+          // Kueue v0.15.0 reads no annotation (kubernetes-sigs/kueue#7271): the label is added.
+          {"the annotation Kueue stopped reading names no queue", "ml-a",
+           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"other"})"),
+           job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"other"},)" + std::string(kLabel))},
           {"a CPU-only Job is not queued", "ml-a", job("", R"({"name":"c"})"), ""},
           {"a tenant without a queue name", "bare", job(""), ""},
           {"a namespace of no tenant", "default", job(""), ""},

@@ -47,10 +47,11 @@ TEST_CASE("rule GPU025: GPU workloads of a tenant requiring a queue name one", "
                  "research",
                  job(R"(,"labels":{"kueue.x-k8s.io/queue-name":""})", gpu()),
                  {label + std::string(kMessage)}},
-                {"Kueue's deprecated annotation",
+                // Kueue v0.15.0 reads no annotation (kubernetes-sigs/kueue#7271).
+                {"only the annotation Kueue stopped reading",
                  "research",
                  job(R"(,"annotations":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
-                 {}},
+                 {label + std::string(kMessage)}},
                 {"a CPU Job", "research", job("", container("c", "", "")), {}},
                 {"a tenant that names a queue without requiring it", "ml-a", job("", gpu()), {}},
                 {"a CronJob: the jobTemplate's labels",
@@ -212,9 +213,34 @@ TEST_CASE("rule GPU025: reported once per workload, at its first GPU pod spec", 
         std::vector<std::string>{"metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " +
                                  std::string(kMessage)});
   CHECK(per_spec[2].empty());
-  PodFixture update(policy, job("", gpu()), "research");
-  update.request.operation = Operation::kUpdate;
-  CHECK(check_rule(*rule, update).empty());
+}
+
+TEST_CASE("rule GPU025: an UPDATE is judged unless the workload was already GPU without a queue",
+          "[rules][GPU025]") {
+  auto policy = policy_from_yaml(policy_requiring_queue());
+  auto rule = make_queue_required_rule();
+  const std::string reported =
+      "metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " + std::string(kMessage);
+  struct Case {
+    std::string name;
+    std::string old_object;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"admitted before the requirement: a GPU Job without a queue", job("", gpu()), {}},
+      {"was a CPU Job", job("", container("c", "", "")), {reported}},
+      {"named a queue before",
+       job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})", gpu()),
+       {reported}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    PodFixture update(policy, job("", gpu()), "research");
+    update.request.operation = Operation::kUpdate;
+    const Json old_object = Json::parse(c.old_object);
+    update.request.old_object = &old_object;
+    CHECK(check_rule(*rule, update) == c.expected);
+  }
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 //   nodes:    the cluster's Node objects, as the webhook's Node watch holds them (`serve
 //             --node-watch`): GPU009 then judges spec.nodeName (optional; none: not judged)
 //   expect:   per endpoint the rule ids of the answer:
-//               mutate / validate: {allowed, deny: [ids], warn: [ids], patched: bool (optional)}
+//               mutate / validate: {allowed, deny: [ids], warn: [ids], patched: bool (optional),
+//                                   patch_includes: [JSON Patch operations] (optional: each one
+//                                   must be in the response's patch, exactly)}
 //               lint: {deny: [ids], warn: [ids]} (optional; `gpuadmit lint` of the object)
 // Each request goes through the admission codec the webhook serves (engine/admission.h), on
 // both endpoints; `lint` runs the real binary on the object. The ids are sorted and unique.
@@ -45,6 +47,7 @@ struct Verdict {
   bool allowed = true;
   std::vector<std::string> deny, warn;
   std::optional<bool> patched;  // only where the case says
+  Json patch = Json::array();   // got: the response's operations; want: those that must be there
 };
 
 struct AttackCase {
@@ -138,6 +141,7 @@ Verdict expected_verdict(const Json& expect) {
   for (const Json& id : expect.value("deny", Json::array())) v.deny.push_back(id);
   for (const Json& id : expect.value("warn", Json::array())) v.warn.push_back(id);
   if (expect.contains("patched")) v.patched = expect.at("patched").get<bool>();
+  if (expect.contains("patch_includes")) v.patch = expect.at("patch_includes");
   v.deny = sorted_unique(v.deny);
   v.warn = sorted_unique(v.warn);
   return v;
@@ -155,6 +159,9 @@ Verdict admission_verdict(const AttackCase& c, Endpoint endpoint, const ClaimRes
   Verdict v;
   v.allowed = response.at("allowed").get<bool>();
   v.patched = response.contains("patch");
+  if (!result.outcome->evaluation.patch_text.empty()) {
+    v.patch = Json::parse(result.outcome->evaluation.patch_text);
+  }
   for (const Finding& f : result.outcome->evaluation.findings) {
     (f.severity == Severity::kWarn ? v.warn : v.deny).push_back(f.rule);
   }
@@ -198,6 +205,10 @@ void check(const std::string& where, const Verdict& got, const Verdict& want) {
   CHECK(got.warn == want.warn);
   CHECK(got.allowed == want.allowed);
   if (want.patched) CHECK(got.patched == want.patched);
+  for (const Json& op : want.patch) {
+    INFO("patch operation " << dump_json(op) << " in " << dump_json(got.patch));
+    CHECK(std::find(got.patch.begin(), got.patch.end(), op) != got.patch.end());
+  }
 }
 
 TEST_CASE("tenant attacks: every case gets the answer the policy demands, on both endpoints") {
