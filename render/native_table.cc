@@ -77,6 +77,9 @@ const std::array<RuleRow, 33> kRules = {{
     {"GPU033", C::kNo, K::kAdvice,
      "a warning on the pod's GPU count against its class's NVLink group; left to the webhook and "
      "lint"},
+    {"GPU034", C::kNo, K::kCorrectness,
+     "lint reads Kueue ClusterQueues, ResourceFlavors and LocalQueues in manifests; no admission "
+     "request carries them"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {
