@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 33> kRules = {{
+const std::array<RuleRow, 34> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},

@@ -108,7 +108,7 @@ std::vector<QueueGroup> read_groups(const Json& spec, const std::vector<GpuClass
   return groups;
 }
 
-bool holds(const QueueFlavor& f, const GpuClass& c) {
+bool flavor_holds(const QueueFlavor& f, const GpuClass& c) {
   return std::find(f.classes.begin(), f.classes.end(), &c) != f.classes.end();
 }
 
@@ -119,7 +119,7 @@ bool covered_for(const std::vector<QueueGroup>& groups, const GpuClass& c,
   for (const QueueGroup& g : groups) {
     if (std::find(g.covered.begin(), g.covered.end(), name) == g.covered.end()) continue;
     for (const QueueFlavor& f : g.flavors)
-      if (holds(f, c) || !f.known || f.class_free) return true;
+      if (flavor_holds(f, c) || !f.known || f.class_free) return true;
   }
   return false;
 }
@@ -131,7 +131,7 @@ void check_coverage(const std::string& queue, const std::vector<QueueGroup>& gro
     const QueueFlavor* first = nullptr;
     for (const QueueGroup& g : groups)
       for (const QueueFlavor& f : g.flavors)
-        if (first == nullptr && holds(f, c)) first = &f;
+        if (first == nullptr && flavor_holds(f, c)) first = &f;
     if (first == nullptr) continue;
     std::vector<std::string> missing;
     for (const std::string& name : class_resource_names(c))
