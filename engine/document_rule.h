@@ -7,6 +7,8 @@
 //   for (const auto& rule : default_document_rules())
 //     if (rule->handles(api_version, kind)) rule->check(object, ctx, violations);
 
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,9 +19,25 @@
 
 namespace gpuadmit {
 
+// The Kueue objects of a lint run that GPU034 judges a ClusterQueue against: every input's
+// ResourceFlavors and LocalQueues, collected before the lint (lint/manifest_claims.h), so the
+// order of the files does not matter.
+struct KueueRunObjects {
+  // ResourceFlavor name → its spec.nodeLabels (an empty object when it has none).
+  std::map<std::string, Json, std::less<>> flavor_labels;
+  struct LocalQueue {
+    std::string ns, name, cluster_queue;  // metadata.namespace, metadata.name, spec.clusterQueue
+  };
+  std::map<std::string, LocalQueue, std::less<>> local_queues;  // by "namespace/name"
+};
+
 struct DocumentContext {
   const CompiledPolicy* policy = nullptr;
   std::string_view ns;  // the object's namespace (metadata.namespace, else lint's --namespace)
+  const KueueRunObjects* kueue = nullptr;  // null: no other documents are known
+  // Where a rule that denies some cases and only warns of others (GPU034) puts the warnings:
+  // reported as warnings when the rule's action is deny or warn. Null: they go to `out`.
+  std::vector<Violation>* warnings = nullptr;
 };
 
 class DocumentRule {

@@ -529,6 +529,11 @@ Linter::ObjectLint Linter::lint_object(const Json& object, const std::string& di
   if (r.ns.empty()) r.ns = options_.default_namespace;
   r.line = locate_prefix.empty() ? line : 0;
 
+  // Standard input has no pre-pass: its Kueue objects count for the ClusterQueues after them.
+  if (options_.claims != nullptr && quota_log_ == nullptr &&
+      (r.kind == "ResourceFlavor" || r.kind == "LocalQueue")) {
+    options_.claims->add(object);
+  }
   if (is_claim_object(r.api_version, r.kind)) {
     lint_claim(object, locate_prefix, out);
   } else if (is_workload_kind(r.api_version, r.kind, *policy_)) {
@@ -618,17 +623,22 @@ void Linter::lint_document_rules(const Json& object, const std::string& locate_p
     const Action action = policy_->action_for(rule->id(), rule->default_action());
     if (action == Action::kOff) continue;
     violations_.clear();
+    warnings_.clear();
     DocumentContext ctx;
     ctx.policy = policy_.get();
     ctx.ns = r.ns;
+    ctx.kueue = options_.claims != nullptr ? &options_.claims->kueue() : nullptr;
+    ctx.warnings = &warnings_;
     rule->check(object, ctx, violations_);
-    for (Violation& v : violations_) {
-      LintFinding lf = finding_base(r);
-      lf.rule = std::string(rule->id());
-      lf.severity = severity_for(action);
-      lf.message = std::move(v.message);
-      lf.path = std::move(v.path);
-      add_finding(std::move(lf), locate_prefix, out);
+    for (auto* list : {&violations_, &warnings_}) {
+      for (Violation& v : *list) {
+        LintFinding lf = finding_base(r);
+        lf.rule = std::string(rule->id());
+        lf.severity = list == &warnings_ ? Severity::kWarn : severity_for(action);
+        lf.message = std::move(v.message);
+        lf.path = std::move(v.path);
+        add_finding(std::move(lf), locate_prefix, out);
+      }
     }
   }
   if (!checked) {

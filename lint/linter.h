@@ -253,6 +253,7 @@ class Linter {
   LintSummary summary_;
   std::map<std::string, NamespaceUsage> namespaces_;
   std::vector<Violation> violations_;        // reused
+  std::vector<Violation> warnings_;          // reused: DocumentContext::warnings
   std::vector<PendingQuota> pending_quota_;  // of the current document
   // A worker's Linter (record_file): GPU013's counts are logged for replay, not summed, and
   // claims are not added (the main Linter's pre-pass holds them; workers only read).

@@ -17,10 +17,23 @@
 namespace gpuadmit::lint {
 namespace {
 
-// The word every claim document holds (add_documents parses only documents that mention it).
-constexpr std::string_view kClaimWord = "ResourceClaim";
+// The words every kept document holds (add_documents parses only documents that mention one):
+// claims, and the Kueue objects GPU034 reads.
+constexpr std::string_view kKeptWords[] = {"ResourceClaim", "ResourceFlavor", "LocalQueue"};
+constexpr size_t kLongestWord = 14;
 
-// Whether the rest of `fd` mentions kClaimWord (or could not be read: the document pass then
+bool mentions_kept(std::string_view text) {
+  for (std::string_view word : kKeptWords)
+    if (text.find(word) != std::string_view::npos) return true;
+  return false;
+}
+
+bool is_kueue_object(std::string_view api_version, std::string_view kind) {
+  return (kind == "ResourceFlavor" || kind == "LocalQueue") &&
+         api_version.starts_with("kueue.x-k8s.io/");
+}
+
+// Whether the rest of `fd` mentions a kept word (or could not be read: the document pass then
 // sees the same error). Most files hold no claim: one scan of their bytes settles them without
 // splitting them into documents, which cost ~5% of lint's instructions. Read with the
 // descriptor itself: no stdio buffer, no second fstat.
@@ -33,8 +46,8 @@ bool mentions_claims(int fd) {
     if (got <= 0) return got < 0;
     const size_t n = static_cast<size_t>(got);
     const std::string_view text(buffer, kept + n);
-    if (text.find(kClaimWord) != std::string_view::npos) return true;
-    kept = std::min(text.size(), kClaimWord.size() - 1);
+    if (mentions_kept(text)) return true;
+    kept = std::min(text.size(), kLongestWord - 1);
     std::memmove(buffer, buffer + text.size() - kept, kept);
   }
 }
@@ -62,6 +75,10 @@ void ManifestClaims::add(const Json& object) {
     return;
   }
   const std::string_view api_version = string_member(object, "apiVersion");
+  if (is_kueue_object(api_version, kind)) {
+    add_kueue(kind, object);
+    return;
+  }
   if (!is_claim_object(api_version, kind)) return;
   const Json* spec = claim_spec_of(object, kind, nullptr);
   if (spec == nullptr) return;
@@ -77,11 +94,33 @@ void ManifestClaims::add(const Json& object) {
   entries_.emplace(key(k, ns, name), Entry{*spec, std::string(api_version)});
 }
 
+void ManifestClaims::add_kueue(std::string_view kind, const Json& object) {
+  std::string ns, name;
+  if (const Json* metadata = find_member(object, "metadata")) {
+    ns = std::string(string_member(*metadata, "namespace"));
+    name = std::string(string_member(*metadata, "name"));
+  }
+  if (name.empty()) return;
+  const Json* spec = find_member(object, "spec");
+  if (kind == "ResourceFlavor") {  // cluster-scoped
+    const Json* labels = spec != nullptr ? find_member(*spec, "nodeLabels") : nullptr;
+    kueue_.flavor_labels.emplace(
+        name, labels != nullptr && labels->is_object() ? *labels : Json::object());
+    return;
+  }
+  if (ns.empty()) ns = default_namespace_;
+  std::string cluster_queue =
+      spec != nullptr ? std::string(string_member(*spec, "clusterQueue")) : std::string();
+  if (cluster_queue.empty()) return;
+  kueue_.local_queues.emplace(ns + "/" + name,
+                              KueueRunObjects::LocalQueue{ns, name, std::move(cluster_queue)});
+}
+
 template <typename Stream>
 void ManifestClaims::add_documents(Stream& stream, bool json_file) {
   yaml::SourceDocument source;
   while (stream.next(source)) {
-    if (source.text.find(kClaimWord) == std::string::npos) continue;
+    if (!mentions_kept(source.text)) continue;
     yaml::ParsedDocument doc = yaml::parse_document(source, json_file);
     if (doc.empty || doc.error) continue;
     add(doc.value);
@@ -135,6 +174,10 @@ void ManifestClaims::add_files(const std::vector<std::string>& paths, unsigned j
   for (std::thread& t : workers) t.join();
   for (ManifestClaims& part : parts) {
     for (auto& [key, entry] : part.entries_) entries_.emplace(key, std::move(entry));
+    for (auto& [key, labels] : part.kueue_.flavor_labels)
+      kueue_.flavor_labels.emplace(key, std::move(labels));
+    for (auto& [key, queue] : part.kueue_.local_queues)
+      kueue_.local_queues.emplace(key, std::move(queue));
   }
 }
 

@@ -4,6 +4,8 @@
 // reference resolves to the object of that kind and name in the pod's namespace, across every
 // file given, whatever the order (docs/dra.md). Only claim objects are kept — a few per
 // workload — so lint's memory stays independent of the number of other manifests.
+// It also keeps the Kueue ResourceFlavors and LocalQueues (a few per cluster) that GPU034 judges
+// a ClusterQueue against (engine/document_rule.h KueueRunObjects).
 //
 //   ManifestClaims claims("default");
 //   claims.add_file("deploy/");                  // pre-pass: only claim documents are parsed
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "engine/claim_resolver.h"
+#include "engine/document_rule.h"
 #include "engine/json.h"
 
 namespace gpuadmit::lint {
@@ -25,12 +28,13 @@ class ManifestClaims final : public ClaimResolver {
   // Objects without metadata.namespace live in `default_namespace` (lint's --namespace).
   explicit ManifestClaims(std::string default_namespace);
 
-  // Keeps the object when it is a ResourceClaim or ResourceClaimTemplate (also inside a List);
-  // the first of two with one kind, namespace and name wins, as the second would fail to create.
+  // Keeps the object when it is a ResourceClaim or ResourceClaimTemplate, a Kueue ResourceFlavor
+  // or LocalQueue (also inside a List); the first of two with one kind, namespace and name wins,
+  // as the second would fail to create.
   void add(const Json& object);
-  // Reads a manifest stream and keeps its claim objects. Documents that do not mention
-  // "ResourceClaim" are not parsed; unreadable documents are skipped (lint reports them when it
-  // lints the file).
+  // Reads a manifest stream and keeps its claim and Kueue objects. Documents that mention none of
+  // "ResourceClaim", "ResourceFlavor" and "LocalQueue" are not parsed; unreadable documents are
+  // skipped (lint reports them when it lints the file).
   void add_stream(std::FILE* file, bool json_file);
   void add_text(std::string_view text, bool json_file);
   // A file; false when it cannot be opened. A regular file whose bytes do not mention
@@ -42,6 +46,7 @@ class ManifestClaims final : public ClaimResolver {
 
   ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override;
   size_t size() const { return entries_.size(); }
+  const KueueRunObjects& kueue() const { return kueue_; }
 
  private:
   struct Entry {
@@ -50,10 +55,12 @@ class ManifestClaims final : public ClaimResolver {
   };
   template <typename Stream>
   void add_documents(Stream& stream, bool json_file);
+  void add_kueue(std::string_view kind, const Json& object);
   static std::string key(ClaimKind kind, std::string_view ns, std::string_view name);
 
   std::string default_namespace_;
   std::map<std::string, Entry, std::less<>> entries_;
+  KueueRunObjects kueue_;
 };
 
 }  // namespace gpuadmit::lint

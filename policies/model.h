@@ -169,7 +169,7 @@ enum class FailurePolicy { kFail, kIgnore };
 // Rule ids are GPU001 to GPU0<kLastRuleNumber> (`enforcement.rules` keys): the highest id of
 // rules/all_rules.cc and rules/document_rules.cc (tests/rules/all_rules_test.cpp holds them
 // together).
-inline constexpr int kLastRuleNumber = 33;
+inline constexpr int kLastRuleNumber = 34;
 
 struct Enforcement {
   Action requests_equal_limits = Action::kFix;  // fix | deny | warn

@@ -13,7 +13,7 @@ namespace {
 using C = Coverage;
 using K = Category;
 
-const std::array<RuleRow, 33> kRules = {{
+const std::array<RuleRow, 34> kRules = {{
     {"GPU001", C::kYes, K::kCorrectness, "quantities compared with the CEL quantity library"},
     {"GPU002", C::kYes, K::kCorrectness,
      "isQuantity, sign and isInteger; whole numbers above 2^63 read as fractions"},
@@ -79,6 +79,9 @@ const std::array<RuleRow, 33> kRules = {{
     {"GPU033", C::kNo, K::kAdvice,
      "a warning on the pod's GPU count against its class's NVLink group; left to the webhook and "
      "lint"},
+    {"GPU034", C::kNo, K::kCorrectness,
+     "lint reads Kueue ClusterQueues, ResourceFlavors and LocalQueues in manifests; no admission "
+     "request carries them"},
 }};
 
 std::vector<MutationRow> make_mutation_rows() {

@@ -1,6 +1,7 @@
 #include "rules/document_rules.h"
 
 #include "rules/device_plugin_config.h"
+#include "rules/kueue_cluster_queue.h"
 #include "rules/kueue_flavor.h"
 #include "rules/limit_range_trap.h"
 #include "rules/mig_config.h"
@@ -18,6 +19,8 @@ std::vector<std::unique_ptr<const DocumentRule>> default_document_rules() {
   rules.push_back(make_mig_config_rule());            // GPU029
   rules.push_back(make_scheduler_scoring_rule());     // GPU030
   rules.push_back(make_kueue_flavor_rule());          // GPU031
+  // GPU034: a ClusterQueue against the policy and the run's ResourceFlavors and LocalQueues.
+  rules.push_back(make_kueue_cluster_queue_rule());
   return rules;
 }
 

@@ -7,11 +7,10 @@
 #include "rules/rule_support.h"
 
 namespace gpuadmit {
-namespace {
 
 // The flavor's labels agree with class c: c selects at least one of them, and every one c
 // selects has a value c allows.
-bool agrees(const GpuClass& c, const Json& labels) {
+bool flavor_selects_class(const GpuClass& c, const Json& labels) {
   bool any = false;
   for (const auto& [key, values] : c.node_selector) {
     const Json* value = find_member(labels, key);
@@ -24,6 +23,8 @@ bool agrees(const GpuClass& c, const Json& labels) {
   }
   return any;
 }
+
+namespace {
 
 // Node labels that say a node has GPUs, whatever the policy: NVIDIA GPU Feature Discovery's and
 // the clouds' accelerator labels. A flavor naming one is a GPU flavor; a flavor that names only
@@ -83,7 +84,7 @@ class KueueFlavorRule final : public DocumentRule {
     }
     if (named.empty() || !gpu_flavor) return;
     for (const GpuClass& c : classes)
-      if (agrees(c, *labels)) return;
+      if (flavor_selects_class(c, *labels)) return;
     const Json* metadata = find_member(object, "metadata");
     const std::string name =
         metadata != nullptr ? std::string(string_member(*metadata, "name")) : std::string();

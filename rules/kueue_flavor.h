@@ -14,4 +14,9 @@ namespace gpuadmit {
 
 std::unique_ptr<const DocumentRule> make_kueue_flavor_rule();
 
+// A flavor's `spec.nodeLabels` select class c's nodes: c's nodeSelector uses at least one of
+// them, and every one it uses has a value c allows (GPU031's match; GPU034 maps a ClusterQueue's
+// flavors to classes with it).
+bool flavor_selects_class(const GpuClass& c, const Json& node_labels);
+
 }  // namespace gpuadmit

@@ -548,6 +548,39 @@ profiles:
                     "GPU030 warn 21 profiles[0].pluginConfig[0].args.scoringStrategy"});
 }
 
+// GPU034 on standard input, read once with no pre-pass (docs/lint.md): a ResourceFlavor counts
+// for the ClusterQueues after it. Kueue assigns a resource only from a flavor whose resource
+// group covers it (kueue pkg/scheduler/flavorassigner/flavorassigner.go), and class t4's pods
+// request nvidia.com/gpu.shared (time-slicing renameByDefault).
+TEST_CASE("lint: GPU034 on stdin reads the Kueue objects before the ClusterQueue",
+          "[lint][cli][GPU034]") {
+  const std::string policy =
+      "'" + std::string(GPUADMIT_SOURCE_DIR) + "/tests/lint/cases/kueue_queues/policy.yaml'";
+  const std::string flavor =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: t4}\nspec:\n  "
+      "nodeLabels: {nvidia.com/gpu.product: Tesla-T4}\n";
+  const std::string queue =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n  "
+      "resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: t4\n   "
+      "   resources: [{name: nvidia.com/gpu, nominalQuota: 4}]\n";
+  const auto after = testing::run_command(
+      gpuadmit() + " lint --policy " + policy + " --output json -", flavor + "---\n" + queue);
+  CHECK(after.exit_code == 1);
+  const Json report = Json::parse(after.out);
+  REQUIRE(report["findings"].size() == 2);
+  CHECK(report["findings"][0]["rule"] == "GPU034");
+  CHECK(report["findings"][0]["severity"] == "deny");
+  CHECK(report["findings"][0]["path"] == "spec.resourceGroups[0].flavors[0].resources");
+  CHECK(report["findings"][0]["line"] == 15);
+  CHECK(report["findings"][1]["severity"] == "warn");
+  CHECK(report["findings"][1]["path"] == "spec.resourceGroups[0].flavors[0].resources[0].name");
+  // The ClusterQueue first: its flavor is not yet known, so nothing is judged.
+  const auto before = testing::run_command(
+      gpuadmit() + " lint --policy " + policy + " --output json -", queue + "---\n" + flavor);
+  CHECK(before.exit_code == 0);
+  CHECK(Json::parse(before.out)["findings"].empty());
+}
+
 }  // namespace
 }  // namespace cli_test
 }  // namespace gpuadmit::lint

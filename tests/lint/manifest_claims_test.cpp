@@ -150,6 +150,49 @@ TEST_CASE("manifest claims: the word is found across the scan's 64 KiB blocks", 
   std::filesystem::remove_all(dir);
 }
 
+// GPU034 reads a ClusterQueue against the run's ResourceFlavors (cluster-scoped) and LocalQueues
+// (spec.clusterQueue: kueue apis/kueue/v1beta2/localqueue_types.go), whatever the file order.
+TEST_CASE("manifest claims: Kueue ResourceFlavors and LocalQueues are kept", "[lint][GPU034]") {
+  ManifestClaims claims("lint-ns");
+  claims.add_text(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: a100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: kueue.x-k8s.io/v1beta1
+  kind: LocalQueue
+  metadata: {name: train, namespace: ml}
+  spec: {clusterQueue: gpu-queue}
+- apiVersion: kueue.x-k8s.io/v1beta2
+  kind: LocalQueue
+  metadata: {name: lab}
+  spec: {clusterQueue: lab-queue}
+- apiVersion: example.com/v1
+  kind: LocalQueue
+  metadata: {name: other}
+  spec: {clusterQueue: x}
+)",
+                  false);
+  CHECK(claims.size() == 0);
+  const KueueRunObjects& kueue = claims.kueue();
+  REQUIRE(kueue.flavor_labels.size() == 2);
+  CHECK(kueue.flavor_labels.at("a100") ==
+        Json{{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}});
+  CHECK(kueue.flavor_labels.at("default-flavor") == Json::object());
+  REQUIRE(kueue.local_queues.size() == 2);
+  CHECK(kueue.local_queues.at("ml/train").cluster_queue == "gpu-queue");
+  // No namespace: lint's --namespace.
+  CHECK(kueue.local_queues.at("lint-ns/lab").cluster_queue == "lab-queue");
+}
+
 }  // namespace
 }  // namespace manifest_claims_test
 }  // namespace gpuadmit::lint

@@ -145,11 +145,11 @@ size_t check_parity(const fs::path& cwd, const std::string& input, const std::st
   const Json report = Json::parse(json.out);
 
   // Lint's per-object verdicts. The webhook never sees the objects of the document rules
-  // (LimitRange, ResourceQuota, the GPU stack's configs: GPU016/017, GPU028–031), the namespace
-  // sum (GPU013 "namespace ...") or the manifest text (PARSE).
+  // (LimitRange, ResourceQuota, the GPU stack's configs: GPU016/017, GPU028–031, GPU034), the
+  // namespace sum (GPU013 "namespace ...") or the manifest text (PARSE).
   std::map<ObjectKey, Verdict> linted;
   static const std::set<std::string> kLintOnly = {"PARSE",  "GPU016", "GPU017", "GPU028",
-                                                  "GPU029", "GPU030", "GPU031"};
+                                                  "GPU029", "GPU030", "GPU031", "GPU034"};
   for (const Json& f : report["findings"]) {
     const std::string rule = f["rule"];
     const std::string message = f["message"];

@@ -280,8 +280,8 @@ TEST_CASE("policy: each error kind is reported with its path and line:column", "
       {"rule action enum", "{GPU006: warn}", "{GPU006: fix}",
        "spec.enforcement.rules.GPU006: invalid value \"fix\": must be one of deny, warn, off "
        "(policy.yaml:42:21)"},
-      {"unknown rule id", "{GPU006: warn}", "{GPU034: warn}",
-       "spec.enforcement.rules.GPU034: unknown rule \"GPU034\": rule ids are GPU001 to GPU033 "
+      {"unknown rule id", "{GPU006: warn}", "{GPU035: warn}",
+       "spec.enforcement.rules.GPU035: unknown rule \"GPU035\": rule ids are GPU001 to GPU034 "
        "(policy.yaml:42:13)"},
       {"invalid quantity", "{cpu: \"4\", memory: 16Gi}", "{cpu: \"4\", memory: 16GB}",
        "spec.tenants[0].defaults.request.memory: invalid quantity \"16GB\": must be a Kubernetes "
@@ -588,7 +588,7 @@ TEST_CASE("policy: tenant enforcement (staged rollout)", "[policy][loader]") {
             "spec.tenants[0].enforcement.mutate: must be true or false, got \"maybe\" "
             "(policy.yaml:9:44)",
             "spec.tenants[0].enforcement.rules.GPU099: unknown rule \"GPU099\": rule ids are "
-            "GPU001 to GPU033 (policy.yaml:9:59)",
+            "GPU001 to GPU034 (policy.yaml:9:59)",
             "spec.tenants[0].enforcement.rules.GPU003: invalid value \"fix\": must be one of deny, "
             "warn, off (policy.yaml:9:81)",
             "spec.tenants[0].enforcement.extra: unknown field \"extra\" (policy.yaml:9:87)"});
