@@ -242,8 +242,10 @@ void count_containers(const PodView& pod, const CompiledPolicy& policy, PodDra& 
     const Json* refs = resources != nullptr ? find_member(*resources, "claims") : nullptr;
     if (refs == nullptr || !refs->is_array()) continue;
     for (const auto& [name, request] : claim_references(*refs)) {
+      // A copy: clang 14 does not let a lambda capture a structured binding.
+      const std::string_view claim_name = name;
       const auto declared = std::find_if(dra.claims.begin(), dra.claims.end(),
-                                         [&](const PodClaim& c) { return c.name == name; });
+                                         [&](const PodClaim& c) { return c.name == claim_name; });
       if (declared == dra.claims.end() || declared->status != ClaimLookup::kFound) {
         dra.container_unknown[i] = true;
       }
