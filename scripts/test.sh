@@ -10,8 +10,9 @@
 #                the scaled runs: scripts/attack.sh); the native harness's Go build runs beside
 #   budget       scripts/budget-check.sh on build/: the instruction budgets of bench/budgets.tsv
 #                under callgrind, and the size-doubling review (linear in the object)
-#   build-asan   build-asan/  clang++ -O1 with AddressSanitizer + UndefinedBehaviorSanitizer and
-#                libFuzzer's coverage: every test and the fuzz targets, one build for both
+#   build-asan   build-asan/  clang++ -O1 with AddressSanitizer + UndefinedBehaviorSanitizer (test
+#                code -O0), libFuzzer's coverage for the libraries the fuzz targets link: every
+#                test and the fuzz targets, one build for both
 #   test-asan    every other test (unit, golden, parity, controllers, CLI, ...) under ASan + UBSan
 #   fuzz         every fuzz target of build-asan/ (scripts/fuzz.sh), two at a time, for the
 #                seconds fuzz/NAME.seconds gives it (where the bugs were found, longer)
