@@ -755,29 +755,29 @@ std::string kueue_queue_place(const CompiledPolicy& policy) {
          " ? 'tpl' : '')";
 }
 
+// kueue_queue_metadata's workload-wide site ('cron', else the object's own metadata) in
+// oldObject, with `qp` bound to kueue_queue_place.
+std::string old_queue_metadata() {
+  return "(qp == 'cron' ? " +
+         map_field(map_field(map_field("oldObject", "spec"), "jobTemplate"), "metadata") + " : " +
+         map_field("oldObject", "metadata") + ")";
+}
+
 std::string queue_changed(const CompiledPolicy& policy) {
-  const std::string old_site =
-      "(qp == 'cron' ? " +
-      map_field(map_field(map_field("oldObject", "spec"), "jobTemplate"), "metadata") + " : " +
-      map_field("oldObject", "metadata") + ")";
   return "request.operation == 'UPDATE' && variables.gk != '/Pod' && " +
          let("qp", kueue_queue_place(policy),
              "(qp == 'cron' || qp == 'top') && " + kueue_queue_name("qp") +
-                 " != " + queue_named_in(old_site));
+                 " != " + queue_named_in(old_queue_metadata()));
 }
 
 std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c) {
   const std::string cc(c);
   const std::string old_gpu = let("ocs", containers(policy, map_field("o.t", "spec")),
                                   "ocs.exists(k, k.g.exists(e, e.pa))");
-  const std::string old_site =
-      "(qp == 'cron' ? " +
-      map_field(map_field(map_field("oldObject", "spec"), "jobTemplate"), "metadata") + " : " +
-      map_field("oldObject", "metadata") + ")";
   return "(request.operation == 'UPDATE' && (qp == 'tpl' ? variables.otpls.exists(o, o.id == " +
          cc + ".id && " + queue_named_in(map_field("o.t", "metadata")) + " == '' && " + old_gpu +
-         ") : ((qp == '' || " + queue_named_in(old_site) + " == '') && variables.otpls.exists(o, " +
-         old_gpu + "))))";
+         ") : ((qp == '' || " + queue_named_in(old_queue_metadata()) +
+         " == '') && variables.otpls.exists(o, " + old_gpu + "))))";
 }
 
 std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {

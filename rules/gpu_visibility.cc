@@ -92,7 +92,8 @@ class GpuVisibilityRule final : public Rule {
     const bool hidden_by_mutation = ctx.policy->policy().enforcement.gpu_visibility == Action::kFix;
     std::string with_gpu;  // the first container that requests GPUs, for the messages
     for (size_t i = 0; i < pod.containers().size() && with_gpu.empty(); ++i) {
-      if (container_may_get_gpus(pod, i, *gpu, ctx.dra)) with_gpu = container_label(pod.containers()[i]);
+      if (container_may_get_gpus(pod, i, *gpu, ctx.dra))
+        with_gpu = container_label(pod.containers()[i]);
     }
     for (size_t i = 0; i < pod.containers().size(); ++i) {
       const ContainerRef& ref = pod.containers()[i];
