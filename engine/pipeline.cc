@@ -205,7 +205,14 @@ struct PipelineRun {
     return options.old_object != nullptr && options.operation == Operation::kUpdate &&
            !options.ephemeral_update &&
            template_unchanged(object, *options.old_object, locations[index]) &&
-           !queue_changed(index);
+           !queue_changed(index) && !changed_behind_controller();
+  }
+  // A controller's child detached, or its spec changed, by someone else
+  // (engine/kueue.h update_behind_controller): GPU025 judges it, so every pod spec is evaluated.
+  bool changed_behind_controller() const {
+    const std::optional<ChildUpdate> child =
+        update_behind_controller(object, *options.old_object, policy, options.username);
+    return child && (child->detached || child->spec_changed);
   }
   bool queue_changed(size_t index) const {
     const std::optional<QueueSite> site =

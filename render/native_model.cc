@@ -494,7 +494,10 @@ Json model_variables(const CompiledPolicy& policy, CelLevel level) {
                                        templates(kinds, level, "oldObject", true) + ") : []"));
   // A queue label changed where Kueue reads it for the whole workload (engine/pipeline.cc
   // queue_changed): every template is read, unchanged or not (GPU025 judges the UPDATE).
-  vars.push_back(variable("qch", cel::queue_changed(policy)));
+  // A controller's child detached (2) or its spec changed (3) by someone else
+  // (engine/kueue.h update_behind_controller): every template is read too.
+  vars.push_back(variable("bhc", cel::update_behind_controller(policy)));
+  vars.push_back(variable("qch", "(" + cel::queue_changed(policy) + ") || variables.bhc >= 2"));
   vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
                                       ").filter(x, variables.qch || !variables.otpls.exists(o, "
                                       "o.id == x.id && o.t == x.t))"));
@@ -669,10 +672,25 @@ std::string pod_gpu_total(const CompiledPolicy& policy, std::string_view c,
 
 namespace {
 
-// The object's controller ownerReferences (metav1.GetControllerOf reads the first).
-std::string controller_owners() {
-  return list_field("variables.top", "ownerReferences") +
+// The controller ownerReferences of `metadata` (metav1.GetControllerOf reads the first).
+std::string controller_owners_of(std::string_view metadata) {
+  return list_field(metadata, "ownerReferences") +
          ".filter(o, type(o) == map && 'controller' in o && o.controller == true)";
+}
+
+// The object's controller ownerReferences.
+std::string controller_owners() { return controller_owners_of("variables.top"); }
+
+// The kinds whose children Kueue leaves to them (engine/kueue.cc kueue_unbelieved_owner): the
+// table's kOwnLabels kinds, and ReplicaSet (Kueue looks through it), as "group/Kind".
+std::vector<std::string> kueue_skipping_kinds() {
+  std::vector<std::string> skipped{"apps/ReplicaSet"};
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (k.kueue == KueueQueue::kOwnLabels) {
+      skipped.push_back(std::string(k.group) + "/" + std::string(k.kind));
+    }
+  }
+  return skipped;
 }
 
 // "group/Kind" of the ownerReference `owner` (a CEL map): "apps/ReplicaSet", "/Pod".
@@ -783,16 +801,32 @@ std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c
 std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {
   // engine/kueue.cc kueue_unbelieved_owner: a controller of a kind Kueue integrates (the table's
   // kOwnLabels kinds), or a ReplicaSet (Kueue looks through it), that did not send the object.
-  std::vector<std::string> skipped{"apps/ReplicaSet"};
-  for (const WorkloadKind& k : workload_kinds()) {
-    if (k.kueue == KueueQueue::kOwnLabels) {
-      skipped.push_back(std::string(k.group) + "/" + std::string(k.kind));
-    }
-  }
   return let("ow", controller_owners(),
              "request.userInfo.username != '' && size(ow) > 0 && " + owner_group_kind("ow[0]") +
-                 " in " + string_list(skipped) + " && !(" +
+                 " in " + string_list(kueue_skipping_kinds()) + " && !(" +
                  sender_is_owner_controller(policy, "ow[0]") + ")");
+}
+
+std::string update_behind_controller(const CompiledPolicy& policy) {
+  // engine/kueue.cc update_behind_controller, over oldObject's controller: 0 when the UPDATE is
+  // not of such a child, else 1 + detached (2) or spec changed (3, never for a Pod).
+  std::string same_controller = "size(nw) > 0";
+  for (std::string_view field : {"apiVersion", "kind", "name", "uid"}) {
+    same_controller +=
+        " && " + string_field("nw[0]", field) + " == " + string_field("ow[0]", field);
+  }
+  const std::string spec_changed = "variables.gk != '/Pod' && " + map_field("object", "spec") +
+                                   " != " + map_field("oldObject", "spec");
+  const std::string behind = "request.userInfo.username != '' && size(ow) > 0 && " +
+                             owner_group_kind("ow[0]") + " in " +
+                             string_list(kueue_skipping_kinds()) + " && !(" +
+                             sender_is_owner_controller(policy, "ow[0]") + ")";
+  return "(request.operation != 'UPDATE' ? 0 : " +
+         let("ow", controller_owners_of(map_field("oldObject", "metadata")),
+             "!(" + behind + ") ? 0 : " +
+                 let("nw", controller_owners(),
+                     "!(" + same_controller + ") ? 2 : (" + spec_changed + ") ? 3 : 1")) +
+         ")";
 }
 
 std::string kueue_queue_metadata(std::string_view place) {

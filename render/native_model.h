@@ -109,6 +109,10 @@ std::string kueue_queue_place(const CompiledPolicy& policy);
 // The object names a controller Kueue integrates (or a ReplicaSet) that did not send it
 // (engine/kueue.h kueue_unbelieved_owner): Kueue leaves it alone, whatever queue it names.
 std::string kueue_unbelieved_owner(const CompiledPolicy& policy);
+// An UPDATE of a controller's child sent by someone else (engine/kueue.h
+// update_behind_controller), as an int: 0 not one, 1 one (neither below), 2 detached, 3 its spec
+// changed.
+std::string update_behind_controller(const CompiledPolicy& policy);
 std::string kueue_queue_metadata(std::string_view place);
 std::string kueue_queue_name(std::string_view place);
 std::string queue_named_in(std::string_view metadata);

@@ -281,15 +281,13 @@ std::vector<Json> native_policies(const CompiledPolicy& policy, const NativeOpti
   Json validations[3] = {Json::array(), Json::array(), Json::array()};
   std::vector<std::string> ids[3];
   for (NativeValidation& v : rule_validations(policy)) {
-    const bool holds_unmutated = in_fallback(policy, v.id);
-    if (options.mode == NativeMode::kFallback && !holds_unmutated) continue;
+    if (options.mode == NativeMode::kFallback && !in_fallback(policy, v.id)) continue;
     std::string expression = v.validation["expression"].get<std::string>();
     // An object the webhook judges "as mutated" but the native policies never mutate
     // (variables.jo: a copy, an immutable template's UPDATE) is judged only by the rules that
-    // hold on unmutated objects, the fallback set; the rest would deny what a mutation fixes
-    // (docs/native.md, "Differences"). GPU025 depends on no mutation of such an object: the
-    // webhook never labels a copy with a queue either (mutators/queue_label.cc).
-    if (!holds_unmutated && v.id != "GPU025") expression = "variables.jo || (" + expression + ")";
+    // hold on it unmutated (render/native_table.h judges_unmutated); the rest would deny what a
+    // mutation fixes (docs/native.md, "Differences").
+    if (!judges_unmutated(policy, v.id)) expression = "variables.jo || (" + expression + ")";
     for (int p = 0; p < 3; ++p) {
       const std::string where = placed(policy, v.id, kPlacements[p]);
       if (where == "false") continue;

@@ -463,15 +463,20 @@ std::optional<std::string> queue_required(const CompiledPolicy& policy) {
   if (!any_tenant(policy, [](const Tenant& t) { return t.queue && t.queue->require; })) {
     return std::nullopt;
   }
-  const std::string judged = "c.gpu && !" + cel::queue_grandfathered(policy, "c");
-  return "(!('qr' in variables.t) || !((request.operation == 'CREATE' || request.operation == "
-         "'UPDATE') && " +
+  // A controller's child updated by someone else (variables.bhc): its spec changed, denied;
+  // detached, judged as a CREATE; else allowed (rules/queue_required.cc judged_as_create).
+  const std::string judged =
+      "c.gpu && (variables.bhc == 2 || !" + cel::queue_grandfathered(policy, "c") + ")";
+  return std::string(
+             "(!('qr' in variables.t) || !((request.operation == 'CREATE' || "
+             "request.operation == 'UPDATE') && ((variables.bhc == 1 || variables.bhc == 3) ? "
+             "(variables.bhc == 3 && variables.ctx.exists(c, c.gpu)) : ") +
          let("qp", cel::kueue_queue_place(policy),
              "((variables.ctx.exists(c, " + judged + ") && " + cel::kueue_unbelieved_owner(policy) +
                  ") || (qp == 'tpl' ? variables.ctx.exists(c, " + judged + " && " +
                  cel::queue_named_in("c.meta") + " == '') : (qp != '' && variables.ctx.exists(c, " +
                  judged + ") && " + cel::kueue_queue_name("qp") + " == '')))") +
-         "))";
+         ")))";
 }
 
 }  // namespace

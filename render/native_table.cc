@@ -59,7 +59,9 @@ const std::array<RuleRow, 34> kRules = {{
     {"GPU025", C::kYes, K::kCorrectness,
      "the table's queue site (own labels, jobTemplate, each pod template), the known controller "
      "kinds and their controllers' users (request.userInfo.username) are literals; on UPDATE, "
-     "oldObject's templates and queue label decide what was admitted before the requirement"},
+     "oldObject's templates and queue label decide what was admitted before the requirement, "
+     "and oldObject's controller an UPDATE of a controller's child by someone else "
+     "(`variables.bhc`)"},
     {"GPU026", C::kYes, K::kSecurity,
      "securityContext.privileged, and whether the pod tolerates every NoSchedule and NoExecute "
      "taint of some pool"},
@@ -240,6 +242,10 @@ std::string table_comment() {
   return out;
 }
 
+bool judges_unmutated(const CompiledPolicy& policy, std::string_view id) {
+  return in_fallback(policy, id) || id == "GPU025";
+}
+
 Json table_json(const CompiledPolicy& policy) {
   Json rules = Json::array();
   for (const RuleRow& r : kRules) {
@@ -247,6 +253,7 @@ Json table_json(const CompiledPolicy& policy) {
                      {"native", coverage_name(r.native)},
                      {"category", category_name(r.category)},
                      {"fallback", in_fallback(policy, r.id)},
+                     {"unmutated", judges_unmutated(policy, r.id)},
                      {"why", r.why}});
   }
   Json mutations = Json::array();

@@ -44,6 +44,11 @@ const RuleRow* find_rule_row(std::string_view id);
 // True when `render --native fallback` carries the rule for this policy: a security or safety
 // rule that is native and needs no mutation (GPU009 with nonGpuOnGpuPool: strip does).
 bool in_fallback(const CompiledPolicy& policy, std::string_view id);
+// True when the full native policies apply rule `id` to an object they never mutate (a
+// controller's copy, an UPDATE of an immutable template: variables.jo): the fallback set, and
+// GPU025, which depends on no mutation of such an object — the webhook never labels a copy with
+// a queue either (mutators/queue_label.cc). The native differential compares these there.
+bool judges_unmutated(const CompiledPolicy& policy, std::string_view id);
 
 // docs/native.md's table, as Markdown (header row included).
 std::string table_markdown();

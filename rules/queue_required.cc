@@ -63,6 +63,39 @@ bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::stri
                      [&](const PodSpecLocation& l) { return gpu_pod_spec_at(*old, l, policy); });
 }
 
+// A spec of a controller's child changed by someone else (engine/kueue.h ChildUpdate).
+Violation changed_behind_controller(const OwnerReference& owner, std::string_view sender,
+                                    const PodContext& ctx) {
+  return Violation{
+      "only the controller of this object, " + std::string(owner.kind) + " " +
+          std::string(owner.name) + " (" + std::string(owner.api_version) +
+          "), may change its spec (the request came from " + std::string(sender) +
+          "): Kueue counts its GPUs in that controller's workload, so what this UPDATE adds "
+          "would run outside the queues of tenant " +
+          ctx.tenant->name + "; change the " + std::string(owner.kind) + " instead",
+      "spec", policy_path::tenant(*ctx.tenant) + ".queue.require"};
+}
+
+// Whether an UPDATE is judged as the sender's CREATE; an UPDATE of a controller's child behind
+// its controller's back is decided here. Detached, the child is judged as a new standalone
+// workload; its spec changed, it is denied (once per workload); anything else of it is allowed,
+// Kueue having decided at its CREATE. Any other UPDATE is judged unless it is of a workload
+// admitted before the queue requirement.
+bool judged_as_create(const PodView& pod, const PodContext& ctx, std::string_view sender,
+                      std::vector<Violation>& out) {
+  const Json* old = ctx.request->old_object;
+  if (ctx.request->operation != Operation::kUpdate || old == nullptr) return false;
+  if (const std::optional<ChildUpdate> child =
+          update_behind_controller(pod.object(), *old, *ctx.policy, sender)) {
+    if (child->detached) return true;
+    if (child->spec_changed && !ctx.earlier_gpu_pod_spec) {
+      out.push_back(changed_behind_controller(child->owner, sender, ctx));
+    }
+    return false;
+  }
+  return !admitted_without_queue(pod, ctx, sender);
+}
+
 class QueueRequiredRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU025"; }
@@ -83,8 +116,7 @@ class QueueRequiredRule final : public Rule {
     const std::string_view sender =
         ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
     if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate &&
-        (ctx.request->operation != Operation::kUpdate ||
-         admitted_without_queue(pod, ctx, sender))) {
+        !judged_as_create(pod, ctx, sender, out)) {
       return;
     }
     // One finding per workload: at its first GPU pod spec (the pipeline tells).

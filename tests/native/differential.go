@@ -50,9 +50,11 @@ type Feature struct {
 	Why    string
 	Kinds  []string // schema.GroupKind strings ("Pod", "Deployment.apps"); empty: every kind
 	Writes []string // a mutation's members (the renderer's notation), for the report
-	// Fallback: a rule that holds on unmutated objects (the render's fallback set); the only
-	// rules the native policies apply to an object they never mutate (JudgedOnly).
+	// Fallback: a rule of the render's fallback set (holds on unmutated objects).
 	Fallback bool
+	// Unmutated: a rule the native policies apply to an object they never mutate (JudgedOnly):
+	// the render's judges_unmutated, in fallback mode the fallback set only.
+	Unmutated bool
 }
 
 // FeatureTable is the renderer's table read for one mode.
@@ -69,11 +71,12 @@ type FeatureTable struct {
 // silently left uncompared.
 type renderTable struct {
 	Rules []struct {
-		ID       string `json:"id"`
-		Native   string `json:"native"`
-		Category string `json:"category"`
-		Fallback bool   `json:"fallback"`
-		Why      string `json:"why"`
+		ID        string `json:"id"`
+		Native    string `json:"native"`
+		Category  string `json:"category"`
+		Fallback  bool   `json:"fallback"`
+		Unmutated bool   `json:"unmutated"`
+		Why       string `json:"why"`
 	} `json:"rules"`
 	Mutations []struct {
 		Name   string   `json:"name"`
@@ -139,7 +142,9 @@ func ParseFeatureTable(data []byte, mode string) (*FeatureTable, error) {
 		if mode == "fallback" && native != "no" {
 			native = map[bool]string{true: "yes", false: "no"}[r.Fallback]
 		}
-		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: judged, Fallback: r.Fallback}); err != nil {
+		unmutated := r.Unmutated && (mode == "full" || r.Fallback)
+		if err := add(Feature{ID: r.ID, Kind: "rule", Native: native, Why: r.Why, Kinds: judged,
+			Fallback: r.Fallback, Unmutated: unmutated}); err != nil {
 			return nil, err
 		}
 	}
@@ -440,7 +445,7 @@ func (d *Differential) compareRules(name, kind string, judged bool, w, n Side) {
 		if f.Kind != "rule" || !f.covers(kind) {
 			continue
 		}
-		if judged && !f.Fallback {
+		if judged && !f.Unmutated {
 			if contains(w.DenyRules, f.ID) || contains(w.WarnRules, f.ID) {
 				d.Skipped["rules the native policies do not apply to objects they never mutate"]++
 			}
@@ -470,15 +475,15 @@ func (d *Differential) compareRules(name, kind string, judged bool, w, n Side) {
 	}
 	// The decision: required when every rule the webhook denied with is native "yes".
 	if d.Table.Mode == "full" && w.Denied != n.Denied && d.allNative(w.DenyRules, kind) &&
-		(!judged || d.allFallback(w.DenyRules)) {
+		(!judged || d.allUnmutated(w.DenyRules)) {
 		d.Problems = append(d.Problems, fmt.Sprintf("%s: decision: webhook denied=%v (%s), native denied=%v (%s)",
 			name, w.Denied, w.Error, n.Denied, n.Error))
 	}
 }
 
-func (d *Differential) allFallback(ids []string) bool {
+func (d *Differential) allUnmutated(ids []string) bool {
 	for _, id := range ids {
-		if f := d.Table.feature(id); f == nil || !f.Fallback {
+		if f := d.Table.feature(id); f == nil || !f.Unmutated {
 			return false
 		}
 	}

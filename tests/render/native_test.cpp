@@ -181,23 +181,27 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(spec["matchConstraints"]["resourceRules"] == rules);
   std::vector<std::string> variables;
   for (const Json& v : spec["variables"]) variables.push_back(v["name"]);
-  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "qch", "tpls",
-                                              "tn", "t_aa", "t_ac", "t_ad", "t_dc", "t_mc", "t_mp",
-                                              "ctx"});
+  CHECK(variables == std::vector<std::string>{"av", "kd", "gk", "top", "jo", "otpls", "bhc", "qch",
+                                              "tpls", "tn", "t_aa", "t_ac", "t_ad", "t_dc", "t_mc",
+                                              "t_mp", "ctx"});
   // The one tenant matches every name: no lookup. Then one map per member the policy reads,
   // tenant index to value, with the tenants that set it (none sets the DRA permissions).
-  CHECK(spec["variables"][8]["expression"] == "0");
-  CHECK(spec["variables"][9]["expression"] == "{}");
-  CHECK(spec["variables"][10]["expression"] == "{0: ['gpu']}");
-  CHECK(spec["variables"][14]["expression"] == "{0: 8}");
+  CHECK(spec["variables"][9]["expression"] == "0");
+  CHECK(spec["variables"][10]["expression"] == "{}");
+  CHECK(spec["variables"][11]["expression"] == "{0: ['gpu']}");
+  CHECK(spec["variables"][15]["expression"] == "{0: 8}");
   // On UPDATE only the templates that changed are read; an object the native policies never
   // mutate (a controller's copy) is judged by the rules that hold unmutated only.
   CHECK(spec["variables"][5]["expression"].get<std::string>().starts_with(
       "request.operation == 'UPDATE' ? ("));
-  // ... unless a queue label changed where Kueue reads it for the whole workload (GPU025).
+  // ... unless someone else than its controller detached a controller's child or changed its
+  // spec, or a queue label changed where Kueue reads it for the whole workload (GPU025).
   CHECK(spec["variables"][6]["expression"].get<std::string>().starts_with(
-      "request.operation == 'UPDATE' && variables.gk != '/Pod' && "));
-  CHECK(spec["variables"][7]["expression"].get<std::string>().ends_with(
+      "(request.operation != 'UPDATE' ? 0 : "));
+  CHECK(spec["variables"][7]["expression"].get<std::string>().starts_with(
+      "(request.operation == 'UPDATE' && variables.gk != '/Pod' && "));
+  CHECK(spec["variables"][7]["expression"].get<std::string>().ends_with(") || variables.bhc >= 2"));
+  CHECK(spec["variables"][8]["expression"].get<std::string>().ends_with(
       ".filter(x, variables.qch || !variables.otpls.exists(o, o.id == x.id && o.t == x.t))"));
   // One validation per rule, its message led by the rule id, reason Forbidden.
   const std::vector<std::string> ids = annotation_list(deny, "gpuadmit.io/rules");
@@ -368,15 +372,15 @@ TEST_CASE("native: the namespace's tenant: literal names looked up, then pattern
   // not "taken"'s); exempt names (kube-system, gpu-lab, gpuadmit) left out. Any other name:
   // the pattern tenants in order; 4 (the number of tenants) for none.
   CHECK(
-      vars[8] ==
+      vars[9] ==
       Json::parse(
           R"j({"name": "nsm", "expression": "{'lab': 2, 'ml': 0, 'ml-extra': 0, 'research': 0, 'teaching': 1}"})j"));
   CHECK(
-      vars[9] ==
+      vars[10] ==
       Json::parse(
           R"j({"name": "tn", "expression": "request.namespace in variables.nsm ? variables.nsm[request.namespace] : (request.namespace.matches('^(?:ml-.*)$') ? 0 : (request.namespace.matches('^(?:course-[0-9]+)$') ? 1 : (4)))"})j"));
   // The stand-in for the record, replaced in each policy by the maps it reads.
-  CHECK(vars[10] == Json::parse(R"j({"name": "t", "expression": "{}"})j"));
+  CHECK(vars[11] == Json::parse(R"j({"name": "t", "expression": "{}"})j"));
   const std::vector<Json> objects = render_native(*policy, NativeMode::kFull);
   std::vector<std::string> columns;
   for (const Json& v :
@@ -672,8 +676,14 @@ TEST_CASE("native: the table as JSON, for the harness") {
   REQUIRE(table["rules"].size() == render::native::rule_rows().size());
   CHECK(table["rules"][0] ==
         Json::parse(R"j({"id": "GPU001", "native": "yes", "category": "correctness",
-          "fallback": false, "why": "quantities compared with the CEL quantity library"})j"));
+          "fallback": false, "unmutated": false,
+          "why": "quantities compared with the CEL quantity library"})j"));
   CHECK(table["rules"][2]["fallback"] == true);  // GPU003, security
+  CHECK(table["rules"][2]["unmutated"] == true);
+  // GPU025 judges a controller's copy unmutated too (render/native_table.h judges_unmutated).
+  CHECK(table["rules"][24]["id"] == "GPU025");
+  CHECK(table["rules"][24]["fallback"] == false);
+  CHECK(table["rules"][24]["unmutated"] == true);
   CHECK(table["mutations"][3] == Json::parse(R"j({"name": "tolerations", "native": "yes",
           "why": "JSON Patch, as spec.tolerations is atomic for apply; the list is rebuilt",
           "writes": ["spec.tolerations"]})j"));

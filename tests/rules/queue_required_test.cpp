@@ -243,6 +243,83 @@ TEST_CASE("rule GPU025: an UPDATE is judged unless the workload was already GPU 
   }
 }
 
+TEST_CASE("rule GPU025: an UPDATE of a controller's child by someone else", "[rules][GPU025]") {
+  auto policy = policy_from_yaml(policy_requiring_queue());
+  auto rule = make_queue_required_rule();
+  const std::string deployment =
+      R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"d","uid":"u",)"
+      R"("controller":true}])";
+  const std::string statefulset =
+      R"(,"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"s","uid":"u",)"
+      R"("controller":true}])";
+  auto replica_set = [](const std::string& metadata_extra, int replicas) {
+    return R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r")" +
+           metadata_extra + R"(},"spec":{"replicas":)" + std::to_string(replicas) +
+           R"(,"template":{"spec":{"containers":[)" + gpu() + "]}}}}";
+  };
+  auto pod = [](const std::string& metadata_extra, const std::string& spec_extra) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p")" + metadata_extra +
+           R"(},"spec":{)" + spec_extra + R"("containers":[)" + gpu() + "]}}";
+  };
+  const std::string changed =
+      "spec | only the controller of this object, Deployment d (apps/v1), may change its spec "
+      "(the request came from alice): Kueue counts its GPUs in that controller's workload, so "
+      "what this UPDATE adds would run outside the queues of tenant research; change the "
+      "Deployment instead";
+  const std::string no_queue =
+      "spec.template.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " + std::string(kMessage);
+  const std::string gate = R"("schedulingGates":[{"name":"kueue.x-k8s.io/admission"}],)";
+  const std::string kueue = "system:serviceaccount:kueue-system:kueue-controller-manager";
+  struct Case {
+    std::string name;
+    std::string sender;
+    std::string object;
+    std::string old_object;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"a Deployment's ReplicaSet scaled by a tenant",
+       "alice",
+       replica_set(deployment, 8),
+       replica_set(deployment, 1),
+       {changed}},
+      {"scaled by the deployment-controller",
+       "system:serviceaccount:kube-system:deployment-controller",
+       replica_set(deployment, 8),
+       replica_set(deployment, 1),
+       {}},
+      {"its labels changed by a tenant, the spec not",
+       "alice",
+       replica_set(deployment + R"(,"labels":{"a":"b"})", 1),
+       replica_set(deployment, 1),
+       {}},
+      {"detached by a tenant: judged as a standalone ReplicaSet's CREATE",
+       "alice",
+       replica_set("", 1),
+       replica_set(deployment, 1),
+       {no_queue}},
+      {"a StatefulSet's pod ungated by Kueue",
+       kueue,
+       pod(statefulset, ""),
+       pod(statefulset, gate),
+       {}},
+      {"no userInfo (a review without it): the old rules",
+       "",
+       replica_set(deployment, 8),
+       replica_set(deployment, 1),
+       {}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    PodFixture update(policy, c.object, "research");
+    update.request.operation = Operation::kUpdate;
+    update.request.username = c.sender;
+    const Json old_object = Json::parse(c.old_object);
+    update.request.old_object = &old_object;
+    CHECK(check_rule(*rule, update) == c.expected);
+  }
+}
+
 }  // namespace
 }  // namespace queue_required_test
 }  // namespace gpuadmit::testing
