@@ -4,6 +4,7 @@
 #include <exception>
 #include <utility>
 
+#include "engine/controllers.h"
 #include "engine/expected.h"
 #include "engine/join.h"
 #include "engine/json_dump.h"
@@ -94,11 +95,12 @@ namespace {
 // What of a request is evaluated (SPEC §7.1; docs/decisions.md, "Controllers converge" and
 // "Pod UPDATE").
 enum class Scope {
-  kNone,       // allowed untouched: DELETE, CONNECT, a Pod's UPDATE that changes no placement,
-               // other subresources
+  kNone,       // allowed untouched: DELETE, CONNECT, a Pod's UPDATE that changes no placement
+               // and keeps its controller, other subresources
   kObject,     // a CREATE, or a workload's UPDATE (only its templates that changed)
   kEphemeral,  // pods/ephemeralcontainers: the ephemeral containers the UPDATE adds
-  kPodUpdate,  // a Pod's UPDATE that changes its placement or CDI devices: judged, never patched
+  kPodUpdate,  // a Pod's UPDATE that changes its placement or CDI devices, or releases its
+               // controller: judged, never patched
 };
 
 // A Pod's UPDATE is judged where it changes what decides placement or devices
@@ -106,12 +108,16 @@ enum class Scope {
 // a CPU pod admitted clean and gated, then given a GPU pool's toleration and nodeSelector. One
 // that changes none of it (a label, an annotation, a finalizer, an image) passes untouched, so
 // that a Pod admitted before a stricter policy is never refused its controllers' updates. A
-// review without oldObject cannot say what changed: judged.
+// review without oldObject cannot say what changed: judged. So is one that changes its
+// controller ownerReference: released or orphaned, a controller's pod may be left standalone
+// (GPU025, engine/kueue.h child_update; engine/controllers.h controller_released).
 // Exemption unchanged-pod-update (docs/security.md): decided by the API server's oldObject.
 Scope pod_update_scope(const Json& request, const Json& object) {
   const Json* old_object = find_member(request, "oldObject");
   if (old_object == nullptr || !old_object->is_object()) return Scope::kPodUpdate;
-  return pod_placement_changed(object, *old_object) ? Scope::kPodUpdate : Scope::kNone;
+  return pod_placement_changed(object, *old_object) || controller_released(object, *old_object)
+             ? Scope::kPodUpdate
+             : Scope::kNone;
 }
 
 // Exemption operations (docs/security.md): by the API server's operation and subresource.

@@ -19,6 +19,14 @@ std::optional<OwnerReference> controller_reference(const Json& object) {
   return std::nullopt;
 }
 
+bool controller_released(const Json& object, const Json& old_object) {
+  const std::optional<OwnerReference> before = controller_reference(old_object);
+  if (!before) return false;
+  const std::optional<OwnerReference> now = controller_reference(object);
+  return !now || now->api_version != before->api_version || now->kind != before->kind ||
+         now->name != before->name || now->uid != before->uid;
+}
+
 bool controlled_by_daemonset(const Json& object) {
   const std::optional<OwnerReference> owner = controller_reference(object);
   return owner && owner->kind == "DaemonSet";

@@ -31,6 +31,12 @@ struct OwnerReference {
 // (metav1.GetControllerOf; validation allows one), or nullopt. The one reader of ownerReferences.
 std::optional<OwnerReference> controller_reference(const Json& object);
 
+// True when `old_object` has a controller ownerReference and `object` has not that one (none,
+// or another apiVersion, kind, name or uid; blockOwnerDeletion may change): released or
+// orphaned. A Pod UPDATE that does it is judged (engine/admission.cc), as it may leave a
+// standalone pod (engine/kueue.h child_update); an adoption (no controller before) is not.
+bool controller_released(const Json& object, const Json& old_object);
+
 // True when the object's controller is a DaemonSet (any group: OpenKruise's Advanced DaemonSet
 // runs its pods on every node too).
 bool controlled_by_daemonset(const Json& object);

@@ -12,20 +12,15 @@ bool known_kind(std::string_view api_version, std::string_view kind, const Compi
          is_workload_kind(api_version, kind, policy);
 }
 
-// The controller of `object`, when it is a kind whose children Kueue leaves to it and `sender`
-// did not send the object as that kind's controller.
-std::optional<OwnerReference> kueue_managed_controller_not_sending(const Json& object,
-                                                                   const CompiledPolicy& policy,
-                                                                   std::string_view sender) {
-  if (sender.empty()) return std::nullopt;
+// The controller of `object`, when it is a kind whose children Kueue leaves to it.
+std::optional<OwnerReference> kueue_managing_controller(const Json& object) {
   const std::optional<OwnerReference> owner = controller_reference(object);
   if (!owner) return std::nullopt;
   const std::string_view group = api_group_of(owner->api_version);
   const WorkloadKind* k = find_workload_kind(owner->api_version, owner->kind);
   const bool kueue_skips = k != nullptr && (k->kueue == KueueQueue::kOwnLabels ||
                                             (group == "apps" && owner->kind == "ReplicaSet"));
-  if (!kueue_skips || sent_by_owner_controller(*owner, sender, policy)) return std::nullopt;
-  return owner;
+  return kueue_skips ? owner : std::nullopt;
 }
 
 }  // namespace
@@ -64,27 +59,27 @@ std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocat
 std::optional<OwnerReference> kueue_unbelieved_owner(const Json& object,
                                                      const CompiledPolicy& policy,
                                                      std::string_view sender) {
-  return kueue_managed_controller_not_sending(object, policy, sender);
+  if (sender.empty()) return std::nullopt;
+  const std::optional<OwnerReference> owner = kueue_managing_controller(object);
+  if (!owner || sent_by_owner_controller(*owner, sender, policy)) return std::nullopt;
+  return owner;
 }
 
-std::optional<ChildUpdate> update_behind_controller(const Json& object, const Json& old_object,
-                                                    const CompiledPolicy& policy,
-                                                    std::string_view sender) {
-  const std::optional<OwnerReference> owner =
-      kueue_managed_controller_not_sending(old_object, policy, sender);
+std::optional<ChildUpdate> child_update(const Json& object, const Json& old_object,
+                                        const CompiledPolicy& policy, std::string_view sender) {
+  if (sender.empty()) return std::nullopt;
+  const std::optional<OwnerReference> owner = kueue_managing_controller(old_object);
   if (!owner) return std::nullopt;
   ChildUpdate update{*owner};
-  // The controller is the same when the four fields that name it are (blockOwnerDeletion may
-  // change; metav1.OwnerReference).
-  const std::optional<OwnerReference> now = controller_reference(object);
-  update.detached = !now || now->api_version != owner->api_version || now->kind != owner->kind ||
-                    now->name != owner->name || now->uid != owner->uid;
+  update.detached = controller_released(object, old_object);
+  update.by_other = !sent_by_owner_controller(*owner, sender, policy);
   const bool pod = string_member(object, "kind") == "Pod" &&
                    api_group_of(string_member(object, "apiVersion")).empty();
   const Json* spec = find_member(object, "spec");
   const Json* old_spec = find_member(old_object, "spec");
   update.spec_changed =
-      !pod && (spec == nullptr || old_spec == nullptr ? spec != old_spec : *spec != *old_spec);
+      update.by_other && !pod &&
+      (spec == nullptr || old_spec == nullptr ? spec != old_spec : *spec != *old_spec);
   return update;
 }
 

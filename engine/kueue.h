@@ -59,28 +59,31 @@ std::optional<OwnerReference> kueue_unbelieved_owner(const Json& object,
                                                      const CompiledPolicy& policy,
                                                      std::string_view sender);
 
-// An UPDATE of a controller's child sent by someone else: `old_object`'s controller is a kind
-// whose children Kueue leaves to it (the table's KueueQueue::kOwnLabels kinds, and ReplicaSet:
-// kueue_unbelieved_owner's), and `sender` is not that kind's controller. At its CREATE such a
-// child was believed queued through its ancestor, and Kueue's own webhooks decided at CREATE too
-// (its pod webhook registers CREATE only). What the UPDATE may still change:
-// - its controller (`detached`): the garbage collector orphaning it, or a tenant removing the
-//   ownerReference, leaves a standalone workload Kueue does not manage unless it names a queue
-//   itself. GPU025 judges it as the sender's CREATE (tenant-attack case 136).
-// - its spec (`spec_changed`, never for a Pod, whose UPDATE the API server limits to what adds
-//   no GPU): a JobSet's Job given more parallelism, or unsuspended, runs pods Kueue's workload of
-//   the JobSet does not count (case 135). Only the controller changes a child's spec.
-// A Pod's other changes behind its controller are Kueue's own — it removes its scheduling gate
-// from the pods of a StatefulSet or Deployment it admitted (case 137) — and stay allowed.
+// An UPDATE of a controller's child: `old_object`'s controller is a kind whose children Kueue
+// leaves to it (the table's KueueQueue::kOwnLabels kinds, and ReplicaSet:
+// kueue_unbelieved_owner's). At its CREATE such a child was believed queued through its ancestor,
+// and Kueue's own webhooks decided at CREATE too (its pod webhook registers CREATE only). What the
+// UPDATE may change:
+// - its controller (`detached`), whoever sends it: the garbage collector orphaning it, a tenant
+//   removing the ownerReference, or the controller releasing a child a tenant relabeled out of
+//   its selector (ControllerRefManager) leaves a standalone workload, which Kueue does not manage
+//   unless it names a queue itself. GPU025 judges it as the sender's CREATE (tenant-attack cases
+//   136, 139, 140, 141).
+// - its spec (`spec_changed`, only when `by_other`: sent by anyone but the controller; never for
+//   a Pod, whose UPDATE the API server limits to what adds no GPU): a JobSet's Job given more
+//   parallelism, or unsuspended, runs pods Kueue's workload of the JobSet does not count (case
+//   135). Only the controller changes a child's spec.
+// A Pod's other changes by others are Kueue's own — it removes its scheduling gate from the pods
+// of a StatefulSet or Deployment it admitted (case 137) — and stay allowed.
 // nullopt for any other UPDATE, and when `sender` is "" (a review without userInfo).
 struct ChildUpdate {
   OwnerReference owner;  // the old object's controller (views into `old_object`)
   bool detached = false;
+  bool by_other = false;  // `sender` is not the controller of `owner`'s kind
   bool spec_changed = false;
 };
-std::optional<ChildUpdate> update_behind_controller(const Json& object, const Json& old_object,
-                                                    const CompiledPolicy& policy,
-                                                    std::string_view sender);
+std::optional<ChildUpdate> child_update(const Json& object, const Json& old_object,
+                                        const CompiledPolicy& policy, std::string_view sender);
 
 // A kind with a Kueue integration that reads the queue from its own metadata.labels, by API group
 // ("" is the core group) and kind.

@@ -207,11 +207,11 @@ struct PipelineRun {
            template_unchanged(object, *options.old_object, locations[index]) &&
            !queue_changed(index) && !changed_behind_controller();
   }
-  // A controller's child detached, or its spec changed, by someone else
-  // (engine/kueue.h update_behind_controller): GPU025 judges it, so every pod spec is evaluated.
+  // A controller's child detached, or its spec changed by someone else (engine/kueue.h
+  // child_update): GPU025 judges it, so every pod spec is evaluated.
   bool changed_behind_controller() const {
     const std::optional<ChildUpdate> child =
-        update_behind_controller(object, *options.old_object, policy, options.username);
+        child_update(object, *options.old_object, policy, options.username);
     return child && (child->detached || child->spec_changed);
   }
   bool queue_changed(size_t index) const {

@@ -494,9 +494,9 @@ Json model_variables(const CompiledPolicy& policy, CelLevel level) {
                                        templates(kinds, level, "oldObject", true) + ") : []"));
   // A queue label changed where Kueue reads it for the whole workload (engine/pipeline.cc
   // queue_changed): every template is read, unchanged or not (GPU025 judges the UPDATE).
-  // A controller's child detached (2) or its spec changed (3) by someone else
-  // (engine/kueue.h update_behind_controller): every template is read too.
-  vars.push_back(variable("bhc", cel::update_behind_controller(policy)));
+  // A controller's child detached (2), or its spec changed by someone else (3)
+  // (engine/kueue.h child_update): every template is read too.
+  vars.push_back(variable("bhc", cel::child_update(policy)));
   vars.push_back(variable("qch", "(" + cel::queue_changed(policy) + ") || variables.bhc >= 2"));
   vars.push_back(variable("tpls", "(" + templates(kinds, level, "object", false) +
                                       ").filter(x, variables.qch || !variables.otpls.exists(o, "
@@ -807,25 +807,33 @@ std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {
                  sender_is_owner_controller(policy, "ow[0]") + ")");
 }
 
-std::string update_behind_controller(const CompiledPolicy& policy) {
-  // engine/kueue.cc update_behind_controller, over oldObject's controller: 0 when the UPDATE is
-  // not of such a child, else 1 + detached (2) or spec changed (3, never for a Pod).
-  std::string same_controller = "size(nw) > 0";
+std::string controller_released() {
+  // engine/controllers.h controller_released: oldObject has a controller entry and object's
+  // first one is absent or differs in apiVersion, kind, name or uid.
+  std::string differ;
   for (std::string_view field : {"apiVersion", "kind", "name", "uid"}) {
-    same_controller +=
-        " && " + string_field("nw[0]", field) + " == " + string_field("ow[0]", field);
+    differ += (differ.empty() ? "" : " || ") + string_field("cn[0]", field) +
+              " != " + string_field("co[0]", field);
   }
+  return let("cn", controller_owners_of(map_field("object", "metadata")),
+             let("co", controller_owners_of(map_field("oldObject", "metadata")),
+                 "size(co) > 0 && (size(cn) == 0 || " + differ + ")"));
+}
+
+std::string child_update(const CompiledPolicy& policy) {
+  // engine/kueue.cc child_update, over oldObject's controller: 0 when the UPDATE is not of such
+  // a child (or is its controller's own, not detaching it), 2 detached (by anyone), else by
+  // someone else: 3 its spec changed (never for a Pod), 1 not.
   const std::string spec_changed = "variables.gk != '/Pod' && " + map_field("object", "spec") +
                                    " != " + map_field("oldObject", "spec");
-  const std::string behind = "request.userInfo.username != '' && size(ow) > 0 && " +
-                             owner_group_kind("ow[0]") + " in " +
-                             string_list(kueue_skipping_kinds()) + " && !(" +
-                             sender_is_owner_controller(policy, "ow[0]") + ")";
+  const std::string child = "request.userInfo.username != '' && size(ow) > 0 && " +
+                            owner_group_kind("ow[0]") + " in " +
+                            string_list(kueue_skipping_kinds());
   return "(request.operation != 'UPDATE' ? 0 : " +
          let("ow", controller_owners_of(map_field("oldObject", "metadata")),
-             "!(" + behind + ") ? 0 : " +
-                 let("nw", controller_owners(),
-                     "!(" + same_controller + ") ? 2 : (" + spec_changed + ") ? 3 : 1")) +
+             "!(" + child + ") ? 0 : (" + controller_released() + ") ? 2 : (" +
+                 sender_is_owner_controller(policy, "ow[0]") + ") ? 0 : (" + spec_changed +
+                 ") ? 3 : 1") +
          ")";
 }
 

@@ -463,8 +463,8 @@ std::optional<std::string> queue_required(const CompiledPolicy& policy) {
   if (!any_tenant(policy, [](const Tenant& t) { return t.queue && t.queue->require; })) {
     return std::nullopt;
   }
-  // A controller's child updated by someone else (variables.bhc): its spec changed, denied;
-  // detached, judged as a CREATE; else allowed (rules/queue_required.cc judged_as_create).
+  // A controller's child (variables.bhc): detached, judged as a CREATE; updated by someone
+  // else, denied when its spec changed, else allowed (rules/queue_required.cc judged_as_create).
   const std::string judged =
       "c.gpu && (variables.bhc == 2 || !" + cel::queue_grandfathered(policy, "c") + ")";
   return std::string(

@@ -10,6 +10,7 @@
 #include "engine/workload_kinds.h"
 #include "render/cluster_objects.h"
 #include "render/native_cel.h"
+#include "render/native_model.h"
 
 namespace gpuadmit::render {
 namespace {
@@ -185,12 +186,14 @@ Json pod_update_condition() {
           native::let("a", map_field(map_field("object", "metadata"), "annotations"),
                       native::let("b", map_field(map_field("oldObject", "metadata"), "annotations"),
                                   spec_changed + " || " + cdi_changed))));
+  // A Pod released or orphaned by its controller may be left standalone (GPU025): judged too
+  // (engine/admission.cc pod_update_scope).
   return {{"name", "gpuadmit-pod-update-changes-placement"},
           {"expression",
            "request.operation != 'UPDATE' || request.resource.group != '' || "
            "request.resource.resource != 'pods' || "
            "(has(request.subResource) && request.subResource != '') || " +
-               changed}};
+               changed + " || " + native::cel::controller_released()}};
 }
 
 std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy,

@@ -76,18 +76,18 @@ Violation changed_behind_controller(const OwnerReference& owner, std::string_vie
       "spec", policy_path::tenant(*ctx.tenant) + ".queue.require"};
 }
 
-// Whether an UPDATE is judged as the sender's CREATE; an UPDATE of a controller's child behind
-// its controller's back is decided here. Detached, the child is judged as a new standalone
-// workload; its spec changed, it is denied (once per workload); anything else of it is allowed,
-// Kueue having decided at its CREATE. Any other UPDATE is judged unless it is of a workload
-// admitted before the queue requirement.
+// Whether an UPDATE is judged as the sender's CREATE; an UPDATE of a controller's child
+// (engine/kueue.h child_update) is decided here. Detached, the child is judged as a new
+// standalone workload; its spec changed by someone else, it is denied (once per workload);
+// anything else others change of it is allowed, Kueue having decided at its CREATE. Any other
+// UPDATE is judged unless it is of a workload admitted before the queue requirement.
 bool judged_as_create(const PodView& pod, const PodContext& ctx, std::string_view sender,
                       std::vector<Violation>& out) {
   const Json* old = ctx.request->old_object;
   if (ctx.request->operation != Operation::kUpdate || old == nullptr) return false;
-  if (const std::optional<ChildUpdate> child =
-          update_behind_controller(pod.object(), *old, *ctx.policy, sender)) {
-    if (child->detached) return true;
+  const std::optional<ChildUpdate> child = child_update(pod.object(), *old, *ctx.policy, sender);
+  if (child && child->detached) return true;
+  if (child && child->by_other) {
     if (child->spec_changed && !ctx.earlier_gpu_pod_spec) {
       out.push_back(changed_behind_controller(child->owner, sender, ctx));
     }

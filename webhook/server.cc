@@ -689,18 +689,21 @@ void Server::Impl::check_policy() {
   policy_signature = now;
   CompiledLoadResult loaded = load_compiled_policy(config.policy_path);
   if (!loaded.policy) {
-    metrics.policy_reload_failure.fetch_add(1);
     logger.error("policy reload failed; the previous policy keeps serving",
                  {{"path", config.policy_path}, {"errors", loaded.errors.size()}});
     for (const PolicyError& e : loaded.errors) {
       logger.error("policy error", {{"path", config.policy_path}, {"error", e.to_string()}});
     }
+    // Each reload is counted once logged: whoever sees a counter move finds its lines in the
+    // log (tests/webhook/reload_test.cpp waits for the counters, then reads the log).
+    metrics.policy_reload_failure.fetch_add(1);
     return;
   }
   policy.store(std::move(loaded.policy));
-  const std::uint64_t generation = metrics.policy_generation.fetch_add(1) + 1;
-  metrics.policy_reload_success.fetch_add(1);
+  const std::uint64_t generation = metrics.policy_generation.load() + 1;
   logger.info("policy reloaded", {{"path", config.policy_path}, {"generation", generation}});
+  metrics.policy_generation.fetch_add(1);
+  metrics.policy_reload_success.fetch_add(1);
 }
 
 void Server::Impl::check_key_pair() {
@@ -713,17 +716,17 @@ void Server::Impl::check_key_pair() {
   if (auto* error = std::get_if<std::string>(&loaded)) {
     // Often transient: a rotation that writes the certificate and the key one after the other
     // is seen half-done; the next change of either file retries.
-    metrics.cert_reload_failure.fetch_add(1);
     logger.warn("certificate reload failed; the previous certificate keeps serving",
                 {{"error", *error}});
+    metrics.cert_reload_failure.fetch_add(1);
     return;
   }
   const certs::KeyPairPtr pair = std::get<certs::KeyPairPtr>(std::move(loaded));
   metrics.cert_expiry_unix.store(pair->not_after_unix());
-  metrics.cert_reload_success.fetch_add(1);
   key_pair.store(pair);
   logger.info("certificate reloaded",
               {{"serial", pair->serial_hex()}, {"not_after", pair->not_after_unix()}});
+  metrics.cert_reload_success.fetch_add(1);
 }
 
 // The client CA as the serving key pair: a changed file is loaded and installed for new
@@ -735,16 +738,16 @@ void Server::Impl::check_client_ca() {
   client_ca_signature = now;
   auto loaded = certs::ClientCa::load(config.client_ca_path);
   if (auto* error = std::get_if<std::string>(&loaded)) {
-    metrics.client_ca_reload_failure.fetch_add(1);
     logger.warn("client CA reload failed; the previous client CA stays in force",
                 {{"error", *error}});
+    metrics.client_ca_reload_failure.fetch_add(1);
     return;
   }
   const certs::ClientCaPtr ca = std::get<certs::ClientCaPtr>(std::move(loaded));
-  metrics.client_ca_reload_success.fetch_add(1);
   client_ca.store(ca);
   logger.info("client CA reloaded",
               {{"path", config.client_ca_path}, {"certificates", ca->size()}});
+  metrics.client_ca_reload_success.fetch_add(1);
 }
 
 void Server::Impl::check_priority_classes() {

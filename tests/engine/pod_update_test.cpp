@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/admission.h"
+#include "engine/controllers.h"
 #include "engine/node_source.h"
 #include "engine/pod_update.h"
 #include "mutators/all_mutators.h"
@@ -100,6 +101,45 @@ TEST_CASE("pod update: what counts as a change of placement or devices") {
   CHECK(pod_placement_changed(cdi_other, cdi));
   // Not a Pod shape at all: both read as empty.
   CHECK_FALSE(pod_placement_changed(Json::array(), Json()));
+}
+
+TEST_CASE("pod update: releasing the controller ownerReference is judged, adopting is not") {
+  const Json job = Json::parse(R"({"apiVersion":"batch/v1","kind":"Job","name":"train",
+    "uid":"j-1","controller":true,"blockOwnerDeletion":true})");
+  Json orphan = gated_cpu_pod();
+  Json owned = orphan;
+  owned["metadata"]["ownerReferences"] = Json::array({job});
+  Json other_uid = owned;
+  other_uid["metadata"]["ownerReferences"][0]["uid"] = "j-2";
+  Json not_controller = owned;
+  not_controller["metadata"]["ownerReferences"][0]["controller"] = false;
+  Json unblocked = owned;
+  unblocked["metadata"]["ownerReferences"][0].erase("blockOwnerDeletion");
+  struct Case {
+    const char* name;
+    const Json& object;
+    const Json& old_object;
+    bool released;
+  };
+  const std::vector<Case> cases = {
+      {"removed", orphan, owned, true},
+      {"replaced by another uid", other_uid, owned, true},
+      {"no longer the controller", not_controller, owned, true},
+      {"adopted (none before)", owned, orphan, false},
+      {"kept, blockOwnerDeletion dropped", unblocked, owned, false},
+      {"none either side", orphan, orphan, false},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    CHECK(controller_released(c.object, c.old_object) == c.released);
+    CHECK_FALSE(pod_placement_changed(c.object, c.old_object));
+    // Judged (evaluated) exactly when released; a CPU pod is then allowed, unpatched.
+    const Answer a =
+        answer(update_review(c.object, c.old_object), Endpoint::kValidate, *golden_policy());
+    CHECK(a.evaluated == c.released);
+    CHECK(a.allowed);
+    CHECK_FALSE(a.patched);
+  }
 }
 
 TEST_CASE("pod update: a gated CPU pod moved onto a GPU pool is denied, on both endpoints") {

@@ -234,7 +234,24 @@ const char* const kPodUpdateCondition =
     "['tolerations', 'nodeSelector', 'affinity', 'schedulingGates']"
     ".exists(f, (f in s) != (f in o) || (f in s && s[f] != o[f])) || "
     "a.exists(k, k.startsWith('cdi.k8s.io/') && (!(k in b) || a[k] != b[k])) || "
-    "b.exists(k, k.startsWith('cdi.k8s.io/') && !(k in a)))[0])[0])[0])[0]";
+    "b.exists(k, k.startsWith('cdi.k8s.io/') && !(k in a)))[0])[0])[0])[0]"
+    // ... or the UPDATE releases the Pod's controller (engine/controllers.h controller_released)
+    " || [[((type(object) == map && 'metadata' in object && type(object['metadata']) == map) "
+    "? object['metadata'] : {})].map(mv, ((type(mv) == map && 'ownerReferences' in mv && type"
+    "(mv['ownerReferences']) == list) ? mv['ownerReferences'] : []))[0].filter(o, type(o) == "
+    "map && 'controller' in o && o.controller == true)].map(cn, [[((type(oldObject) == map &&"
+    " 'metadata' in oldObject && type(oldObject['metadata']) == map) ? oldObject['metadata'] "
+    ": {})].map(mv, ((type(mv) == map && 'ownerReferences' in mv && type(mv['ownerReferences'"
+    "]) == list) ? mv['ownerReferences'] : []))[0].filter(o, type(o) == map && 'controller' i"
+    "n o && o.controller == true)].map(co, size(co) > 0 && (size(cn) == 0 || (('apiVersion' i"
+    "n cn[0] && type(cn[0]['apiVersion']) == string) ? cn[0]['apiVersion'] : '') != (('apiVer"
+    "sion' in co[0] && type(co[0]['apiVersion']) == string) ? co[0]['apiVersion'] : '') || (("
+    "'kind' in cn[0] && type(cn[0]['kind']) == string) ? cn[0]['kind'] : '') != (('kind' in c"
+    "o[0] && type(co[0]['kind']) == string) ? co[0]['kind'] : '') || (('name' in cn[0] && typ"
+    "e(cn[0]['name']) == string) ? cn[0]['name'] : '') != (('name' in co[0] && type(co[0]['na"
+    "me']) == string) ? co[0]['name'] : '') || (('uid' in cn[0] && type(cn[0]['uid']) == stri"
+    "ng) ? cn[0]['uid'] : '') != (('uid' in co[0] && type(co[0]['uid']) == string) ? co[0]['u"
+    "id'] : '')))[0])[0]";
 
 TEST_CASE("render: the webhook configurations, exactly") {
   auto policy = policy_from_yaml(kPolicy);
