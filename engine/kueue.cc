@@ -94,12 +94,16 @@ const std::vector<KueueManagedKind>& kueue_managed_kinds() {
   return managed;
 }
 
-std::string kueue_queue_name(const Json& object, const JsonPointer& metadata) {
+std::string kueue_label(const Json& object, const JsonPointer& metadata, std::string_view key) {
   const Json* meta = find_pointer(object, metadata);
   if (meta == nullptr || !meta->is_object()) return "";
   const Json* labels = find_member(*meta, "labels");
   if (labels == nullptr || !labels->is_object()) return "";
-  return std::string(string_member(*labels, kQueueNameLabel));
+  return std::string(string_member(*labels, key));
+}
+
+std::string kueue_queue_name(const Json& object, const JsonPointer& metadata) {
+  return kueue_label(object, metadata, kQueueNameLabel);
 }
 
 }  // namespace gpuadmit

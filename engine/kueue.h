@@ -26,6 +26,11 @@ namespace gpuadmit {
 // that names its queue only there runs outside Kueue. An annotation is no queue here either.
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 
+// The WorkloadPriorityClass of a workload: Kueue reads it from the same object's labels as the
+// queue (jobframework WorkloadPriorityClassName), and prefers it to the pods' PriorityClass for
+// queue order and preemption. GPU010 bounds it by the tenant's priority.allowed.
+inline constexpr std::string_view kWorkloadPriorityClassLabel = "kueue.x-k8s.io/priority-class";
+
 struct QueueSite {
   JsonPointer metadata;  // the metadata (possibly absent in the object) whose labels Kueue reads
   // True when each pod template names its own queue (KueueQueue::kPodTemplateLabels: Kueue's
@@ -94,6 +99,9 @@ struct KueueManagedKind {
 // The table's kinds with KueueQueue::kOwnLabels (engine/workload_kinds.h), in its order; the
 // native policies write the same list into CEL (render/native_model.cc).
 const std::vector<KueueManagedKind>& kueue_managed_kinds();
+
+// The value of the label `key` of the metadata at `metadata`, or "" when none.
+std::string kueue_label(const Json& object, const JsonPointer& metadata, std::string_view key);
 
 // The queue the metadata's label names, or "" when none.
 std::string kueue_queue_name(const Json& object, const JsonPointer& metadata);

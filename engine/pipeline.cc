@@ -214,11 +214,18 @@ struct PipelineRun {
         child_update(object, *options.old_object, policy, options.username);
     return child && (child->detached || child->spec_changed);
   }
+  // The queue or the WorkloadPriorityClass label (GPU010) changed where Kueue reads them.
   bool queue_changed(size_t index) const {
     const std::optional<QueueSite> site =
         kueue_queue_site(object, locations[index], policy, options.username);
-    return site && kueue_queue_name(object, site->metadata) !=
-                       kueue_queue_name(*options.old_object, site->metadata);
+    if (!site) return false;
+    for (const std::string_view key : {kQueueNameLabel, kWorkloadPriorityClassLabel}) {
+      if (kueue_label(object, site->metadata, key) !=
+          kueue_label(*options.old_object, site->metadata, key)) {
+        return true;
+      }
+    }
+    return false;
   }
   void keep_unchanged() {
     if (!copied && options.copy_unchanged && in_place == nullptr) e.mutated = object;

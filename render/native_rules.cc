@@ -197,10 +197,18 @@ std::optional<std::string> allowed_priority_class(const CompiledPolicy& policy) 
   if (!any_tenant(policy, [](const Tenant& t) { return t.priority.allowed.has_value(); })) {
     return std::nullopt;
   }
-  return "(!('pa' in variables.t) || !c.gpu || " +
+  // And the Kueue WorkloadPriorityClass label where Kueue reads it (qp, bound by the caller to
+  // kueue_queue_place): each template's for 'tpl', the workload's for 'top' and 'cron'
+  // (rules/allowed_priority_class.cc check_workload_priority_class).
+  const std::string label = std::string(kWorkloadPriorityClassLabel);
+  const std::string workload_class =
+      "(qp == 'tpl' ? " + string_field(map_field("c.meta", "labels"), label) +
+      " : qp == '' ? '' : " +
+      string_field(map_field(cel::kueue_queue_metadata("qp"), "labels"), label) + ")";
+  return "(!('pa' in variables.t) || !c.gpu || (" +
          let("pn", string_field("c.spec", "priorityClassName"),
              "pn == '' || pn in variables.t.pa") +
-         ")";
+         " && " + let("wp", workload_class, "wp == '' || wp in variables.t.pa") + "))";
 }
 
 std::optional<std::string> quota(const CompiledPolicy& policy) {
@@ -679,8 +687,9 @@ std::vector<RuleText> pod_rules(const CompiledPolicy& policy) {
                  "the pod asks for no GPU but tolerates or selects a GPU pool; remove it, or "
                  "request a GPU if the pod needs one"});
   if (auto x = allowed_priority_class(policy)) {
-    out.push_back({"GPU010", per_pod(*x),
-                   "priorityClassName is not allowed for this namespace's tenant "
+    out.push_back({"GPU010", let("qp", cel::kueue_queue_place(policy), per_pod(*x)),
+                   "priorityClassName, or the Kueue WorkloadPriorityClass of the label "
+                   "kueue.x-k8s.io/priority-class, is not allowed for this namespace's tenant "
                    "(spec.tenants[].priority.allowed)"});
   }
   out.push_back({"GPU011",

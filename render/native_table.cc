@@ -32,7 +32,8 @@ const std::array<RuleRow, 34> kRules = {{
      "Toleration.ToleratesTaint and the pools' labels written out per taint and label; "
      "`spec.nodeName` not checked (a Node lookup: *Differences*)"},
     {"GPU010", C::kYes, K::kSecurity,
-     "the tenant's allowed priority classes read from the tenants' data"},
+     "the tenant's allowed priority classes read from the tenants' data; the Kueue "
+     "WorkloadPriorityClass label at the queue's site"},
     {"GPU011", C::kYes, K::kCorrectness,
      "the per-key satisfiability of In, NotIn, Exists, DoesNotExist, Gt and Lt, decided in CEL"},
     {"GPU012", C::kYes, K::kCorrectness, "per container, over the shared resource names"},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/kueue.h"
 #include "engine/priority_classes.h"
 #include "policies/policy_path.h"
 #include "rules/rule_support.h"
@@ -33,6 +34,7 @@ class AllowedPriorityClassRule final : public Rule {
     // A namespace of no tenant has no priority list to check: GPU003 denies its GPU pods (a policy
     // that turns GPU003 off for it lets them run unlimited, its own choice).
     if (!ctx.gpu_pod || ctx.tenant == nullptr || !ctx.tenant->priority.allowed) return;
+    check_workload_priority_class(pod, ctx, out);
     const std::string_view name = string_member(pod.spec(), "priorityClassName");
     if (name.empty()) return;
     const std::vector<std::string>& allowed = *ctx.tenant->priority.allowed;
@@ -44,6 +46,31 @@ class AllowedPriorityClassRule final : public Rule {
                           ctx.tenant->name + "; ";
     message += allowed.empty() ? "remove priorityClassName" : "use one of: " + join(allowed);
     out.push_back(Violation{std::move(message), pod.location().path + ".priorityClassName",
+                            policy_path::tenant(*ctx.tenant) + ".priority.allowed"});
+  }
+
+ private:
+  // Kueue orders its queues and preempts by the WorkloadPriorityClass the workload's label names
+  // (engine/kueue.h kWorkloadPriorityClassLabel), in preference to the pods' PriorityClass: the
+  // same list bounds it, read where Kueue reads it (the queue's site), once per workload-wide
+  // site. Tenant-attack case 142.
+  static void check_workload_priority_class(const PodView& pod, const PodContext& ctx,
+                                            std::vector<Violation>& out) {
+    const std::string_view sender =
+        ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
+    const std::optional<QueueSite> site =
+        kueue_queue_site(pod.object(), pod.location(), *ctx.policy, sender);
+    if (!site || (!site->per_pod_spec && ctx.earlier_gpu_pod_spec)) return;
+    const std::string name = kueue_label(pod.object(), site->metadata, kWorkloadPriorityClassLabel);
+    const std::vector<std::string>& allowed = *ctx.tenant->priority.allowed;
+    if (name.empty() || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return;
+    std::string message = "Kueue WorkloadPriorityClass " + name + " (label " +
+                          std::string(kWorkloadPriorityClassLabel) +
+                          ") is not allowed for tenant " + ctx.tenant->name + "; ";
+    message += allowed.empty() ? "remove the label" : "use one of: " + join(allowed);
+    out.push_back(Violation{std::move(message),
+                            dotted_path(site->metadata) + ".labels[\"" +
+                                std::string(kWorkloadPriorityClassLabel) + "\"]",
                             policy_path::tenant(*ctx.tenant) + ".priority.allowed"});
   }
 };

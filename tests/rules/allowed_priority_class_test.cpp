@@ -50,6 +50,53 @@ TEST_CASE("rule GPU010: priorityClassName must be allowed for the tenant", "[rul
       });
 }
 
+// Kueue's WorkloadPriorityClass label, read where Kueue reads the queue: a Job's own labels, a
+// Pod's own, each template's for a kind Kueue does not integrate.
+TEST_CASE("rule GPU010: the Kueue WorkloadPriorityClass label must be allowed too",
+          "[rules][GPU010]") {
+  auto policy = policy_from_yaml(kFleetPolicy);
+  auto rule = make_allowed_priority_class_rule();
+  const std::string gpu = container("t", R"({"nvidia.com/gpu":"1"})");
+  auto job = [&](std::string_view label) {
+    return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","labels":)"
+           R"({"kueue.x-k8s.io/priority-class":")" +
+           std::string(label) + R"("}},"spec":{"template":{"spec":{"containers":[)" + gpu + "]}}}}";
+  };
+  auto pod = [&](std::string_view label) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":)"
+           R"({"kueue.x-k8s.io/priority-class":")" +
+           std::string(label) + R"("}},"spec":{"containers":[)" + gpu + "]}}";
+  };
+  const std::string replica_set =
+      R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r"},"spec":{"template":)"
+      R"({"metadata":{"labels":{"kueue.x-k8s.io/priority-class":"top"}},"spec":{"containers":[)" +
+      gpu + "]}}}}";
+  run_cases(
+      *rule, policy,
+      {
+          {"an allowed class on a Job", "ml-a", job("gpu-training"), {}},
+          {"a class outside the list on a Job",
+           "ml-a",
+           job("platform-critical"),
+           {"metadata.labels[\"kueue.x-k8s.io/priority-class\"] | Kueue WorkloadPriorityClass "
+            "platform-critical (label kueue.x-k8s.io/priority-class) is not allowed for tenant "
+            "ml-team; use one of: gpu-batch, gpu-training"}},
+          {"on a Pod",
+           "ml-a",
+           pod("top"),
+           {"metadata.labels[\"kueue.x-k8s.io/priority-class\"] | Kueue WorkloadPriorityClass "
+            "top (label kueue.x-k8s.io/priority-class) is not allowed for tenant ml-team; use "
+            "one of: gpu-batch, gpu-training"}},
+          {"on a bare ReplicaSet's template",
+           "ml-a",
+           replica_set,
+           {"spec.template.metadata.labels[\"kueue.x-k8s.io/priority-class\"] | Kueue "
+            "WorkloadPriorityClass top (label kueue.x-k8s.io/priority-class) is not allowed for "
+            "tenant ml-team; use one of: gpu-batch, gpu-training"}},
+          {"a tenant without priority.allowed", "open", job("platform-critical"), {}},
+      });
+}
+
 // With the cluster's classes known, its globalDefault class is what the Priority plugin gave a
 // pod that named none, declared in the policy or not; the policy's is then just a class.
 TEST_CASE("rule GPU010: the cluster's globalDefault class counts as unset", "[rules][GPU010]") {
