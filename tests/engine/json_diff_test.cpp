@@ -24,6 +24,7 @@
 #include "policies/loader.h"
 #include "rules/all_rules.h"
 #include "rules/rule_support.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
@@ -188,21 +189,11 @@ std::vector<PolicyPtr> all_policies() {
   return policies;
 }
 
-// Under AddressSanitizer an evaluation costs ~30 times as much, and the sweeps of every document
-// under every policy below were most of CI's sanitizer test time (build-asan/ is where CI runs
-// this file): there a sweep takes each document under every third policy, rotating, so every
-// document and every policy still take part. A plain build sweeps every pair.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr size_t kSweepStride = 3;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr size_t kSweepStride = 3;
-#else
-constexpr size_t kSweepStride = 1;
-#endif
-#else
-constexpr size_t kSweepStride = 1;
-#endif
+// Under AddressSanitizer (tests/support/sanitizers.h) the sweeps of every document under every
+// policy below were most of CI's sanitizer test time (build-asan/ is where CI runs this file):
+// there a sweep takes each document under every sixth policy, rotating, so every document and
+// every policy still take part. A plain build sweeps every pair.
+constexpr size_t kSweepStride = testing::kUnderAddressSanitizer ? 6 : 1;
 
 // The documents a sweep evaluates under `policy` (an element of `policies`).
 std::vector<std::reference_wrapper<const Json>> swept(const std::vector<Json>& docs,

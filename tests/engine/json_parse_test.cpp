@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/json_parse.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/yaml_to_json.h"
 
 namespace gpuadmit {
@@ -640,17 +641,22 @@ std::string mutate(std::string text, std::mt19937_64& rng) {
   return text;
 }
 
+// Under AddressSanitizer a third of the mutations (tests/support/sanitizers.h): this test was
+// the longest of CI's sanitizer phase (105 s).
+constexpr int kReviewMutations = testing::kUnderAddressSanitizer ? 1000 : 3000;
+constexpr int kDocumentMutations = testing::kUnderAddressSanitizer ? 7 : 20;
+
 TEST_CASE("parse_json: mutated real documents are accepted and rejected as nlohmann does") {
   const std::vector<std::string> docs = real_documents();
   std::mt19937_64 rng(20240611);
   std::vector<std::string> inputs;
   for (const char* file : {"webhook-review.json", "webhook-review-managed-fields.json"}) {
     const std::string review = read_file(fs::path(GPUADMIT_SOURCE_DIR) / "bench" / file);
-    for (int i = 0; i < 3000; ++i) inputs.push_back(mutate(review, rng));
+    for (int i = 0; i < kReviewMutations; ++i) inputs.push_back(mutate(review, rng));
   }
   for (const std::string& doc : docs) {
     if (doc.size() > 200000) continue;  // keeps the run short; the file itself is checked above
-    for (int i = 0; i < 20; ++i) inputs.push_back(mutate(doc, rng));
+    for (int i = 0; i < kDocumentMutations; ++i) inputs.push_back(mutate(doc, rng));
   }
   INFO("mutations: " << inputs.size());
   std::size_t accepted = 0;
