@@ -98,6 +98,14 @@ struct ClaimContext {
   std::string_view spec_path;  // the ResourceClaimSpec: "spec", or "spec.spec" for a template
 };
 
+// What a rule knows of a queued workload without pod specs (Rule::check_queued_object).
+struct QueuedObjectContext {
+  const CompiledPolicy* policy = nullptr;
+  const Tenant* tenant = nullptr;  // null: the namespace matches no tenant
+  Operation operation = Operation::kCreate;
+  const Json* old_object = nullptr;  // UPDATE's oldObject, else null
+};
+
 // Fills the class, MIG profile and workload type of a pod spec (SPEC §4.2): the
 // gpuadmit.io/class setting; else the class whose `deviceClasses` maps the DeviceClass of the
 // pod's first GPU claim (docs/dra.md); else the class whose nodeSelector matches the pod's own

@@ -13,6 +13,7 @@
 #include "engine/mutation_skeleton.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
+#include "engine/workload_kinds.h"
 
 namespace gpuadmit {
 namespace {
@@ -236,10 +237,11 @@ namespace {
 
 using Run = PipelineRun;
 
-enum class ObjectKind { kOther, kClaim, kWorkload };
+enum class ObjectKind { kOther, kClaim, kQueuedWithoutPodSpecs, kWorkload };
 
 // What the pipeline does with the object: nothing (not an object, an exempt namespace, no pod
-// specs), the claim rules (a DRA claim), or mutate and check its pod specs.
+// specs), the claim rules (a DRA claim), the queue rule (a TrainJob, an AppWrapper), or mutate
+// and check its pod specs.
 ObjectKind classify(Run& run) {
   if (!run.object.is_object()) return ObjectKind::kOther;
   // Exemption exempt-namespaces (docs/security.md): the policy's enforcement.exempt.namespaces.
@@ -251,7 +253,12 @@ ObjectKind classify(Run& run) {
     return ObjectKind::kClaim;
   }
   run.locations = find_pod_specs(run.object, run.policy);
-  if (run.locations.empty()) return ObjectKind::kOther;
+  if (run.locations.empty()) {
+    return queued_without_pod_specs(string_member(run.object, "apiVersion"),
+                                    string_member(run.object, "kind"))
+               ? ObjectKind::kQueuedWithoutPodSpecs
+               : ObjectKind::kOther;
+  }
   run.e.is_workload = true;
   return ObjectKind::kWorkload;
 }
@@ -387,6 +394,9 @@ Evaluation Pipeline::evaluate(const Json& object, Json* in_place, const Evaluate
   Run run(object, in_place, options, policy);
   const ObjectKind kind = classify(run);
   if (kind == ObjectKind::kClaim) evaluate_claim(object, options, policy, run.e);
+  if (kind == ObjectKind::kQueuedWithoutPodSpecs) {
+    evaluate_queued_object(object, options, policy, run.e);
+  }
   if (kind != ObjectKind::kWorkload) {
     run.keep_unchanged();
     return std::move(run.e);
@@ -514,18 +524,39 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
   ctx.kind = kind;
   ctx.requests = &requests;
   ctx.spec_path = spec_path;
+  check_object_rules(policy, ctx.tenant, e, [&](const Rule& rule, std::vector<Violation>& out) {
+    rule.check_claim(object, ctx, out);
+  });
+}
+
+void Pipeline::evaluate_queued_object(const Json& object, const EvaluateOptions& options,
+                                      const CompiledPolicy& policy, Evaluation& e) const {
+  e.is_workload = true;
+  QueuedObjectContext ctx;
+  ctx.policy = &policy;
+  ctx.tenant = policy.tenant_for(options.ns);
+  ctx.operation = options.operation;
+  if (options.operation == Operation::kUpdate) ctx.old_object = options.old_object;
+  check_object_rules(policy, ctx.tenant, e, [&](const Rule& rule, std::vector<Violation>& out) {
+    rule.check_queued_object(object, ctx, out);
+  });
+}
+
+void Pipeline::check_object_rules(
+    const CompiledPolicy& policy, const Tenant* tenant, Evaluation& e,
+    const std::function<void(const Rule&, std::vector<Violation>&)>& check) const {
   // The tenant's enforcement.rules and audit mode, as for its pod specs (check_rules): a tenant
-  // in audit mode is warned, never denied, for its claims too.
-  const bool audit_mode = ctx.tenant != nullptr && ctx.tenant->enforcement.audit;
+  // in audit mode is warned, never denied, for these objects too.
+  const bool audit_mode = tenant != nullptr && tenant->enforcement.audit;
   std::vector<Violation> violations;
   for (const auto& rule : rules_) {
-    const Action action = policy.action_for(ctx.tenant, rule->id(), rule->default_action());
+    const Action action = policy.action_for(tenant, rule->id(), rule->default_action());
     if (action == Action::kOff) continue;
     violations.clear();
-    rule->check_claim(object, ctx, violations);
+    check(*rule, violations);
     const bool audit = audit_mode && action != Action::kWarn;
     for (Violation& v : violations) {
-      std::string because = v.policy_path.empty() ? enforcement_path(policy, ctx.tenant, rule->id())
+      std::string because = v.policy_path.empty() ? enforcement_path(policy, tenant, rule->id())
                                                   : std::move(v.policy_path);
       e.findings.push_back(
           Finding{std::string(rule->id()), audit ? Severity::kWarn : severity_for(action),

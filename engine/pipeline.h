@@ -7,6 +7,7 @@
 //   e.allowed; e.patch;  // RFC 6902 ops that turn `object` into e.mutated
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,6 +166,15 @@ class Pipeline {
   // The rules' check_claim over a ResourceClaim / ResourceClaimTemplate (never mutated).
   void evaluate_claim(const Json& object, const EvaluateOptions& options,
                       const CompiledPolicy& policy, Evaluation& e) const;
+  // The rules' check_queued_object over a TrainJob, AppWrapper or SparkApplication (never
+  // mutated).
+  void evaluate_queued_object(const Json& object, const EvaluateOptions& options,
+                              const CompiledPolicy& policy, Evaluation& e) const;
+  // Runs `check` for each rule the tenant does not turn off and records its violations as
+  // findings, with the tenant's actions and audit mode.
+  void check_object_rules(
+      const CompiledPolicy& policy, const Tenant* tenant, Evaluation& e,
+      const std::function<void(const Rule&, std::vector<Violation>&)>& check) const;
 
   std::vector<std::unique_ptr<const Mutator>> mutators_;
   std::vector<std::unique_ptr<const Rule>> rules_;

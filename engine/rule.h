@@ -28,6 +28,11 @@ class Rule {
   // of `check` for such objects (docs/dra.md). Most rules read pod specs only: nothing.
   virtual void check_claim(const Json& /*object*/, const ClaimContext& /*ctx*/,
                            std::vector<Violation>& /*out*/) const {}
+  // A workload Kueue queues that has no pod spec gpuadmit reads (engine/workload_kinds.h
+  // queued_without_pod_specs: a TrainJob, an AppWrapper, a SparkApplication): the pipeline calls
+  // this instead of `check`. Only the queue requirement reads one.
+  virtual void check_queued_object(const Json& /*object*/, const QueuedObjectContext& /*ctx*/,
+                                   std::vector<Violation>& /*out*/) const {}
   // True for a rule that judges the ephemeral containers an UPDATE of the
   // pods/ephemeralcontainers subresource adds (it then sees only those: engine/context.h
   // in_scope); every other rule is skipped for that UPDATE.

@@ -198,7 +198,8 @@ std::vector<WorkloadKind> make_table() {
   t.push_back(kubeflow_job("JAXJob", "jaxjobs", "spec.jaxReplicaSpecs.*.template.spec",
                            "spec.jaxReplicaSpecs.*.replicas", kOwnLabels));
   // Kueue integrations without a pod template of their own: known as controllers (their
-  // children are queued through them), never admitted. A TrainJob's pods come from a
+  // children are queued through them), admitted for their queue alone (GPU025: the children are
+  // believed queued through them, so they must name one). A TrainJob's pods come from a
   // (Cluster)TrainingRuntime through the JobSet it creates; an AppWrapper wraps other objects;
   // a SparkApplication describes its driver and executors in its own terms.
   t.push_back({"trainer.kubeflow.org", "TrainJob", "trainjobs", {}, kMutable, kOwnLabels, {}, {}});
@@ -220,6 +221,15 @@ std::vector<WorkloadKind> make_table() {
 const std::vector<WorkloadKind>& workload_kinds() {
   static const std::vector<WorkloadKind> table = make_table();
   return table;
+}
+
+bool queued_without_pod_specs(const WorkloadKind& kind) {
+  return kind.pod_specs.empty() && kind.kueue == KueueQueue::kOwnLabels;
+}
+
+bool queued_without_pod_specs(std::string_view api_version, std::string_view kind) {
+  const WorkloadKind* k = find_workload_kind(api_version, kind);
+  return k != nullptr && queued_without_pod_specs(*k);
 }
 
 std::string_view api_group_of(std::string_view api_version) {

@@ -62,8 +62,8 @@ struct WorkloadKind {
   std::string_view kind;
   std::string_view resource;  // the REST resource (plural): "deployments"
   // Empty: a kind without a pod template that gpuadmit knows as a controller of workloads and
-  // as a Kueue integration (TrainJob, AppWrapper, SparkApplication); not admitted, not
-  // evaluated.
+  // as a Kueue integration (TrainJob, AppWrapper, SparkApplication); admitted for its queue
+  // only (queued_without_pod_specs, GPU025), never mutated.
   std::vector<PodTemplatePath> pod_specs;
   TemplateUpdates template_updates = TemplateUpdates::kMutable;
   KueueQueue kueue = KueueQueue::kPodTemplateLabels;
@@ -81,6 +81,12 @@ const std::vector<WorkloadKind>& workload_kinds();
 // The kind of (apiVersion, kind), matched by API group and kind in any version (the template
 // paths of these kinds have not changed across their versions), or null.
 const WorkloadKind* find_workload_kind(std::string_view api_version, std::string_view kind);
+
+// True when (apiVersion, kind) is a kind of the table Kueue queues by its own labels that has no
+// pod spec gpuadmit reads (TrainJob, AppWrapper, SparkApplication): admitted for its queue alone
+// (GPU025, Rule::check_queued_object), its children queued through it.
+bool queued_without_pod_specs(std::string_view api_version, std::string_view kind);
+bool queued_without_pod_specs(const WorkloadKind& kind);
 
 // The API group of an apiVersion: "apps/v1" → "apps", "v1" → "".
 std::string_view api_group_of(std::string_view api_version);

@@ -21,6 +21,7 @@
 #include "engine/resources.h"
 #include "engine/saturating.h"
 #include "engine/workload.h"
+#include "engine/workload_kinds.h"
 
 namespace gpuadmit::lint {
 namespace {
@@ -536,7 +537,8 @@ Linter::ObjectLint Linter::lint_object(const Json& object, const std::string& di
   }
   if (is_claim_object(r.api_version, r.kind)) {
     lint_claim(object, locate_prefix, out);
-  } else if (is_workload_kind(r.api_version, r.kind, *policy_)) {
+  } else if (is_workload_kind(r.api_version, r.kind, *policy_) ||
+             queued_without_pod_specs(r.api_version, r.kind)) {
     lint_workload(object, locate_prefix, out, writable);
   } else {
     lint_document_rules(object, locate_prefix, out);

@@ -7,6 +7,7 @@
 #include "engine/kueue.h"
 #include "engine/rule.h"
 #include "engine/scheduling.h"
+#include "engine/workload_kinds.h"
 #include "render/native_cel.h"
 #include "render/native_model.h"
 #include "render/native_tenants.h"
@@ -471,11 +472,24 @@ std::optional<std::string> queue_required(const CompiledPolicy& policy) {
   if (!any_tenant(policy, [](const Tenant& t) { return t.queue && t.queue->require; })) {
     return std::nullopt;
   }
+  // A queued kind without pod specs (TrainJob, AppWrapper, SparkApplication) names a queue on
+  // CREATE and keeps it on UPDATE (rules/queue_required.cc check_queued_without_pod_specs).
+  std::vector<std::string> queued;
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (queued_without_pod_specs(k))
+      queued.push_back(std::string(k.group) + "/" + std::string(k.kind));
+  }
+  const std::string unqueued_object =
+      "variables.gk in " + string_list(queued) +
+      " && (request.operation == 'CREATE' || (request.operation == 'UPDATE' && " +
+      cel::queue_named_in(map_field("oldObject", "metadata")) + " != '')) && " +
+      cel::queue_named_in("variables.top") + " == ''";
   // A controller's child (variables.bhc): detached, judged as a CREATE; updated by someone
   // else, denied when its spec changed, else allowed (rules/queue_required.cc judged_as_create).
   const std::string judged =
       "c.gpu && (variables.bhc == 2 || !" + cel::queue_grandfathered(policy, "c") + ")";
-  return std::string(
+  return "(!('qr' in variables.t) || !(" + unqueued_object + ")) && " +
+         std::string(
              "(!('qr' in variables.t) || !((request.operation == 'CREATE' || "
              "request.operation == 'UPDATE') && ((variables.bhc == 1 || variables.bhc == 3) ? "
              "(variables.bhc == 3 && variables.ctx.exists(c, c.gpu)) : ") +

@@ -279,6 +279,15 @@ Json table_json(const CompiledPolicy& policy) {
         table != nullptr && table->template_updates == TemplateUpdates::kImmutable;
     covered.push_back(std::move(entry));
   }
+  // The queued kinds without pod specs (TrainJob, AppWrapper, SparkApplication): judged by the
+  // validating policies for their queue (GPU025), never mutated.
+  for (const WorkloadKind& k : workload_kinds()) {
+    if (!queued_without_pod_specs(k)) continue;
+    covered.push_back({{"group", k.group},
+                       {"kind", k.kind},
+                       {"immutableTemplates", false},
+                       {"validatedOnly", true}});
+  }
   // The claims: judged by the validating policies (GPU018–GPU021), never mutated.
   for (std::string_view kind : kClaimKinds) {
     covered.push_back({{"group", kResourceApiGroup},

@@ -110,7 +110,8 @@ std::vector<AdmittedKind> admitted_kinds(const CompiledPolicy& policy) {
                      std::move(resource), std::move(operations), templated});
   };
   for (const WorkloadKind& k : workload_kinds()) {
-    if (k.pod_specs.empty()) continue;  // known as a controller only: nothing to evaluate
+    // Known as a controller only: nothing to evaluate, but for a queued kind's queue (GPU025).
+    if (k.pod_specs.empty() && !queued_without_pod_specs(k)) continue;
     const bool pod = k.group.empty() && k.kind == "Pod";
     if (pod) {
       add(k.group, "*", k.kind, std::string(k.resource), {"CREATE"}, false);

@@ -96,9 +96,40 @@ bool judged_as_create(const PodView& pod, const PodContext& ctx, std::string_vie
   return !admitted_without_queue(pod, ctx, sender);
 }
 
+// A workload Kueue queues by its own labels that has no pod spec gpuadmit reads (a TrainJob,
+// an AppWrapper, a SparkApplication): its pods' GPUs come from a training runtime, the objects it
+// wraps or its own terms, none of which gpuadmit reads, so under queue.require each one names a
+// queue — on CREATE, and on an UPDATE that removes the label (one created before the
+// requirement may still be updated). Its children, sent by its
+// controller, are believed queued through it (kueue_queue_site): without this, a TrainJob naming
+// no queue would run outside Kueue (tenant-attack cases 144-146).
+void check_queued_without_pod_specs(const Json& object, const QueuedObjectContext& ctx,
+                                    std::vector<Violation>& out) {
+  if (ctx.tenant == nullptr || !ctx.tenant->queue || !ctx.tenant->queue->require) return;
+  const JsonPointer metadata("/metadata");
+  const std::string queue = kueue_queue_name(object, metadata);
+  if (!queue.empty()) return;
+  if (ctx.operation == Operation::kUpdate) {
+    if (ctx.old_object == nullptr || kueue_queue_name(*ctx.old_object, metadata).empty()) return;
+  } else if (ctx.operation != Operation::kCreate) {
+    return;
+  }
+  const std::string kind(string_member(object, "kind"));
+  out.push_back(Violation{
+      "tenant " + ctx.tenant->name + " runs GPU workloads through Kueue, but this " + kind +
+          " names no LocalQueue; set the label " + std::string(kQueueNameLabel) +
+          " to one of the tenant's LocalQueues (its pods' GPUs are not read here, so every " +
+          kind + " of the tenant names one)",
+      "metadata.labels[\"" + std::string(kQueueNameLabel) + "\"]"});
+}
+
 class QueueRequiredRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU025"; }
+  void check_queued_object(const Json& object, const QueuedObjectContext& ctx,
+                           std::vector<Violation>& out) const override {
+    check_queued_without_pod_specs(object, ctx, out);
+  }
   std::string_view name() const override { return "GpuWorkloadNamesQueue"; }
   std::string_view summary() const override {
     return "a GPU workload of a tenant whose policy requires a queue must name a Kueue "

@@ -206,9 +206,9 @@ std::string markdown_table() {
       templates += (templates.empty() ? "" : "<br>") + code(path.spec);
       counts += (counts.empty() ? "" : "<br>") + counts_text(path);
     }
-    if (kind.pod_specs.empty()) templates = counts = "— (not admitted)";
+    if (kind.pod_specs.empty()) templates = counts = "— (admitted for its queue only)";
     std::string update = pod                      ? "not evaluated"
-                         : kind.pod_specs.empty() ? "—"
+                         : kind.pod_specs.empty() ? "queue label judged"
                          : kind.template_updates == TemplateUpdates::kMutable
                              ? "mutated where changed"
                              : "judged, never patched (immutable)";

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"sigs.k8s.io/yaml"
@@ -104,6 +105,11 @@ func attackOf(name string, f *attackFile) (attackRequest, error) {
 	obj, err := Decode(f.Request.Object)
 	if err != nil {
 		return a, fmt.Errorf("object: %w", err)
+	}
+	// As for the golden cases (cases.go): a custom resource's kind gets its stand-in OpenAPI
+	// model, or the mutating policies' type converter finds no kind (TrainJob, AppWrapper).
+	if _, custom := obj.(*unstructured.Unstructured); custom {
+		RegisterCustomKind(obj.GetObjectKind().GroupVersionKind())
 	}
 	a.req = Request{Object: obj, Operation: admission.Operation(f.Request.Operation)}
 	if len(f.Request.OldObject) > 0 && string(f.Request.OldObject) != "null" {

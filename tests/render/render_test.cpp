@@ -271,6 +271,9 @@ TEST_CASE("render: the webhook configurations, exactly") {
     {"apiGroups": ["batch.volcano.sh"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["jobs"], "scope": "Namespaced"},
     {"apiGroups": ["leaderworkerset.x-k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["leaderworkersets"], "scope": "Namespaced"},
     {"apiGroups": ["kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["tfjobs", "pytorchjobs", "mpijobs", "xgboostjobs", "paddlejobs", "mxjobs", "jaxjobs"], "scope": "Namespaced"},
+    {"apiGroups": ["trainer.kubeflow.org"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["trainjobs"], "scope": "Namespaced"},
+    {"apiGroups": ["workload.codeflare.dev"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["appwrappers"], "scope": "Namespaced"},
+    {"apiGroups": ["sparkoperator.k8s.io"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"], "resources": ["sparkapplications"], "scope": "Namespaced"},
     {"apiGroups": ["resource.k8s.io"], "apiVersions": ["*"], "operations": ["CREATE"], "resources": ["resourceclaims", "resourceclaimtemplates"], "scope": "Namespaced"},
     {"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["trainingruns"], "scope": "Namespaced"},
     {"apiGroups": ["batch.example.com"], "apiVersions": ["v2"], "operations": ["CREATE", "UPDATE"], "resources": ["batchpolicies"], "scope": "Namespaced"}
@@ -359,8 +362,11 @@ TEST_CASE("render: the webhook rules cover exactly the kinds gpuadmit evaluates"
   for (const WorkloadKind& k : workload_kinds()) {
     INFO(k.group << " " << k.kind);
     const std::string resource(k.resource);
-    if (k.pod_specs.empty()) {  // a controller only: not sent
-      for (const auto& c : covered) CHECK(std::get<2>(c) != resource);
+    if (k.pod_specs.empty()) {
+      // A Kueue kind without pod specs: sent for its queue (GPU025); any other: not sent.
+      const size_t sent = covered.count({std::string(k.group), "*", resource, both});
+      CHECK(sent == (queued_without_pod_specs(k) ? 1U : 0U));
+      expected += sent;
       continue;
     }
     const bool pod = k.kind == "Pod";
@@ -388,7 +394,8 @@ TEST_CASE("render: the webhook rules cover exactly the kinds gpuadmit evaluates"
     INFO(k.group << " " << k.kind);
     const std::string version = k.version == "*" ? "v1" : k.version;
     const std::string api_version = k.group.empty() ? version : k.group + "/" + version;
-    if (is_workload_kind(api_version, k.kind, *policy)) {
+    if (is_workload_kind(api_version, k.kind, *policy) ||
+        queued_without_pod_specs(api_version, k.kind)) {
       ++evaluated;
     } else {
       CHECK(k.group == "resource.k8s.io");

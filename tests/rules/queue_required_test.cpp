@@ -320,6 +320,62 @@ TEST_CASE("rule GPU025: an UPDATE of a controller's child by someone else", "[ru
   }
 }
 
+TEST_CASE("rule GPU025: a queued kind without pod specs names its own queue", "[rules][GPU025]") {
+  auto policy = policy_from_yaml(policy_requiring_queue());
+  auto rule = make_queue_required_rule();
+  auto train_job = [](std::string_view labels) {
+    return Json::parse(
+        R"({"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob","metadata":{"name":"t")" +
+        std::string(labels) + R"(},"spec":{"runtimeRef":{"name":"torch"}}})");
+  };
+  const Json unlabelled = train_job("");
+  const Json labelled = train_job(R"(,"labels":{"kueue.x-k8s.io/queue-name":"q"})");
+  const std::string reported =
+      "metadata.labels[\"kueue.x-k8s.io/queue-name\"] | tenant research runs GPU workloads "
+      "through Kueue, but this TrainJob names no LocalQueue; set the label "
+      "kueue.x-k8s.io/queue-name to one of the tenant's LocalQueues (its pods' GPUs are not "
+      "read here, so every TrainJob of the tenant names one)";
+  struct Case {
+    std::string name;
+    std::string ns;
+    Operation operation;
+    const Json& object;
+    const Json* old_object;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"CREATE without a queue", "research", Operation::kCreate, unlabelled, nullptr, {reported}},
+      {"CREATE with one", "research", Operation::kCreate, labelled, nullptr, {}},
+      {"UPDATE removing it", "research", Operation::kUpdate, unlabelled, &labelled, {reported}},
+      {"UPDATE of one created before the requirement",
+       "research",
+       Operation::kUpdate,
+       unlabelled,
+       &unlabelled,
+       {}},
+      {"a tenant naming a queue without requiring it",
+       "ml-a",
+       Operation::kCreate,
+       unlabelled,
+       nullptr,
+       {}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    QueuedObjectContext ctx;
+    ctx.policy = policy.get();
+    ctx.tenant = policy->tenant_for(c.ns);
+    REQUIRE(ctx.tenant != nullptr);
+    ctx.operation = c.operation;
+    ctx.old_object = c.old_object;
+    std::vector<Violation> out;
+    rule->check_queued_object(c.object, ctx, out);
+    std::vector<std::string> got;
+    for (const Violation& v : out) got.push_back(v.path + " | " + v.message);
+    CHECK(got == c.expected);
+  }
+}
+
 }  // namespace
 }  // namespace queue_required_test
 }  // namespace gpuadmit::testing
