@@ -37,6 +37,13 @@ std::optional<OwnerReference> controller_reference(const Json& object);
 // standalone pod (engine/kueue.h child_update); an adoption (no controller before) is not.
 bool controller_released(const Json& object, const Json& old_object);
 
+// True when `object` has a controller ownerReference that `old_object` has not (gained, or
+// replaced): an UPDATE that does it is judged as its sender's CREATE (GPU025), or a tenant could
+// put its own queued workload under a parent of its own that Kueue already admitted.
+inline bool controller_gained(const Json& object, const Json& old_object) {
+  return controller_released(old_object, object);
+}
+
 // True when the object's controller is a DaemonSet (any group: OpenKruise's Advanced DaemonSet
 // runs its pods on every node too).
 bool controlled_by_daemonset(const Json& object);

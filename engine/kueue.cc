@@ -23,6 +23,25 @@ std::optional<OwnerReference> kueue_managing_controller(const Json& object) {
   return kueue_skips ? owner : std::nullopt;
 }
 
+bool suspended(const Json* spec) {
+  const Json* suspend =
+      spec != nullptr && spec->is_object() ? find_member(*spec, "suspend") : nullptr;
+  return suspend != nullptr && suspend->is_boolean() && suspend->get<bool>();
+}
+
+// A child's spec changed in anything but being suspended: Kueue suspends a child Job whose
+// ancestor's workload is not admitted (jobframework reconciler, shouldSuspendChildJob), and a
+// suspended child runs nothing. Unsuspending it, or any other change, counts.
+bool spec_grows(const Json* spec, const Json* old_spec) {
+  if (spec == nullptr || old_spec == nullptr || !spec->is_object() || !old_spec->is_object()) {
+    return spec == nullptr || old_spec == nullptr ? spec != old_spec : *spec != *old_spec;
+  }
+  Json a = *spec, b = *old_spec;
+  a.erase("suspend");
+  b.erase("suspend");
+  return a != b || (!suspended(spec) && suspended(old_spec));
+}
+
 }  // namespace
 
 std::optional<QueueSite> kueue_queue_site(const Json& object, const PodSpecLocation& location,
@@ -75,11 +94,8 @@ std::optional<ChildUpdate> child_update(const Json& object, const Json& old_obje
   update.by_other = !sent_by_owner_controller(*owner, sender, policy);
   const bool pod = string_member(object, "kind") == "Pod" &&
                    api_group_of(string_member(object, "apiVersion")).empty();
-  const Json* spec = find_member(object, "spec");
-  const Json* old_spec = find_member(old_object, "spec");
-  update.spec_changed =
-      update.by_other && !pod &&
-      (spec == nullptr || old_spec == nullptr ? spec != old_spec : *spec != *old_spec);
+  update.spec_changed = update.by_other && !pod &&
+                        spec_grows(find_member(object, "spec"), find_member(old_object, "spec"));
   return update;
 }
 

@@ -77,7 +77,8 @@ std::optional<OwnerReference> kueue_unbelieved_owner(const Json& object,
 // - its spec (`spec_changed`, only when `by_other`: sent by anyone but the controller; never for
 //   a Pod, whose UPDATE the API server limits to what adds no GPU): a JobSet's Job given more
 //   parallelism, or unsuspended, runs pods Kueue's workload of the JobSet does not count (case
-//   135). Only the controller changes a child's spec.
+//   135). Only the controller changes a child's spec — but anyone may suspend it: Kueue does,
+//   when the ancestor's workload is not admitted (case 148).
 // A Pod's other changes by others are Kueue's own — it removes its scheduling gate from the pods
 // of a StatefulSet or Deployment it admitted (case 137) — and stay allowed.
 // nullopt for any other UPDATE, and when `sender` is "" (a review without userInfo).

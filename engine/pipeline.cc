@@ -208,9 +208,11 @@ struct PipelineRun {
            template_unchanged(object, *options.old_object, locations[index]) &&
            !queue_changed(index) && !changed_behind_controller();
   }
-  // A controller's child detached, or its spec changed by someone else (engine/kueue.h
-  // child_update): GPU025 judges it, so every pod spec is evaluated.
+  // A controller gained, a controller's child detached, or its spec changed by someone else
+  // (engine/controllers.h controller_gained, engine/kueue.h child_update): GPU025 judges it, so
+  // every pod spec is evaluated.
   bool changed_behind_controller() const {
+    if (!options.username.empty() && controller_gained(object, *options.old_object)) return true;
     const std::optional<ChildUpdate> child =
         child_update(object, *options.old_object, policy, options.username);
     return child && (child->detached || child->spec_changed);

@@ -807,31 +807,40 @@ std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {
                  sender_is_owner_controller(policy, "ow[0]") + ")");
 }
 
-std::string controller_released() {
-  // engine/controllers.h controller_released: oldObject has a controller entry and object's
+std::string controller_released(std::string_view object, std::string_view old_object) {
+  // engine/controllers.h controller_released: old_object has a controller entry and object's
   // first one is absent or differs in apiVersion, kind, name or uid.
   std::string differ;
   for (std::string_view field : {"apiVersion", "kind", "name", "uid"}) {
     differ += (differ.empty() ? "" : " || ") + string_field("cn[0]", field) +
               " != " + string_field("co[0]", field);
   }
-  return let("cn", controller_owners_of(map_field("object", "metadata")),
-             let("co", controller_owners_of(map_field("oldObject", "metadata")),
+  return let("cn", controller_owners_of(map_field(object, "metadata")),
+             let("co", controller_owners_of(map_field(old_object, "metadata")),
                  "size(co) > 0 && (size(cn) == 0 || " + differ + ")"));
 }
 
 std::string child_update(const CompiledPolicy& policy) {
-  // engine/kueue.cc child_update, over oldObject's controller: 0 when the UPDATE is not of such
-  // a child (or is its controller's own, not detaching it), 2 detached (by anyone), else by
-  // someone else: 3 its spec changed (never for a Pod), 1 not.
-  const std::string spec_changed = "variables.gk != '/Pod' && " + map_field("object", "spec") +
-                                   " != " + map_field("oldObject", "spec");
-  const std::string child = "request.userInfo.username != '' && size(ow) > 0 && " +
-                            owner_group_kind("ow[0]") + " in " +
-                            string_list(kueue_skipping_kinds());
-  return "(request.operation != 'UPDATE' ? 0 : " +
+  // engine/kueue.cc child_update, over oldObject's controller: 2 when a controller was gained
+  // (engine/controllers.h controller_gained) or a child detached (by anyone); 0 when the UPDATE
+  // is not of such a child, or is its controller's own; else by someone else: 3 its spec changed
+  // in anything but being suspended (never for a Pod), 1 not.
+  auto is_suspended = [&](const std::string& spec) {
+    return "('suspend' in " + spec + " && " + spec + ".suspend == true)";
+  };
+  const std::string spec_changed =
+      "variables.gk != '/Pod' && " +
+      let("ns", map_field("object", "spec"),
+          let("os", map_field("oldObject", "spec"),
+              "ns.exists(k, k != 'suspend' && (!(k in os) || ns[k] != os[k])) || os.exists(k, k "
+              "!= 'suspend' && !(k in ns)) || (!" +
+                  is_suspended("ns") + " && " + is_suspended("os") + ")"));
+  const std::string child =
+      "size(ow) > 0 && " + owner_group_kind("ow[0]") + " in " + string_list(kueue_skipping_kinds());
+  return "(request.operation != 'UPDATE' || request.userInfo.username == '' ? 0 : (" +
+         controller_released("oldObject", "object") + ") ? 2 : " +
          let("ow", controller_owners_of(map_field("oldObject", "metadata")),
-             "!(" + child + ") ? 0 : (" + controller_released() + ") ? 2 : (" +
+             "!(" + child + ") ? 0 : (" + controller_released("object", "oldObject") + ") ? 2 : (" +
                  sender_is_owner_controller(policy, "ow[0]") + ") ? 0 : (" + spec_changed +
                  ") ? 3 : 1") +
          ")";

@@ -109,13 +109,13 @@ std::string kueue_queue_place(const CompiledPolicy& policy);
 // The object names a controller Kueue integrates (or a ReplicaSet) that did not send it
 // (engine/kueue.h kueue_unbelieved_owner): Kueue leaves it alone, whatever queue it names.
 std::string kueue_unbelieved_owner(const CompiledPolicy& policy);
-// An UPDATE of a controller's child (engine/kueue.h child_update), as an int: 0 not one (or
-// its controller's own, not detaching it), 2 detached, else sent by someone else: 3 its spec
-// changed, 1 not.
+// An UPDATE of a controller's child (engine/kueue.h child_update), as an int: 2 a controller
+// gained or the child detached, 0 not a child (or its controller's own UPDATE), else sent by
+// someone else: 3 its spec changed, 1 not.
 std::string child_update(const CompiledPolicy& policy);
-// oldObject's controller ownerReference is not object's (engine/controllers.h
-// controller_released).
-std::string controller_released();
+// `old_object`'s controller ownerReference is not `object`'s (engine/controllers.h
+// controller_released); "object", "oldObject" or the other way round.
+std::string controller_released(std::string_view object, std::string_view old_object);
 std::string kueue_queue_metadata(std::string_view place);
 std::string kueue_queue_name(std::string_view place);
 std::string queue_named_in(std::string_view metadata);

@@ -206,10 +206,13 @@ std::optional<std::string> allowed_priority_class(const CompiledPolicy& policy) 
       "(qp == 'tpl' ? " + string_field(map_field("c.meta", "labels"), label) +
       " : qp == '' ? '' : " +
       string_field(map_field(cel::kueue_queue_metadata("qp"), "labels"), label) + ")";
+  // And each pod template's own (a Deployment's Pods run as single-pod workloads).
+  const std::string template_class = string_field(map_field("c.meta", "labels"), label);
   return "(!('pa' in variables.t) || !c.gpu || (" +
          let("pn", string_field("c.spec", "priorityClassName"),
              "pn == '' || pn in variables.t.pa") +
-         " && " + let("wp", workload_class, "wp == '' || wp in variables.t.pa") + "))";
+         " && " + let("wp", workload_class, "wp == '' || wp in variables.t.pa") + " && " +
+         let("wt", template_class, "wt == '' || wt in variables.t.pa") + "))";
 }
 
 std::optional<std::string> quota(const CompiledPolicy& policy) {

@@ -194,7 +194,7 @@ Json pod_update_condition() {
            "request.operation != 'UPDATE' || request.resource.group != '' || "
            "request.resource.resource != 'pods' || "
            "(has(request.subResource) && request.subResource != '') || " +
-               changed + " || " + native::cel::controller_released()}};
+               changed + " || " + native::cel::controller_released("object", "oldObject")}};
 }
 
 std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy,

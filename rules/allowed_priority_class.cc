@@ -52,26 +52,37 @@ class AllowedPriorityClassRule final : public Rule {
  private:
   // Kueue orders its queues and preempts by the WorkloadPriorityClass the workload's label names
   // (engine/kueue.h kWorkloadPriorityClassLabel), in preference to the pods' PriorityClass: the
-  // same list bounds it, read where Kueue reads it (the queue's site), once per workload-wide
-  // site. Tenant-attack case 142.
+  // same list bounds it, read where Kueue reads the queue (once per workload-wide site) and on
+  // each pod template, whose Pods Kueue may run as single-pod workloads taking their priority
+  // from their own labels (a Deployment's: deployment_webhook.go leaves a template's label when
+  // the Deployment names none). Tenant-attack cases 142, 150.
   static void check_workload_priority_class(const PodView& pod, const PodContext& ctx,
                                             std::vector<Violation>& out) {
     const std::string_view sender =
         ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
     const std::optional<QueueSite> site =
         kueue_queue_site(pod.object(), pod.location(), *ctx.policy, sender);
-    if (!site || (!site->per_pod_spec && ctx.earlier_gpu_pod_spec)) return;
-    const std::string name = kueue_label(pod.object(), site->metadata, kWorkloadPriorityClassLabel);
+    if (site && (site->per_pod_spec || !ctx.earlier_gpu_pod_spec)) {
+      check_label_at(pod, site->metadata, ctx, out);
+    }
+    if (!site || site->metadata != pod.location().metadata) {
+      check_label_at(pod, pod.location().metadata, ctx, out);
+    }
+  }
+
+  static void check_label_at(const PodView& pod, const JsonPointer& metadata, const PodContext& ctx,
+                             std::vector<Violation>& out) {
+    const std::string name = kueue_label(pod.object(), metadata, kWorkloadPriorityClassLabel);
     const std::vector<std::string>& allowed = *ctx.tenant->priority.allowed;
     if (name.empty() || std::find(allowed.begin(), allowed.end(), name) != allowed.end()) return;
     std::string message = "Kueue WorkloadPriorityClass " + name + " (label " +
                           std::string(kWorkloadPriorityClassLabel) +
                           ") is not allowed for tenant " + ctx.tenant->name + "; ";
     message += allowed.empty() ? "remove the label" : "use one of: " + join(allowed);
-    out.push_back(Violation{std::move(message),
-                            dotted_path(site->metadata) + ".labels[\"" +
-                                std::string(kWorkloadPriorityClassLabel) + "\"]",
-                            policy_path::tenant(*ctx.tenant) + ".priority.allowed"});
+    out.push_back(Violation{
+        std::move(message),
+        dotted_path(metadata) + ".labels[\"" + std::string(kWorkloadPriorityClassLabel) + "\"]",
+        policy_path::tenant(*ctx.tenant) + ".priority.allowed"});
   }
 };
 

@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/controllers.h"
 #include "engine/kueue.h"
 #include "engine/resources.h"
 #include "engine/workload.h"
@@ -85,6 +86,9 @@ bool judged_as_create(const PodView& pod, const PodContext& ctx, std::string_vie
                       std::vector<Violation>& out) {
   const Json* old = ctx.request->old_object;
   if (ctx.request->operation != Operation::kUpdate || old == nullptr) return false;
+  // A controller gained (a queued Job put under a parent the tenant's own, already admitted):
+  // judged as the sender's CREATE, whose owner is believed only from its controller (case 149).
+  if (!sender.empty() && controller_gained(pod.object(), *old)) return true;
   const std::optional<ChildUpdate> child = child_update(pod.object(), *old, *ctx.policy, sender);
   if (child && child->detached) return true;
   if (child && child->by_other) {

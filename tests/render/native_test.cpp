@@ -197,7 +197,7 @@ TEST_CASE("native: the default policy's objects, full") {
   // ... unless someone else than its controller detached a controller's child or changed its
   // spec, or a queue label changed where Kueue reads it for the whole workload (GPU025).
   CHECK(spec["variables"][6]["expression"].get<std::string>().starts_with(
-      "(request.operation != 'UPDATE' ? 0 : "));
+      "(request.operation != 'UPDATE' || request.userInfo.username == '' ? 0 : "));
   CHECK(spec["variables"][7]["expression"].get<std::string>().starts_with(
       "(request.operation == 'UPDATE' && variables.gk != '/Pod' && "));
   CHECK(spec["variables"][7]["expression"].get<std::string>().ends_with(") || variables.bhc >= 2"));

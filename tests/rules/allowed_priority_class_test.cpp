@@ -93,6 +93,15 @@ TEST_CASE("rule GPU010: the Kueue WorkloadPriorityClass label must be allowed to
            {"spec.template.metadata.labels[\"kueue.x-k8s.io/priority-class\"] | Kueue "
             "WorkloadPriorityClass top (label kueue.x-k8s.io/priority-class) is not allowed for "
             "tenant ml-team; use one of: gpu-batch, gpu-training"}},
+          {"on a Deployment's pod template (its Pods run as single-pod workloads)",
+           "ml-a",
+           R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{)"
+           R"("template":{"metadata":{"labels":{"kueue.x-k8s.io/priority-class":"top"}},)"
+           R"("spec":{"containers":[)" +
+               gpu + "]}}}}",
+           {"spec.template.metadata.labels[\"kueue.x-k8s.io/priority-class\"] | Kueue "
+            "WorkloadPriorityClass top (label kueue.x-k8s.io/priority-class) is not allowed for "
+            "tenant ml-team; use one of: gpu-batch, gpu-training"}},
           {"a tenant without priority.allowed", "open", job("platform-critical"), {}},
       });
 }

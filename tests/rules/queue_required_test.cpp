@@ -269,6 +269,24 @@ TEST_CASE("rule GPU025: an UPDATE of a controller's child by someone else", "[ru
   const std::string no_queue =
       "spec.template.metadata.labels[\"kueue.x-k8s.io/queue-name\"] | " + std::string(kMessage);
   const std::string gate = R"("schedulingGates":[{"name":"kueue.x-k8s.io/admission"}],)";
+  auto job_set_child = [](bool suspend) {
+    return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","ownerReferences":[)"
+           R"({"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","name":"js","uid":"u",)"
+           R"("controller":true}]},"spec":{"suspend":)" +
+           std::string(suspend ? "true" : "false") + R"(,"template":{"spec":{"containers":[)" +
+           gpu() + "]}}}}";
+  };
+  const std::string gained =
+      "metadata.ownerReferences | this object names Deployment d (apps/v1) as its controller, but "
+      "that controller did not send it (the request came from alice): Kueue leaves an object "
+      "whose controller is a kind it manages to that controller's workload, so this one would "
+      "run outside the queues of tenant research; remove the ownerReference, or, if that user is "
+      "the controller, name it in the policy's spec.controllers";
+  const std::string unsuspended =
+      "spec | only the controller of this object, JobSet js (jobset.x-k8s.io/v1alpha2), may "
+      "change its spec (the request came from alice): Kueue counts its GPUs in that "
+      "controller's workload, so what this UPDATE adds would run outside the queues of tenant "
+      "research; change the JobSet instead";
   const std::string kueue = "system:serviceaccount:kueue-system:kueue-controller-manager";
   struct Case {
     std::string name;
@@ -308,6 +326,17 @@ TEST_CASE("rule GPU025: an UPDATE of a controller's child by someone else", "[ru
        replica_set(deployment, 8),
        replica_set(deployment, 1),
        {}},
+      {"a controller gained: judged as the sender's CREATE",
+       "alice",
+       replica_set(deployment, 1),
+       replica_set("", 1),
+       {gained}},
+      {"a JobSet's Job suspended by Kueue", kueue, job_set_child(true), job_set_child(false), {}},
+      {"unsuspended by a tenant",
+       "alice",
+       job_set_child(false),
+       job_set_child(true),
+       {unsuspended}},
   };
   for (const Case& c : cases) {
     INFO(c.name);
