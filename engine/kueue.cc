@@ -36,10 +36,17 @@ bool spec_grows(const Json* spec, const Json* old_spec) {
   if (spec == nullptr || old_spec == nullptr || !spec->is_object() || !old_spec->is_object()) {
     return spec == nullptr || old_spec == nullptr ? spec != old_spec : *spec != *old_spec;
   }
-  Json a = *spec, b = *old_spec;
-  a.erase("suspend");
-  b.erase("suspend");
-  return a != b || (!suspended(spec) && suspended(old_spec));
+  // Every member of `a` but suspend is in `b`, equal.
+  auto others_within = [](const Json& a, const Json& b) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      if (it.key() == "suspend") continue;
+      const Json* other = find_member(b, it.key());
+      if (other == nullptr || *other != it.value()) return false;
+    }
+    return true;
+  };
+  return !others_within(*spec, *old_spec) || !others_within(*old_spec, *spec) ||
+         (!suspended(spec) && suspended(old_spec));
 }
 
 }  // namespace

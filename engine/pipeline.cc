@@ -204,10 +204,12 @@ struct PipelineRun {
   // labels) takes the workload out of Kueue: GPU025 judges it (rules/queue_required.cc).
   bool unchanged(size_t index) const {
     return options.old_object != nullptr && options.operation == Operation::kUpdate &&
-           !options.ephemeral_update &&
+           !options.ephemeral_update && !judge_every_template &&
            template_unchanged(object, *options.old_object, locations[index]) &&
-           !queue_changed(index) && !changed_behind_controller();
+           !queue_changed(index);
   }
+  // changed_behind_controller() of an UPDATE, decided once per object (start_request).
+  bool judge_every_template = false;
   // A controller gained, a controller's child detached, or its spec changed by someone else
   // (engine/controllers.h controller_gained, engine/kueue.h child_update): GPU025 judges it, so
   // every pod spec is evaluated.
@@ -277,7 +279,10 @@ void start_request(Run& run) {
   request.daemonset_owned = controlled_by_daemonset(object);
   request.username = run.options.username;
   request.judge_only = run.options.judge_only;
-  if (run.options.operation == Operation::kUpdate) request.old_object = run.options.old_object;
+  if (run.options.operation == Operation::kUpdate) {
+    request.old_object = run.options.old_object;
+    run.judge_every_template = run.options.old_object != nullptr && run.changed_behind_controller();
+  }
   if (run.options.ephemeral_update) {
     request.ephemeral_update = true;
     request.added_ephemeral_containers = added_ephemeral_containers(object, run.options.old_object);

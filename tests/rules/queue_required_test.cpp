@@ -17,6 +17,19 @@ std::string policy_requiring_queue() {
 
 std::string gpu() { return container("trainer", "", R"({"nvidia.com/gpu":"1"})"); }
 
+// The rule's findings on an UPDATE of `object` (in namespace research) from `old_object`, sent
+// by `sender`.
+std::vector<std::string> check_update(const Rule& rule, const PolicyPtr& policy,
+                                      const std::string& object, const std::string& old_object,
+                                      const std::string& sender) {
+  PodFixture update(policy, object, "research");
+  update.request.operation = Operation::kUpdate;
+  update.request.username = sender;
+  const Json old = Json::parse(old_object);
+  update.request.old_object = &old;
+  return check_rule(rule, update);
+}
+
 std::string job(std::string_view metadata_extra, std::string_view containers) {
   return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j")" +
          std::string(metadata_extra) + R"(},"spec":{"template":{"spec":{"containers":[)" +
@@ -235,11 +248,7 @@ TEST_CASE("rule GPU025: an UPDATE is judged unless the workload was already GPU 
   };
   for (const Case& c : cases) {
     INFO(c.name);
-    PodFixture update(policy, job("", gpu()), "research");
-    update.request.operation = Operation::kUpdate;
-    const Json old_object = Json::parse(c.old_object);
-    update.request.old_object = &old_object;
-    CHECK(check_rule(*rule, update) == c.expected);
+    CHECK(check_update(*rule, policy, job("", gpu()), c.old_object, "") == c.expected);
   }
 }
 
@@ -340,12 +349,7 @@ TEST_CASE("rule GPU025: an UPDATE of a controller's child by someone else", "[ru
   };
   for (const Case& c : cases) {
     INFO(c.name);
-    PodFixture update(policy, c.object, "research");
-    update.request.operation = Operation::kUpdate;
-    update.request.username = c.sender;
-    const Json old_object = Json::parse(c.old_object);
-    update.request.old_object = &old_object;
-    CHECK(check_rule(*rule, update) == c.expected);
+    CHECK(check_update(*rule, policy, c.object, c.old_object, c.sender) == c.expected);
   }
 }
 
