@@ -99,14 +99,15 @@ enum class Scope {
                // and keeps its controller, other subresources
   kObject,     // a CREATE, or a workload's UPDATE (only its templates that changed)
   kEphemeral,  // pods/ephemeralcontainers: the ephemeral containers the UPDATE adds
-  kPodUpdate,  // a Pod's UPDATE that changes its placement or CDI devices, or releases its
-               // controller: judged, never patched
+  kPodUpdate,  // a Pod's UPDATE that changes its placement, CDI devices or Kueue labels, or
+               // releases its controller: judged, never patched
 };
 
 // A Pod's UPDATE is judged where it changes what decides placement or devices
 // (engine/pod_update.h): a Pod must not gain by UPDATE what its CREATE would have been denied —
-// a CPU pod admitted clean and gated, then given a GPU pool's toleration and nodeSelector. One
-// that changes none of it (a label, an annotation, a finalizer, an image) passes untouched, so
+// a CPU pod admitted clean and gated, then given a GPU pool's toleration and nodeSelector, or a
+// gated GPU pod relabeled to a WorkloadPriorityClass GPU010 denies. One that changes none of it
+// (another label, an annotation, a finalizer, an image) passes untouched, so
 // that a Pod admitted before a stricter policy is never refused its controllers' updates. A
 // review without oldObject cannot say what changed: judged. So is one that changes its
 // controller ownerReference: released or orphaned, a controller's pod may be left standalone

@@ -28,9 +28,9 @@ bool cdi_annotations_within(const Json* a, const Json* b) {
   return true;
 }
 
-const Json* annotations_of(const Json& pod) {
+const Json* metadata_map(const Json& pod, std::string_view key) {
   const Json* metadata = object_member(pod, "metadata");
-  return metadata != nullptr ? object_member(*metadata, "annotations") : nullptr;
+  return metadata != nullptr ? object_member(*metadata, key) : nullptr;
 }
 
 }  // namespace
@@ -41,8 +41,13 @@ bool pod_placement_changed(const Json& object, const Json& old_object) {
   for (const std::string_view field : kPodPlacementFields) {
     if (!same_member(spec, old_spec, field)) return true;
   }
-  const Json* annotations = annotations_of(object);
-  const Json* old_annotations = annotations_of(old_object);
+  const Json* labels = metadata_map(object, "labels");
+  const Json* old_labels = metadata_map(old_object, "labels");
+  for (const std::string_view label : kPodKueueLabels) {
+    if (!same_member(labels, old_labels, label)) return true;
+  }
+  const Json* annotations = metadata_map(object, "annotations");
+  const Json* old_annotations = metadata_map(old_object, "annotations");
   return !cdi_annotations_within(annotations, old_annotations) ||
          !cdi_annotations_within(old_annotations, annotations);
 }

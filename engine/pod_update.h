@@ -20,12 +20,18 @@
 // securityContext) may change. `spec.nodeName` cannot change by UPDATE either: it is set at
 // CREATE or through pods/binding, which a namespace's `edit` role does not grant (docs/rules.md,
 // GPU009). Annotations may change at any time, and `cdi.k8s.io/` ones ask a CDI-enabled runtime
-// for devices (GPU024): they count too.
+// for devices (GPU024): they count too. So do labels, which change at any time, where Kueue reads
+// them to queue and prioritise the Pod's own workload (kPodKueueLabels): Kueue's pod webhook lets
+// a gated Pod's `kueue.x-k8s.io/priority-class` change (jobframework/validation.go
+// ValidateUpdateForWorkloadPriorityClassName) and its reconciler re-reads it on every sync
+// (reconciler.go ensureOneWorkload -> UpdateWorkloadPriority), so a label GPU010 denies at CREATE
+// must not arrive by UPDATE (tenant-attack case 151).
 
 #include <array>
 #include <string_view>
 
 #include "engine/json.h"
+#include "engine/kueue.h"
 
 namespace gpuadmit {
 
@@ -35,12 +41,17 @@ namespace gpuadmit {
 inline constexpr std::array<std::string_view, 4> kPodPlacementFields = {
     "tolerations", "nodeSelector", "affinity", "schedulingGates"};
 
+// The Pod labels Kueue reads for the Pod's own workload: its LocalQueue and its
+// WorkloadPriorityClass (GPU025, GPU010). Rendered into the matchConditions too.
+inline constexpr std::array<std::string_view, 2> kPodKueueLabels = {kQueueNameLabel,
+                                                                    kWorkloadPriorityClassLabel};
+
 // Pod annotations with this prefix name CDI devices (rules/gpu_visibility.cc).
 inline constexpr std::string_view kCdiAnnotationPrefix = "cdi.k8s.io/";
 
 // True when `object` and `old_object` (Pods) differ in a member of kPodPlacementFields of their
-// spec (present in one and not the other, or not equal) or in a `cdi.k8s.io/` annotation. An
-// absent or non-object spec or annotations read as empty.
+// spec (present in one and not the other, or not equal), in a `cdi.k8s.io/` annotation or in a
+// label of kPodKueueLabels. An absent or non-object spec, annotations or labels read as empty.
 bool pod_placement_changed(const Json& object, const Json& old_object);
 
 }  // namespace gpuadmit

@@ -789,13 +789,20 @@ std::string queue_changed(const CompiledPolicy& policy) {
 }
 
 std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c) {
+  // rules/queue_required.cc admitted_without_queue: the old template at the same place (o.id ==
+  // c.id) was a GPU pod spec, asking for no fewer GPUs per pod than this one (pod_gpu_total of
+  // an entry `oc` built like the ctx's, of the old template's containers and spec).
   const std::string cc(c);
-  const std::string old_gpu = let("ocs", containers(policy, map_field("o.t", "spec")),
-                                  "ocs.exists(k, k.g.exists(e, e.pa))");
-  return "(request.operation == 'UPDATE' && (qp == 'tpl' ? variables.otpls.exists(o, o.id == " +
-         cc + ".id && " + queue_named_in(map_field("o.t", "metadata")) + " == '' && " + old_gpu +
-         ") : ((qp == '' || " + queue_named_in(old_queue_metadata()) +
-         " == '') && variables.otpls.exists(o, " + old_gpu + "))))";
+  const std::string old_spec = map_field("o.t", "spec");
+  const std::string not_grown =
+      let("ocs", containers(policy, old_spec),
+          "ocs.exists(k, k.g.exists(e, e.pa)) && " +
+              let("oc", "{'cs': dyn(ocs), 'spec': dyn(" + old_spec + ")}",
+                  pod_gpu_total(policy, cc) + " <= " + pod_gpu_total(policy, "oc")));
+  return "(request.operation == 'UPDATE' && (qp == 'tpl' || qp == '' || " +
+         queue_named_in(old_queue_metadata()) +
+         " == '') && variables.otpls.exists(o, o.id == " + cc + ".id && (qp != 'tpl' || " +
+         queue_named_in(map_field("o.t", "metadata")) + " == '') && " + not_grown + "))";
 }
 
 std::string kueue_unbelieved_owner(const CompiledPolicy& policy) {

@@ -123,8 +123,9 @@ std::string queue_named_in(std::string_view metadata);
 // not for a Pod (engine/pipeline.cc queue_changed).
 std::string queue_changed(const CompiledPolicy& policy);
 // UPDATE: ctx entry `c` (with `qp` bound to kueue_queue_place) was already a GPU workload naming
-// no queue in oldObject (rules/queue_required.cc admitted_without_queue): per template for 'tpl',
-// else any old template with GPUs and no queue at the old site.
+// no queue in oldObject, and does not grow (rules/queue_required.cc admitted_without_queue): the
+// old template of the same id had GPUs and no fewer per pod, and no queue — the template's own
+// for 'tpl', else the old site's.
 std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c);
 // The metadata (a CEL map) names a controller (an ownerReferences entry with controller: true).
 std::string has_controller(std::string_view metadata);

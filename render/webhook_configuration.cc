@@ -180,6 +180,11 @@ Json pod_update_condition() {
                                   ") && (!(k in b) || a[k] != b[k])) || "
                                   "b.exists(k, k.startsWith(" +
                                   prefix + ") && !(k in a))";
+  // l, m: the two labels; a label of kPodKueueLabels differs as a spec member does.
+  std::vector<std::string> labels;
+  for (const std::string_view l : kPodKueueLabels) labels.emplace_back(l);
+  const std::string kueue_changed =
+      native::string_list(labels) + ".exists(k, (k in l) != (k in m) || (k in l && l[k] != m[k]))";
   const std::string changed = native::let(
       "s", map_field("object", "spec"),
       native::let(
@@ -187,6 +192,9 @@ Json pod_update_condition() {
           native::let("a", map_field(map_field("object", "metadata"), "annotations"),
                       native::let("b", map_field(map_field("oldObject", "metadata"), "annotations"),
                                   spec_changed + " || " + cdi_changed))));
+  const std::string labels_changed = native::let(
+      "l", map_field(map_field("object", "metadata"), "labels"),
+      native::let("m", map_field(map_field("oldObject", "metadata"), "labels"), kueue_changed));
   // A Pod released or orphaned by its controller may be left standalone (GPU025): judged too
   // (engine/admission.cc pod_update_scope).
   return {{"name", "gpuadmit-pod-update-changes-placement"},
@@ -194,7 +202,8 @@ Json pod_update_condition() {
            "request.operation != 'UPDATE' || request.resource.group != '' || "
            "request.resource.resource != 'pods' || "
            "(has(request.subResource) && request.subResource != '') || " +
-               changed + " || " + native::cel::controller_released("object", "oldObject")}};
+               changed + " || " + labels_changed + " || " +
+               native::cel::controller_released("object", "oldObject")}};
 }
 
 std::vector<std::string> excluded_namespaces(const CompiledPolicy& policy,

@@ -82,9 +82,10 @@ Json webhook_rules(const std::vector<AdmittedKind>& kinds);
 Json pod_update_rule();
 
 // The matchCondition (admissionregistration/v1 MatchCondition, GA in 1.30, on by default since
-// 1.28) that keeps a Pod UPDATE away unless it changes a member of kPodPlacementFields or a
-// cdi.k8s.io/ annotation — what engine/pod_update.h pod_placement_changed decides — so that the
-// label, annotation, finalizer and image updates of every Pod of the cluster never wait for
+// 1.28) that keeps a Pod UPDATE away unless it changes a member of kPodPlacementFields, a
+// cdi.k8s.io/ annotation or a label of kPodKueueLabels — what engine/pod_update.h
+// pod_placement_changed decides — or releases its controller, so that the other label,
+// annotation, finalizer and image updates of every Pod of the cluster never wait for
 // gpuadmit, nor fail when it is down (failurePolicy Fail). Every other request passes it. CEL as
 // Kubernetes evaluates it over the unstructured objects (subResource absent when empty: has()).
 Json pod_update_condition();

@@ -1,6 +1,5 @@
 #include "rules/queue_required.h"
 
-#include <algorithm>
 #include <optional>
 #include <string>
 #include <variant>
@@ -37,20 +36,17 @@ Violation skipped_by_kueue(const OwnerReference& owner, std::string_view sender,
 }
 
 // An UPDATE of what already was a GPU workload naming no queue where Kueue reads it: one
-// admitted before the requirement, which keeps running and may be updated. For a queue read per
-// pod template, that template (at the same place of the old object); for a workload-wide one,
-// any pod spec of the old object. Any other UPDATE the pipeline evaluates — a template that
-// changed, a queue label that changed — is judged as a CREATE: a CPU Deployment given a GPU
-// template, or a GPU CronJob whose jobTemplate loses its queue label, would otherwise run outside
-// Kueue (tenant-attack cases 132-134). The native policies decide the same
-// (render/native_model.cc queue_grandfathered).
-bool gpu_pod_spec_at(const Json& object, const PodSpecLocation& location,
-                     const CompiledPolicy& policy) {
-  if (find_pointer(object, location.spec) == nullptr) return false;
-  const Expected<PodView> view = PodView::make(object, location);
-  return view && is_gpu_pod(*view, policy);
-}
-
+// admitted before the requirement, which keeps running and may be updated — but not grow. The
+// template judged must have been a GPU pod spec at the same place of the old object (for a queue
+// read per pod template, naming no queue there), asking for no more GPUs per pod
+// (engine/resources.h effective_pod_gpus): a RayCluster admitted before the requirement may
+// change its worker image, not add a worker group of 10 × 4 GPUs (tenant-attack case 153) nor
+// ask 4 GPUs where it had 1. Replica counts are not compared: they change through the scale
+// subresources no webhook sees as well (docs/rules.md GPU025). Any other UPDATE the pipeline
+// evaluates — a template that changed, a queue label that changed — is judged as a CREATE: a CPU
+// Deployment given a GPU template, or a GPU CronJob whose jobTemplate loses its queue label,
+// would otherwise run outside Kueue (tenant-attack cases 132-134). The native policies decide
+// the same (render/native_model.cc queue_grandfathered).
 bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::string_view sender) {
   const Json* old = ctx.request != nullptr ? ctx.request->old_object : nullptr;
   if (old == nullptr) return false;
@@ -58,10 +54,10 @@ bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::stri
   const std::optional<QueueSite> site =
       kueue_queue_site(pod.object(), pod.location(), policy, sender);
   if (site && !kueue_queue_name(*old, site->metadata).empty()) return false;
-  if (site && site->per_pod_spec) return gpu_pod_spec_at(*old, pod.location(), policy);
-  const std::vector<PodSpecLocation> before = find_pod_specs(*old, policy);
-  return std::any_of(before.begin(), before.end(),
-                     [&](const PodSpecLocation& l) { return gpu_pod_spec_at(*old, l, policy); });
+  if (find_pointer(*old, pod.location().spec) == nullptr) return false;
+  const Expected<PodView> before = PodView::make(*old, pod.location());
+  return before && is_gpu_pod(*before, policy) &&
+         effective_pod_gpus(pod, policy) <= effective_pod_gpus(*before, policy);
 }
 
 // A spec of a controller's child changed by someone else (engine/kueue.h ChildUpdate).

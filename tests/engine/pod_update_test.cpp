@@ -99,6 +99,18 @@ TEST_CASE("pod update: what counts as a change of placement or devices") {
   Json cdi_other = cdi;
   cdi_other["metadata"]["annotations"]["cdi.k8s.io/gpus"] = "nvidia.com/gpu=0";
   CHECK(pod_placement_changed(cdi_other, cdi));
+  // The labels Kueue reads for the Pod's workload: added, changed or removed.
+  for (const char* label : {"kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class"}) {
+    INFO(label);
+    Json relabeled = old;
+    relabeled["metadata"]["labels"][label] = "a";
+    CHECK(pod_placement_changed(relabeled, old));
+    CHECK(pod_placement_changed(old, relabeled));
+    Json other = relabeled;
+    other["metadata"]["labels"][label] = "b";
+    CHECK(pod_placement_changed(other, relabeled));
+    CHECK_FALSE(pod_placement_changed(relabeled, relabeled));
+  }
   // Not a Pod shape at all: both read as empty.
   CHECK_FALSE(pod_placement_changed(Json::array(), Json()));
 }

@@ -235,6 +235,15 @@ const char* const kPodUpdateCondition =
     ".exists(f, (f in s) != (f in o) || (f in s && s[f] != o[f])) || "
     "a.exists(k, k.startsWith('cdi.k8s.io/') && (!(k in b) || a[k] != b[k])) || "
     "b.exists(k, k.startsWith('cdi.k8s.io/') && !(k in a)))[0])[0])[0])[0]"
+    // ... or it changes a label Kueue reads for the Pod's workload (kPodKueueLabels)
+    " || [[((type(object) == map && 'metadata' in object && type(object['metadata']) == map) ? "
+    "object['metadata'] : {})].map(mv, ((type(mv) == map && 'labels' in mv && "
+    "type(mv['labels']) == map) ? mv['labels'] : {}))[0]].map(l, "
+    "[[((type(oldObject) == map && 'metadata' in oldObject && type(oldObject['metadata']) == map) "
+    "? oldObject['metadata'] : {})].map(mv, ((type(mv) == map && 'labels' in mv && "
+    "type(mv['labels']) == map) ? mv['labels'] : {}))[0]].map(m, "
+    "['kueue.x-k8s.io/queue-name', 'kueue.x-k8s.io/priority-class']"
+    ".exists(k, (k in l) != (k in m) || (k in l && l[k] != m[k])))[0])[0]"
     // ... or the UPDATE releases the Pod's controller (engine/controllers.h controller_released)
     " || [[((type(object) == map && 'metadata' in object && type(object['metadata']) == map) "
     "? object['metadata'] : {})].map(mv, ((type(mv) == map && 'ownerReferences' in mv && type"
