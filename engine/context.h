@@ -96,6 +96,8 @@ struct ClaimContext {
   std::string_view kind;                              // "ResourceClaim" | "ResourceClaimTemplate"
   const std::vector<DraRequest>* requests = nullptr;  // claim_requests of its spec
   std::string_view spec_path;  // the ResourceClaimSpec: "spec", or "spec.spec" for a template
+  std::string_view name;       // metadata.name ("" when the API server has not generated it yet)
+  const ClaimResolver* claims = nullptr;  // the cluster's Pods (pending_pods_naming); may be null
 };
 
 // What a rule knows of a queued workload without pod specs (Rule::check_queued_object).

@@ -362,4 +362,23 @@ bool targets_gpu_pool(const Json& spec, const CompiledPolicy& policy) {
   return false;
 }
 
+// Whether `pod` (an item of a PodList) waits for the claim or template `name`: not scheduled
+// (spec.nodeName empty: the list's field selector asks for these, checked again), not being
+// deleted (the scheduler skips a Pod with a deletionTimestamp), and naming it in
+// spec.resourceClaims.
+bool pod_waits_for_claim(const Json& pod, ClaimKind kind, std::string_view name) {
+  const Json* metadata = find_member(pod, "metadata");
+  if (metadata == nullptr || find_member(*metadata, "deletionTimestamp") != nullptr) return false;
+  const Json* spec = find_member(pod, "spec");
+  if (spec == nullptr || !string_member(*spec, "nodeName").empty()) return false;
+  const Json* claims = find_member(*spec, "resourceClaims");
+  if (claims == nullptr || !claims->is_array()) return false;
+  const std::string_view field =
+      kind == ClaimKind::kTemplate ? "resourceClaimTemplateName" : "resourceClaimName";
+  for (const Json& c : *claims) {
+    if (c.is_object() && string_member(c, field) == name) return true;
+  }
+  return false;
+}
+
 }  // namespace gpuadmit

@@ -148,4 +148,9 @@ PodDra resolve_pod_claims(const PodView& pod, const CompiledPolicy& policy,
 // reports for a non-GPU pod): a pod with unresolved claims that does so is taken for a GPU pod.
 bool targets_gpu_pool(const Json& spec, const CompiledPolicy& policy);
 
+// Whether `pod` (a Pod object, as an item of a PodList) waits for the ResourceClaim (kClaim:
+// `resourceClaimName`) or ResourceClaimTemplate (kTemplate: `resourceClaimTemplateName`) named
+// `name`: not scheduled, not being deleted, naming it (ClaimResolver::pending_pods_naming).
+bool pod_waits_for_claim(const Json& pod, ClaimKind kind, std::string_view name);
+
 }  // namespace gpuadmit

@@ -531,6 +531,10 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
   ctx.kind = kind;
   ctx.requests = &requests;
   ctx.spec_path = spec_path;
+  if (const Json* metadata = find_member(object, "metadata")) {
+    ctx.name = string_member(*metadata, "name");
+  }
+  ctx.claims = options.claims;
   check_object_rules(policy, ctx.tenant, e, [&](const Rule& rule, std::vector<Violation>& out) {
     rule.check_claim(object, ctx, out);
   });

@@ -1,12 +1,15 @@
 #include "kube/kube_claim_resolver.h"
 
+#include <algorithm>
 #include <list>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
 
+#include "engine/dra.h"
 #include "kube/api_client.h"
 #include "kube/in_cluster.h"
+#include "kube/list.h"
 
 namespace gpuadmit::kube {
 namespace {
@@ -95,6 +98,14 @@ struct KubeClaimResolver::Impl {
     }
     lru.splice(lru.begin(), lru, it->second);
     return it->second->claim;
+  }
+
+  void forget(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = index.find(key); it != index.end()) {
+      lru.erase(it->second);
+      index.erase(it);
+    }
   }
 
   void remember(const std::string& key, const ResolvedClaim& claim) {
@@ -251,6 +262,10 @@ class ReviewLookups final : public ClaimResolver {
   ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override {
     return resolver_.resolve_until(kind, ns, name, deadline_);
   }
+  PendingPods pending_pods_naming(ClaimKind kind, std::string_view ns,
+                                  std::string_view name) const override {
+    return resolver_.pending_pods_naming_until(kind, ns, name, deadline_);
+  }
 
  private:
   const KubeClaimResolver& resolver_;
@@ -304,6 +319,65 @@ ResolvedClaim KubeClaimResolver::resolve_until(ClaimKind kind, std::string_view 
   } catch (const std::exception& e) {  // bad_alloc; nothing else throws here
     impl_->unavailable.fetch_add(1, std::memory_order_relaxed);
     return result(ClaimLookup::kUnavailable, std::string("lookup failed: ") + e.what());
+  }
+}
+
+PendingPods KubeClaimResolver::pending_pods_naming(ClaimKind kind, std::string_view ns,
+                                                   std::string_view name) const {
+  return pending_pods_naming_until(kind, ns, name, impl_->now() + impl_->config.review_deadline);
+}
+
+namespace {
+
+PendingPods pods_unavailable(std::string error) {
+  PendingPods p;
+  p.status = PendingPodsLookup::kUnavailable;
+  p.error = std::move(error);
+  return p;
+}
+
+}  // namespace
+
+PendingPods KubeClaimResolver::pending_pods_naming_until(ClaimKind kind, std::string_view ns,
+                                                         std::string_view name,
+                                                         Clock::time_point deadline) const {
+  try {
+    if (!valid_name(ns, 63) || !valid_name(name, 253)) return {PendingPodsLookup::kListed, {}, {}};
+    // A claim or template of this name is being created: whatever was cached under the name is
+    // of an object deleted since (their specs are immutable otherwise), so forget it.
+    impl_->forget(std::string(kind == ClaimKind::kTemplate ? "t/" : "c/") + std::string(ns) + "/" +
+                  std::string(name));
+    const std::optional<std::string> token = read_token(impl_->config.token_path);
+    if (!token) return pods_unavailable("cannot read the service account token");
+    PendingPods found;
+    found.status = PendingPodsLookup::kListed;
+    bool late = false;
+    // Unscheduled Pods only: the API server filters them from its watch cache
+    // (fieldSelector spec.nodeName=, a field every Pod list supports).
+    const ListResult r = list_all(
+        impl_->api, *token, "/api/v1/namespaces/" + std::string(ns) + "/pods",
+        {.field_selector = "spec.nodeName=", .label_selector = "", .limit = 500},
+        [&](const std::string& page) {
+          if (impl_->time_left(deadline).count() == 0) return !(late = true);
+          const Json list = Json::parse(page, nullptr, false);
+          const Json* items = find_member(list, "items");
+          if (items == nullptr || !items->is_array()) return false;
+          for (const Json& pod : *items) {
+            if (!pod_waits_for_claim(pod, kind, name)) continue;
+            const Json* metadata = find_member(pod, "metadata");
+            const std::string pod_name(string_member(*metadata, "name"));
+            // A restarted list (an expired continue token) sends some Pods twice.
+            if (std::find(found.names.begin(), found.names.end(), pod_name) == found.names.end()) {
+              found.names.push_back(pod_name);
+            }
+          }
+          return true;
+        });
+    if (late) return pods_unavailable(impl_->deadline_passed().error);
+    if (!r.ok()) return pods_unavailable("listing Pods: " + r.error);
+    return found;
+  } catch (const std::exception& e) {  // bad_alloc; nothing else throws here
+    return pods_unavailable(std::string("listing Pods failed: ") + e.what());
   }
 }
 

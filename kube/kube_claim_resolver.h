@@ -82,6 +82,15 @@ class KubeClaimResolver final : public ClaimResolver {
   ResolvedClaim resolve_until(ClaimKind kind, std::string_view ns, std::string_view name,
                               std::chrono::steady_clock::time_point deadline) const;
 
+  // The Pods of `ns` not scheduled yet that name the claim or template (engine/claim_resolver.h):
+  // GET /api/v1/namespaces/<ns>/pods?fieldSelector=spec.nodeName= page by page (kube/list.h),
+  // within a deadline of its own, or the review's. Asked at the CREATE of a claim or template of
+  // that name, so the cache forgets what it held under the name. Needs `list` on pods.
+  PendingPods pending_pods_naming(ClaimKind kind, std::string_view ns,
+                                  std::string_view name) const override;
+  PendingPods pending_pods_naming_until(ClaimKind kind, std::string_view ns, std::string_view name,
+                                        std::chrono::steady_clock::time_point deadline) const;
+
   ClaimLookupCounts counts() const;
   std::size_t cache_entries() const;
   // gpuadmit_dra_lookups_total{result=...} in the Prometheus text format.

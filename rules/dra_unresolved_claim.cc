@@ -1,6 +1,7 @@
 #include "rules/dra_unresolved_claim.h"
 
 #include "engine/dra.h"
+#include "rules/claim_rule_support.h"
 
 namespace gpuadmit {
 namespace {
@@ -16,15 +17,76 @@ namespace {
 // CREATE, when the controller makes them and retries a denied one. Denying the template for a
 // ResourceClaimTemplate not created yet would refuse `helm install` of a chart whose Deployment
 // comes first (Helm creates kinds it does not know, ResourceClaimTemplate among them, last).
+//
+// The same holds for a claim gpuadmit counted that is then replaced: a ResourceClaim not yet
+// allocated has no finalizer, so a tenant can delete it and create a larger one under the same
+// name while the Pod that names it waits (a second claim it cannot get keeps it pending), and the
+// scheduler's DRA plugin, woken by the claim's events, allocates the new one to the Pod — each
+// claim within GPU019, the Pod past maxGPUsPerPod (tenant-attack case 420). A template deleted and
+// created again is the same for the claims the resource-claim controller makes from it. Since a
+// Pod naming a claim or template that does not exist is denied (above), a Pod not yet scheduled
+// that names the one being created was admitted with an earlier one: the CREATE is denied.
+// Asked only of a claim or template with GPU requests (a DeviceClass the policy maps), of the
+// webhook's cluster lookup (ClaimResolver::pending_pods_naming; lint has no cluster), failing
+// closed when the Pods cannot be listed.
+std::string pod_list(const std::vector<std::string>& names) {
+  constexpr size_t kShown = 3;
+  std::string text = names.size() == 1 ? "Pod " : "Pods ";
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) {
+    text += (i == 0 ? "" : ", ") + names[i];
+  }
+  if (names.size() > kShown) text += " and " + std::to_string(names.size() - kShown) + " more";
+  return text;
+}
+
+void check_replaced_claim(const ClaimContext& ctx, std::vector<Violation>& out) {
+  if (ctx.claims == nullptr || ctx.name.empty()) return;
+  bool gpus = false;
+  claim_rules::for_each_gpu_request(
+      ctx, [&](const DraRequest&, const GpuClass&, const DeviceClassMapping&) { gpus = true; });
+  if (!gpus) return;
+  const bool tmpl = ctx.kind == "ResourceClaimTemplate";
+  const PendingPods pods = ctx.claims->pending_pods_naming(
+      tmpl ? ClaimKind::kTemplate : ClaimKind::kClaim, ctx.ns, ctx.name);
+  const std::string what = std::string(ctx.kind) + " " + std::string(ctx.name);
+  if (pods.status == PendingPodsLookup::kUnavailable) {
+    out.push_back(Violation{
+        what + ": gpuadmit could not list the Pods of namespace " + std::string(ctx.ns) +
+            " not scheduled yet (" + pods.error + "), so it cannot tell whether this " +
+            std::string(ctx.kind) +
+            " replaces one a Pod was admitted with: create it again once the webhook can list "
+            "them (serve --dra-lookup, with list on pods: docs/dra.md)",
+        "metadata.name"});
+    return;
+  }
+  if (pods.status != PendingPodsLookup::kListed || pods.names.empty()) return;
+  const bool one = pods.names.size() == 1;
+  out.push_back(Violation{
+      what + " replaces the one " + pod_list(pods.names) + " of namespace " + std::string(ctx.ns) +
+          (one ? " was" : " were") + " admitted with (not scheduled yet, " +
+          (one ? "it names" : "they name") + " it): gpuadmit counted " +
+          (one ? "that Pod's" : "their") + " GPUs with the earlier " + std::string(ctx.kind) +
+          ", and the scheduler would give " + (one ? "it" : "them") + " this one; delete " +
+          (one ? "the Pod" : "those Pods") + " first, or create this " + std::string(ctx.kind) +
+          " under another name",
+      "metadata.name"});
+}
+
 class DraUnresolvedClaimRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU023"; }
   std::string_view name() const override { return "DraClaimResolves"; }
   std::string_view summary() const override {
     return "a Pod's DRA claims must be known to gpuadmit (found through the API lookup, or lint: "
-           "among the manifests read), so that their GPUs are counted";
+           "among the manifests read), so that their GPUs are counted, and not replaced while it "
+           "waits";
   }
   Action default_action() const override { return Action::kDeny; }
+
+  void check_claim(const Json& /*object*/, const ClaimContext& ctx,
+                   std::vector<Violation>& out) const override {
+    check_replaced_claim(ctx, out);
+  }
 
   void check(const PodView& pod, const PodContext& ctx,
              std::vector<Violation>& out) const override {

@@ -390,7 +390,8 @@ function checkWiring(objects, values, where) {
   const expectedRules = [
     ...(classes ? [{ apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs: ["list", "watch"] }] : []),
     ...(nodes ? [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }] : []),
-    ...(dra ? [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get"] }] : []),
+    ...(dra ? [{ apiGroups: ["resource.k8s.io"], resources: ["resourceclaims", "resourceclaimtemplates"], verbs: ["get"] },
+      { apiGroups: [""], resources: ["pods"], verbs: ["list"] }] : []),
   ];
   check(Boolean(role) === usesApi && (!role || isDeepStrictEqual(role.rules, expectedRules)),
     `${where}: the server's ClusterRole's rules are exactly ${JSON.stringify(expectedRules)}, not ${JSON.stringify(role?.rules)}`);

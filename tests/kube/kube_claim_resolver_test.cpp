@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -128,6 +129,16 @@ class FakeApiServer {
     std::lock_guard<std::mutex> lock(mutex_);
     objects_[path] = std::move(body);
   }
+  // GET `path` (a Pod collection) answers page N of `pages` for `continue=pN` (none: page 0);
+  // each page's metadata.continue names the next.
+  void put_pages(const std::string& path, std::vector<std::string> pages) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pages_[path] = std::move(pages);
+  }
+  std::vector<std::string> list_queries() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return list_queries_;
+  }
   void override_status(int status, std::string body) {
     std::lock_guard<std::mutex> lock(mutex_);
     override_status_ = status;
@@ -153,6 +164,19 @@ class FakeApiServer {
     requests_.push_back(
         {req.path, req.get_header_value("Authorization"), req.get_header_value("Accept")});
     if (delay_.count() > 0) wake_.wait_for(lock, delay_, [this] { return stopping_; });
+    if (auto it = pages_.find(req.path); it != pages_.end()) {
+      const std::string next = req.get_param_value("continue");
+      list_queries_.push_back("fieldSelector=" + req.get_param_value("fieldSelector") +
+                              "&limit=" + req.get_param_value("limit") + "&continue=" + next);
+      if (override_status_ != 0) {
+        res.status = override_status_;
+        res.set_content(override_body_, "application/json");
+        return;
+      }
+      res.set_content(it->second.at(next.empty() ? 0 : std::stoul(next.substr(1))),
+                      "application/json");
+      return;
+    }
     if (req.path == "/apis/resource.k8s.io") {
       if (versions_.empty()) {
         res.status = 404;  // Go's http.NotFound: the group is not served
@@ -194,6 +218,8 @@ class FakeApiServer {
   bool stopping_ = false;
   std::vector<std::string> versions_{"v1", "v1beta2", "v1beta1"};
   std::map<std::string, std::string> objects_;
+  std::map<std::string, std::vector<std::string>> pages_;
+  std::vector<std::string> list_queries_;
   int override_status_ = 0;
   std::string override_body_;
   std::chrono::milliseconds delay_{0};
@@ -663,4 +689,92 @@ TEST_CASE("kube: in-cluster configuration from the service environment") {
   CHECK(std::get<std::string>(KubeClaimResolverConfig::in_cluster()) ==
         "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set: not running in a pod");
 }
+}  // namespace kube_claim_resolver_test
+
+namespace kube_claim_resolver_test {
+namespace {
+
+// A v1 PodList page as the API server sends it; `next` its metadata.continue.
+std::string pod_page(const std::vector<Json>& items, const std::string& next) {
+  return Json{{"kind", "PodList"},
+              {"apiVersion", "v1"},
+              {"metadata", {{"resourceVersion", "48213"}, {"continue", next}}},
+              {"items", items}}
+      .dump();
+}
+
+// A Pod of namespace ml naming claims by `field` (resourceClaimName / resourceClaimTemplateName).
+Json pod(const std::string& name, const std::string& field, const std::string& claim) {
+  return Json{{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", name}, {"namespace", "ml"}}},
+              {"spec",
+               {{"resourceClaims", Json::array({{{"name", "gpu"}, {field, claim}}})},
+                {"containers", Json::array({{{"name", "c"}, {"image", "busybox"}}})}}}};
+}
+
+const char* kPodsPath = "/api/v1/namespaces/ml/pods";
+
+}  // namespace
+
+TEST_CASE("kube: the Pods not scheduled yet that name a claim, listed page by page") {
+  Fixture f;
+  Json deleting = pod("q", "resourceClaimName", "a");
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-29T09:00:00Z";
+  Json bound = pod("s", "resourceClaimName", "a");
+  bound["spec"]["nodeName"] = "gpu-1";
+  f.api.put_pages(
+      kPodsPath,
+      {pod_page({pod("p", "resourceClaimName", "a"), pod("r", "resourceClaimTemplateName", "a"),
+                 deleting},
+                "p1"),
+       pod_page({bound, pod("t", "resourceClaimName", "a"), pod("u", "resourceClaimName", "b")},
+                "")});
+  KubeClaimResolver claims(f.config);
+
+  const gpuadmit::PendingPods named = claims.pending_pods_naming(ClaimKind::kClaim, "ml", "a");
+  CHECK(named.status == gpuadmit::PendingPodsLookup::kListed);
+  CHECK(named.names == std::vector<std::string>{"p", "t"});
+  CHECK(f.api.list_queries() ==
+        std::vector<std::string>{"fieldSelector=spec.nodeName=&limit=500&continue=",
+                                 "fieldSelector=spec.nodeName=&limit=500&continue=p1"});
+  // A template of the same name: the Pods naming it by resourceClaimTemplateName.
+  const gpuadmit::PendingPods tmpl = claims.pending_pods_naming(ClaimKind::kTemplate, "ml", "a");
+  CHECK(tmpl.names == std::vector<std::string>{"r"});
+  CHECK(claims.pending_pods_naming(ClaimKind::kClaim, "ml", "none").names.empty());
+}
+
+TEST_CASE("kube: Pods that cannot be listed are unavailable, with the API's reason") {
+  Fixture f;
+  f.api.put_pages(kPodsPath, {pod_page({}, "")});
+  f.api.override_status(403, status_body(403, "Forbidden",
+                                         "pods is forbidden: User \"system:serviceaccount:"
+                                         "gpuadmit-system:gpuadmit\" cannot list resource "
+                                         "\"pods\" in API group \"\" in the namespace \"ml\""));
+  KubeClaimResolver claims(f.config);
+  const gpuadmit::PendingPods r = claims.pending_pods_naming(ClaimKind::kClaim, "ml", "a");
+  CHECK(r.status == gpuadmit::PendingPodsLookup::kUnavailable);
+  INFO(r.error);
+  CHECK(r.error.rfind("listing Pods: ", 0) == 0);
+  CHECK(r.error.find("cannot list resource") != std::string::npos);
+}
+
+TEST_CASE("kube: a claim's name is forgotten by the cache when a claim of that name is created") {
+  Fixture f;
+  const Json object =
+      Json::parse(read_text(kFixtures + "k8s-api__resource.k8s.io.v1.ResourceClaim.json"));
+  const std::string path = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/shared-gpu";
+  f.api.put(path, object.dump());
+  f.api.put_pages(kPodsPath, {pod_page({}, "")});
+  KubeClaimResolver claims(f.config);
+  CHECK(claims.resolve(ClaimKind::kClaim, "ml", "shared-gpu").status == ClaimLookup::kFound);
+  CHECK(claims.resolve(ClaimKind::kClaim, "ml", "shared-gpu").status == ClaimLookup::kFound);
+  CHECK(claims.cache_entries() == 1);  // the second from the cache
+  CHECK(claims.pending_pods_naming(ClaimKind::kClaim, "ml", "shared-gpu").names.empty());
+  CHECK(claims.cache_entries() == 0);
+  CHECK(claims.resolve(ClaimKind::kClaim, "ml", "shared-gpu").status == ClaimLookup::kFound);
+  const std::vector<std::string> paths = f.api.paths();
+  CHECK(std::count(paths.begin(), paths.end(), path) == 2);
+}
+
 }  // namespace kube_claim_resolver_test

@@ -54,8 +54,8 @@ spec:
 }
 
 // "path: message" of each violation of `rule` on the claim object (in namespace `ns`).
-std::vector<std::string> check(const Rule& rule, std::string_view object_json,
-                               std::string_view ns) {
+std::vector<std::string> check(const Rule& rule, std::string_view object_json, std::string_view ns,
+                               const ClaimResolver* cluster = nullptr) {
   const Json object = Json::parse(object_json);
   const std::string_view kind = string_member(object, "kind");
   std::string spec_path;
@@ -69,6 +69,10 @@ std::vector<std::string> check(const Rule& rule, std::string_view object_json,
   ctx.kind = kind;
   ctx.requests = &requests;
   ctx.spec_path = spec_path;
+  if (const Json* metadata = find_member(object, "metadata")) {
+    ctx.name = string_member(*metadata, "name");
+  }
+  ctx.claims = cluster;
   std::vector<Violation> out;
   rule.check_claim(object, ctx, out);
   std::vector<std::string> lines;
@@ -251,6 +255,85 @@ TEST_CASE("GPU023: a Pod's claims that gpuadmit could not read", "[rules][dra]")
   out.clear();
   rule->check(deployment.view(), deployment.ctx, out);
   CHECK(out.empty());
+}
+
+// The webhook's Pod list, answering every name alike; counts the questions.
+class PendingPodsAnswer final : public ClaimResolver {
+ public:
+  explicit PendingPodsAnswer(PendingPods answer) : answer_(std::move(answer)) {}
+  ResolvedClaim resolve(ClaimKind, std::string_view, std::string_view) const override { return {}; }
+  PendingPods pending_pods_naming(ClaimKind kind, std::string_view ns,
+                                  std::string_view name) const override {
+    asked.push_back(std::string(kind == ClaimKind::kTemplate ? "t/" : "c/") + std::string(ns) +
+                    "/" + std::string(name));
+    return answer_;
+  }
+  mutable std::vector<std::string> asked;
+
+ private:
+  PendingPods answer_;
+};
+
+TEST_CASE("GPU023: a claim created under the name a Pod not scheduled yet waits for",
+          "[rules][dra]") {
+  const auto rule = make_dra_unresolved_claim_rule();
+  const std::string gpu_claim =
+      claim(R"([{"name": "g", "exactly": {"deviceClassName": "l4.example.com", "count": 1}}])");
+  const std::string tmpl = R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+      "metadata": {"name": "t"}, "spec": {"spec": {"devices": {"requests": [
+        {"name": "g", "exactly": {"deviceClassName": "l4.example.com"}}]}}}})";
+  const std::string cpu_claim =
+      claim(R"([{"name": "n", "exactly": {"deviceClassName": "nic.example.com"}}])");
+  const PendingPods none{PendingPodsLookup::kListed, {}, {}};
+  const PendingPods one{PendingPodsLookup::kListed, {"p"}, {}};
+  const PendingPods five{PendingPodsLookup::kListed, {"p1", "p2", "p3", "p4", "p5"}, {}};
+  const PendingPods down{PendingPodsLookup::kUnavailable, {}, "listing Pods: no answer"};
+  const PendingPods not_asked{};
+  struct Case {
+    const char* name;
+    const std::string& object;
+    const PendingPods& pods;
+    Lines want;
+    std::vector<std::string> asked;
+  };
+  const std::vector<Case> cases = {
+      {"one Pod waits",
+       gpu_claim,
+       one,
+       {"metadata.name: ResourceClaim c replaces the one Pod p of namespace web was admitted with "
+        "(not scheduled yet, it names it): gpuadmit counted that Pod's GPUs with the earlier "
+        "ResourceClaim, and the scheduler would give it this one; delete the Pod first, or "
+        "create this ResourceClaim under another name"},
+       {"c/web/c"}},
+      {"five Pods wait for a template",
+       tmpl,
+       five,
+       {"metadata.name: ResourceClaimTemplate t replaces the one Pods p1, p2, p3 and 2 more of "
+        "namespace web were admitted with (not scheduled yet, they name it): gpuadmit counted "
+        "their GPUs with the earlier ResourceClaimTemplate, and the scheduler would give them "
+        "this one; delete those Pods first, or create this ResourceClaimTemplate under another "
+        "name"},
+       {"t/web/t"}},
+      {"no Pod waits", gpu_claim, none, {}, {"c/web/c"}},
+      {"the Pods cannot be listed",
+       gpu_claim,
+       down,
+       {"metadata.name: ResourceClaim c: gpuadmit could not list the Pods of namespace web not "
+        "scheduled yet (listing Pods: no answer), so it cannot tell whether this ResourceClaim "
+        "replaces one a Pod was admitted with: create it again once the webhook can list them "
+        "(serve --dra-lookup, with list on pods: docs/dra.md)"},
+       {"c/web/c"}},
+      {"lint, or the lookup off: not asked", gpu_claim, not_asked, {}, {"c/web/c"}},
+      {"no GPU request: never asked", cpu_claim, one, {}, {}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const PendingPodsAnswer cluster(c.pods);
+    CHECK(check(*rule, c.object, "web", &cluster) == c.want);
+    CHECK(cluster.asked == c.asked);
+  }
+  // Without a resolver (no lookup at all): nothing.
+  CHECK(check(*rule, gpu_claim, "web").empty());
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 //   request:  an admission.k8s.io/v1 AdmissionRequest: operation, namespace, userInfo (default: a
 //             tenant user, `alice`, system:authenticated), object, oldObject, subResource
 //   claims:   ResourceClaims / ResourceClaimTemplates the pod's claims resolve to (optional)
+//   pods:     the namespace's Pods, as the webhook's Pod list reads them at a claim's CREATE
+//             (ClaimResolver::pending_pods_naming; optional: none, not asked, as in lint)
 //   nodes:    the cluster's Node objects, as the webhook's Node watch holds them (`serve
 //             --node-watch`): GPU009 then judges spec.nodeName (optional; none: not judged)
 //   expect:   per endpoint the rule ids of the answer:
@@ -21,11 +23,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "engine/admission.h"
+#include "engine/dra.h"
 #include "engine/json_dump.h"
 #include "engine/node_source.h"
 #include "lint/manifest_claims.h"
@@ -58,6 +62,7 @@ struct AttackCase {
   Json request;
   Json claims = Json::array();
   Json nodes = Json::array();
+  std::optional<Json> pods;
   Json expect;
 };
 
@@ -94,11 +99,39 @@ std::vector<AttackCase> load_cases(const fs::path& dir = kCases) {
     c.request = doc.at("request");
     if (doc.contains("claims")) c.claims = doc.at("claims");
     if (doc.contains("nodes")) c.nodes = doc.at("nodes");
+    if (doc.contains("pods")) c.pods = doc.at("pods");
     c.expect = doc.at("expect");
     cases.push_back(std::move(c));
   }
   return cases;
 }
+
+// What the webhook's lookups read of the cluster: the case's claims, and its Pods, of which those
+// not scheduled yet that name a claim are listed as the webhook's Pod list does
+// (engine/dra.h pod_waits_for_claim).
+class CaseCluster final : public ClaimResolver {
+ public:
+  explicit CaseCluster(const AttackCase& c)
+      : claims_(c.request.value("namespace", std::string("default"))), pods_(c.pods) {
+    for (const Json& claim : c.claims) claims_.add(claim);
+  }
+  ResolvedClaim resolve(ClaimKind kind, std::string_view ns, std::string_view name) const override {
+    return claims_.resolve(kind, ns, name);
+  }
+  PendingPods pending_pods_naming(ClaimKind kind, std::string_view,
+                                  std::string_view name) const override {
+    if (!pods_) return {};
+    PendingPods listed{PendingPodsLookup::kListed, {}, {}};
+    for (const Json& pod : *pods_) {
+      if (pod_waits_for_claim(pod, kind, name)) listed.names.push_back(pod["metadata"]["name"]);
+    }
+    return listed;
+  }
+
+ private:
+  lint::ManifestClaims claims_;
+  std::optional<Json> pods_;
+};
 
 const Pipeline& pipeline() {
   static const Pipeline p(default_mutators(), default_rules());
@@ -223,8 +256,7 @@ TEST_CASE("tenant attacks: every case gets the answer the policy demands, on bot
   REQUIRE(!cases.empty());
   for (const AttackCase& c : cases) {
     INFO(c.name);
-    lint::ManifestClaims claims(c.request.value("namespace", std::string("default")));
-    for (const Json& claim : c.claims) claims.add(claim);
+    const CaseCluster claims(c);
     REQUIRE((c.expect.contains("mutate") && c.expect.contains("validate")));
     check(c.name + " /mutate", admission_verdict(c, Endpoint::kMutate, &claims),
           expected_verdict(c.expect.at("mutate")));
@@ -246,8 +278,7 @@ TEST_CASE("tenant attacks: every open bypass is still open") {
   for (const AttackCase& c : open) {
     INFO(c.name << " gets the answer the policy demands: move it to tests/tenant_attacks/cases/ "
                    "and take it out of docs/security.md's open list");
-    lint::ManifestClaims claims(c.request.value("namespace", std::string("default")));
-    for (const Json& claim : c.claims) claims.add(claim);
+    const CaseCluster claims(c);
     const bool closed = same(admission_verdict(c, Endpoint::kMutate, &claims),
                              expected_verdict(c.expect.at("mutate"))) &&
                         same(admission_verdict(c, Endpoint::kValidate, &claims),
