@@ -98,6 +98,7 @@ struct ClaimContext {
   std::string_view spec_path;  // the ResourceClaimSpec: "spec", or "spec.spec" for a template
   std::string_view name;       // metadata.name ("" when the API server has not generated it yet)
   const ClaimResolver* claims = nullptr;  // the cluster's Pods (pending_pods_naming); may be null
+  std::string_view username;              // AdmissionRequest.userInfo.username ("" in lint)
 };
 
 // What a rule knows of a queued workload without pod specs (Rule::check_queued_object).

@@ -378,6 +378,16 @@ bool pod_waits_for_claim(const Json& pod, ClaimKind kind, std::string_view name)
   for (const Json& c : *claims) {
     if (c.is_object() && string_member(c, field) == name) return true;
   }
+  if (kind == ClaimKind::kTemplate) return false;
+  // The claim the resource-claim controller made from a template for the Pod, by the name it
+  // recorded in status.resourceClaimStatuses: the scheduler allocates the claim of that name
+  // (k8s.io/dynamic-resource-allocation resourceclaim.Name), whoever created it last.
+  const Json* status = find_member(pod, "status");
+  const Json* made = status != nullptr ? find_member(*status, "resourceClaimStatuses") : nullptr;
+  if (made == nullptr || !made->is_array()) return false;
+  for (const Json& c : *made) {
+    if (c.is_object() && string_member(c, "resourceClaimName") == name) return true;
+  }
   return false;
 }
 

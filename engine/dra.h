@@ -150,7 +150,8 @@ bool targets_gpu_pool(const Json& spec, const CompiledPolicy& policy);
 
 // Whether `pod` (a Pod object, as an item of a PodList) waits for the ResourceClaim (kClaim:
 // `resourceClaimName`) or ResourceClaimTemplate (kTemplate: `resourceClaimTemplateName`) named
-// `name`: not scheduled, not being deleted, naming it (ClaimResolver::pending_pods_naming).
+// `name`: not scheduled, not being deleted, naming it (ClaimResolver::pending_pods_naming) — a
+// claim also by the name status.resourceClaimStatuses records for one made from a template.
 bool pod_waits_for_claim(const Json& pod, ClaimKind kind, std::string_view name);
 
 }  // namespace gpuadmit

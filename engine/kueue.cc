@@ -129,4 +129,23 @@ std::string kueue_queue_name(const Json& object, const JsonPointer& metadata) {
   return kueue_label(object, metadata, kQueueNameLabel);
 }
 
+// Exemption kueue-gate (docs/security.md): believed from Kueue's identity only.
+bool sent_by_kueue(std::string_view username, const CompiledPolicy& policy) {
+  return !username.empty() && (username == kKueueControllerUser ||
+                               policy.names_controller(username, "kueue.x-k8s.io", "Workload"));
+}
+
+bool kueue_gate_removed(const Json& object, const Json& old_object) {
+  auto gated = [](const Json& pod) {
+    const Json* spec = find_member(pod, "spec");
+    const Json* gates = spec != nullptr ? find_member(*spec, "schedulingGates") : nullptr;
+    if (gates == nullptr || !gates->is_array()) return false;
+    for (const Json& g : *gates) {
+      if (string_member(g, "name") == kKueueAdmissionGate) return true;
+    }
+    return false;
+  };
+  return gated(old_object) && !gated(object);
+}
+
 }  // namespace gpuadmit

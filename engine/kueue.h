@@ -31,6 +31,25 @@ inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 // queue order and preemption. GPU010 bounds it by the tenant's priority.allowed.
 inline constexpr std::string_view kWorkloadPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 
+// The scheduling gate Kueue's pod webhook puts on every Pod it manages at its CREATE, and only
+// Kueue removes, when it admits the Pod's workload (pod_webhook.go Default, pod_controller.go
+// ungate): a Pod of a queue runs only once Kueue has taken it from the queue.
+inline constexpr std::string_view kKueueAdmissionGate = "kueue.x-k8s.io/admission";
+
+// The user Kueue's controller manager sends its requests as in Kueue's own install (namespace
+// kueue-system, service account kueue-controller-manager; the Helm chart's default release
+// name gives the same). A Kueue installed elsewhere is named in the policy's `controllers` as
+// the controller of kueue.x-k8s.io Workloads.
+inline constexpr std::string_view kKueueControllerUser =
+    "system:serviceaccount:kueue-system:kueue-controller-manager";
+
+// `username` (AdmissionRequest.userInfo.username) is Kueue's controller (above).
+bool sent_by_kueue(std::string_view username, const CompiledPolicy& policy);
+
+// The Pod UPDATE removes Kueue's admission gate: `old_object` has it in spec.schedulingGates,
+// `object` does not.
+bool kueue_gate_removed(const Json& object, const Json& old_object);
+
 struct QueueSite {
   JsonPointer metadata;  // the metadata (possibly absent in the object) whose labels Kueue reads
   // True when each pod template names its own queue (KueueQueue::kPodTemplateLabels: Kueue's

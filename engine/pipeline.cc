@@ -535,6 +535,7 @@ void Pipeline::evaluate_claim(const Json& object, const EvaluateOptions& options
     ctx.name = string_member(*metadata, "name");
   }
   ctx.claims = options.claims;
+  ctx.username = options.username;
   check_object_rules(policy, ctx.tenant, e, [&](const Rule& rule, std::vector<Violation>& out) {
     rule.check_claim(object, ctx, out);
   });

@@ -47,9 +47,12 @@ struct KubeClaimResolverConfig {
 
   // Cache: at most `cache_size` names, least recently used evicted first. Claim and template
   // specs are immutable (resource.k8s.io validation), so a found entry only goes stale when the
-  // object is deleted and created again under the same name.
+  // object is deleted and created again under the same name — which a tenant can do on purpose:
+  // the replica that admits the new CREATE forgets the name (pending_pods_naming), another
+  // replica would count a new Pod with the old, smaller spec for as long as it kept it. So found
+  // entries are not kept (0); a Pod's claims are read at its admission, one GET each.
   std::size_t cache_size = 4096;
-  std::chrono::milliseconds found_ttl{std::chrono::minutes(10)};
+  std::chrono::milliseconds found_ttl{0};
   std::chrono::milliseconds not_found_ttl{std::chrono::seconds(5)};
   // A failed lookup is remembered briefly, so a down API server costs one timeout per name per
   // interval, not one per pod.

@@ -796,7 +796,8 @@ std::string queue_grandfathered(const CompiledPolicy& policy, std::string_view c
   const std::string old_spec = map_field("o.t", "spec");
   const std::string not_grown =
       let("ocs", containers(policy, old_spec),
-          "ocs.exists(k, k.g.exists(e, e.pa)) && " +
+          "ocs.exists(k, k.g.exists(e, e.pa)) && " + list_field(cc + ".spec", "resourceClaims") +
+              " == " + list_field(old_spec, "resourceClaims") + " && " +
               let("oc", "{'cs': dyn(ocs), 'spec': dyn(" + old_spec + ")}",
                   pod_gpu_total(policy, cc) + " <= " + pod_gpu_total(policy, "oc")));
   return "(request.operation == 'UPDATE' && (qp == 'tpl' || qp == '' || " +

@@ -491,7 +491,25 @@ std::optional<std::string> queue_required(const CompiledPolicy& policy) {
   // else, denied when its spec changed, else allowed (rules/queue_required.cc judged_as_create).
   const std::string judged =
       "c.gpu && (variables.bhc == 2 || !" + cel::queue_grandfathered(policy, "c") + ")";
-  return "(!('qr' in variables.t) || !(" + unqueued_object + ")) && " +
+  // A GPU Pod's Kueue admission gate removed by anyone but Kueue (rules/queue_required.cc
+  // ungated_by_other; engine/kueue.h sent_by_kueue).
+  std::vector<std::string> kueue_users{std::string(kKueueControllerUser)};
+  for (const ControllerIdentity& c : policy.policy().controllers) {
+    for (const GroupKind& gk : c.kinds) {
+      if (gk.group == "kueue.x-k8s.io" && gk.kind == "Workload") kueue_users.push_back(c.username);
+    }
+  }
+  auto gated = [](const std::string& pod) {
+    return list_field(map_field(pod, "spec"), "schedulingGates") +
+           ".exists(g, type(g) == map && 'name' in g && g.name == " + quote(kKueueAdmissionGate) +
+           ")";
+  };
+  const std::string ungated = "variables.gk == '/Pod' && request.operation == 'UPDATE' && " +
+                              gated("oldObject") + " && !" + gated("object") +
+                              " && !(request.userInfo.username in " + string_list(kueue_users) +
+                              ") && variables.ctx.exists(c, c.gpu)";
+  return "(!('qr' in variables.t) || !(" + ungated + ")) && " + "(!('qr' in variables.t) || !(" +
+         unqueued_object + ")) && " +
          std::string(
              "(!('qr' in variables.t) || !((request.operation == 'CREATE' || "
              "request.operation == 'UPDATE') && ((variables.bhc == 1 || variables.bhc == 3) ? "

@@ -1,10 +1,19 @@
 #include "rules/dra_unresolved_claim.h"
 
+#include "engine/controllers.h"
 #include "engine/dra.h"
 #include "rules/claim_rule_support.h"
 
 namespace gpuadmit {
 namespace {
+
+// The claim asks for a DeviceClass the policy maps to a class.
+bool has_gpu_request(const ClaimContext& ctx) {
+  bool gpus = false;
+  claim_rules::for_each_gpu_request(
+      ctx, [&](const DraRequest&, const GpuClass&, const DeviceClassMapping&) { gpus = true; });
+  return gpus;
+}
 
 // A Pod naming a DRA claim whose content gpuadmit does not know: the ResourceClaim or template
 // was not found (lint: none among the manifests read; the API lookup: a 404), or could not be
@@ -40,11 +49,7 @@ std::string pod_list(const std::vector<std::string>& names) {
 }
 
 void check_replaced_claim(const ClaimContext& ctx, std::vector<Violation>& out) {
-  if (ctx.claims == nullptr || ctx.name.empty()) return;
-  bool gpus = false;
-  claim_rules::for_each_gpu_request(
-      ctx, [&](const DraRequest&, const GpuClass&, const DeviceClassMapping&) { gpus = true; });
-  if (!gpus) return;
+  if (ctx.claims == nullptr || ctx.name.empty() || !has_gpu_request(ctx)) return;
   const bool tmpl = ctx.kind == "ResourceClaimTemplate";
   const PendingPods pods = ctx.claims->pending_pods_naming(
       tmpl ? ClaimKind::kTemplate : ClaimKind::kClaim, ctx.ns, ctx.name);
@@ -72,6 +77,41 @@ void check_replaced_claim(const ClaimContext& ctx, std::vector<Violation>& out) 
       "metadata.name"});
 }
 
+// A claim that names a controller is given by the scheduler to the Pod whose uid that
+// ownerReference carries, whatever its kind says (resourceclaim.IsForPod: metav1.IsControlledBy
+// compares uids), and the resource-claim controller adopts such a claim with the annotation
+// resource.kubernetes.io/pod-claim-name for a Pod's template claim. A tenant creating one under
+// the name a Pod's status records, or for a Pod not processed yet, would replace the claim
+// gpuadmit counted (tenant-attack case 423). So a GPU claim's controller is believed only from
+// its controller, as every owner is (engine/controllers.h sent_by_owner_controller): a Pod's
+// claims from kube-controller-manager's resource-claim controller (bootstrappolicy
+// controller_policy.go), another kind's from the controllers the policy names.
+constexpr std::string_view kResourceClaimControllerUser =
+    "system:serviceaccount:kube-system:resource-claim-controller";
+
+// Exemption claim-owner (docs/security.md): a claim's controller believed from its sender only.
+void check_claim_owner(const Json& object, const ClaimContext& ctx, std::vector<Violation>& out) {
+  if (ctx.kind != "ResourceClaim") return;
+  const std::optional<OwnerReference> owner = controller_reference(object);
+  if (!owner || !has_gpu_request(ctx)) return;
+  const bool claim_controller =
+      owner->kind == "Pod" &&
+      (ctx.username == kResourceClaimControllerUser || ctx.username == kKubeControllerManagerUser);
+  if (claim_controller || sent_by_owner_controller(*owner, ctx.username, *ctx.policy)) return;
+  out.push_back(Violation{
+      "ResourceClaim " + object_name(object) + " names " + std::string(owner->kind) + " " +
+          std::string(owner->name) + " as its controller, but " +
+          (owner->kind == "Pod" ? std::string("only Kubernetes' resource-claim controller makes "
+                                              "a Pod's claims")
+                                : "that kind's controller did not send it") +
+          (ctx.username.empty() ? std::string(" (no sender is known, as in lint)")
+                                : " (the request came from " + std::string(ctx.username) + ")") +
+          ": the scheduler gives a claim to the Pod whose uid its controller reference carries, "
+          "in place of the claim gpuadmit counted for that Pod; remove the ownerReference and "
+          "name the claim in a Pod's resourceClaims",
+      "metadata.ownerReferences"});
+}
+
 class DraUnresolvedClaimRule final : public Rule {
  public:
   std::string_view id() const override { return "GPU023"; }
@@ -83,8 +123,9 @@ class DraUnresolvedClaimRule final : public Rule {
   }
   Action default_action() const override { return Action::kDeny; }
 
-  void check_claim(const Json& /*object*/, const ClaimContext& ctx,
+  void check_claim(const Json& object, const ClaimContext& ctx,
                    std::vector<Violation>& out) const override {
+    check_claim_owner(object, ctx, out);
     check_replaced_claim(ctx, out);
   }
 

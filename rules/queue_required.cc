@@ -56,7 +56,19 @@ bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::stri
   if (site && !kueue_queue_name(*old, site->metadata).empty()) return false;
   if (find_pointer(*old, pod.location().spec) == nullptr) return false;
   const Expected<PodView> before = PodView::make(*old, pod.location());
-  return before && is_gpu_pod(*before, policy) &&
+  // Its DRA claims unchanged too: effective_pod_gpus counts extended resources, and a claim added
+  // to the template would bring GPUs it does not see (tenant-attack case 157).
+  // (A member that is not a list reads as none, as in the native policies' list_field.)
+  auto claims_of = [](const Json& spec) {
+    const Json* claims = find_member(spec, "resourceClaims");
+    return claims != nullptr && claims->is_array() && !claims->empty() ? claims : nullptr;
+  };
+  if (!before) return false;
+  const Json* claims = claims_of(pod.spec());
+  const Json* old_claims = claims_of(before->spec());
+  const bool same_claims =
+      claims == nullptr || old_claims == nullptr ? claims == old_claims : *claims == *old_claims;
+  return is_gpu_pod(*before, policy) && same_claims &&
          effective_pod_gpus(pod, policy) <= effective_pod_gpus(*before, policy);
 }
 
@@ -71,6 +83,29 @@ Violation changed_behind_controller(const OwnerReference& owner, std::string_vie
           "would run outside the queues of tenant " +
           ctx.tenant->name + "; change the " + std::string(owner.kind) + " instead",
       "spec", policy_path::tenant(*ctx.tenant) + ".queue.require"};
+}
+
+// A queued Pod's admission gate removed by anyone but Kueue: the gate holds the Pod until Kueue
+// admits its workload, so ungated by a tenant (with or without Kueue's kueue.x-k8s.io/managed
+// label, whose removal makes Kueue's reconciler skip the Pod: pod_controller.go Skip) it runs at
+// once, outside the queue (tenant-attack case 156). Kueue's own ungating is its to make (case
+// 305). The native policies decide the same (render/native_rules.cc queue_required).
+bool ungated_by_other(const PodView& pod, const PodContext& ctx, std::string_view sender) {
+  const Json* old = ctx.request->old_object;
+  return ctx.request->operation == Operation::kUpdate && old != nullptr && !pod.is_template() &&
+         string_member(pod.object(), "kind") == "Pod" && kueue_gate_removed(pod.object(), *old) &&
+         !sent_by_kueue(sender, *ctx.policy);
+}
+
+Violation ungated(std::string_view sender, const PodContext& ctx) {
+  return Violation{
+      "only Kueue may remove its scheduling gate " + std::string(kKueueAdmissionGate) +
+          " from this Pod (the request came from " + std::string(sender) +
+          "): the gate holds the Pod until Kueue admits its workload from the queues of tenant " +
+          ctx.tenant->name +
+          ", so without it the Pod's GPUs would run outside them; leave the "
+          "gate to Kueue",
+      "spec.schedulingGates", policy_path::tenant(*ctx.tenant) + ".queue.require"};
 }
 
 // Whether an UPDATE is judged as the sender's CREATE; an UPDATE of a controller's child
@@ -146,6 +181,10 @@ class QueueRequiredRule final : public Rule {
     const Json& object = pod.object();
     const std::string_view sender =
         ctx.request != nullptr ? std::string_view(ctx.request->username) : std::string_view();
+    if (ctx.request != nullptr && ungated_by_other(pod, ctx, sender)) {
+      out.push_back(ungated(sender, ctx));
+      return;
+    }
     if (ctx.request != nullptr && ctx.request->operation != Operation::kCreate &&
         !judged_as_create(pod, ctx, sender, out)) {
       return;

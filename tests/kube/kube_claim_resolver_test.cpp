@@ -301,6 +301,22 @@ TEST_CASE("kube: 404 NotFound is kNotFound and cached, the second lookup makes n
   CHECK(c.found + c.unavailable == 0);
 }
 
+TEST_CASE("kube: a found object is not kept by default: each lookup reads the current one") {
+  Fixture f;
+  const std::string path = std::string(kTemplatePath) + "single-gpu";
+  f.api.put(path, single_gpu_template("resource.k8s.io/v1").dump());
+  KubeClaimResolver claims(f.config);
+  CHECK(claims.resolve(ClaimKind::kTemplate, "ml", "single-gpu").status == ClaimLookup::kFound);
+  // Deleted and created again larger under the same name, admitted by another replica.
+  Json larger = single_gpu_template("resource.k8s.io/v1");
+  larger["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = 4;
+  f.api.put(path, larger.dump());
+  const ResolvedClaim now = claims.resolve(ClaimKind::kTemplate, "ml", "single-gpu");
+  CHECK(now.spec["devices"]["requests"][0]["exactly"]["count"] == 4);
+  CHECK(claims.counts().cache_hit == 0);
+  CHECK(claims.cache_entries() == 0);
+}
+
 TEST_CASE("kube: a found template is served from the cache until its TTL ends") {
   Fixture f;
   auto now =
@@ -436,7 +452,7 @@ TEST_CASE("kube: the lookups of one review end at its deadline, however many cla
   CHECK(c.unavailable == 0);
 
   // Nothing was remembered for the names the deadline cut: the next review asks for them, with
-  // a deadline of its own, and finds "a" in the cache.
+  // a deadline of its own (and for "a" again: found objects are not kept by default).
   f.api.set_delay(0ms);
   const auto next = claims.for_review();
   for (const std::string& n : names) {
@@ -444,9 +460,9 @@ TEST_CASE("kube: the lookups of one review end at its deadline, however many cla
     CHECK(next->resolve(ClaimKind::kTemplate, "ml", n).status == ClaimLookup::kFound);
   }
   c = claims.counts();
-  CHECK(c.found == 4);
-  CHECK(c.cache_hit == 1);
-  CHECK(f.api.paths().size() == 6);
+  CHECK(c.found == 5);
+  CHECK(c.cache_hit == 0);
+  CHECK(f.api.paths().size() == 7);
 }
 
 TEST_CASE("kube: a lookup outside a review has a deadline of its own") {
@@ -627,6 +643,7 @@ TEST_CASE("kube: a malformed answer is kUnavailable") {
 
 TEST_CASE("kube: concurrent lookups from several threads") {
   Fixture f;
+  f.config.found_ttl = 60s;  // the cache shared between threads
   f.api.put(std::string(kTemplatePath) + "single-gpu",
             single_gpu_template("resource.k8s.io/v1").dump());
   KubeClaimResolver claims(f.config);
@@ -650,6 +667,7 @@ TEST_CASE("kube: concurrent lookups from several threads") {
 
 TEST_CASE("kube: lookup metrics, a closed label set") {
   Fixture f;
+  f.config.found_ttl = 60s;  // a cache hit to count
   f.api.put(std::string(kTemplatePath) + "a", single_gpu_template("resource.k8s.io/v1").dump());
   KubeClaimResolver claims(f.config);
   claims.resolve(ClaimKind::kTemplate, "ml", "a");
@@ -723,18 +741,21 @@ TEST_CASE("kube: the Pods not scheduled yet that name a claim, listed page by pa
   deleting["metadata"]["deletionTimestamp"] = "2026-11-29T09:00:00Z";
   Json bound = pod("s", "resourceClaimName", "a");
   bound["spec"]["nodeName"] = "gpu-1";
-  f.api.put_pages(
-      kPodsPath,
-      {pod_page({pod("p", "resourceClaimName", "a"), pod("r", "resourceClaimTemplateName", "a"),
-                 deleting},
-                "p1"),
-       pod_page({bound, pod("t", "resourceClaimName", "a"), pod("u", "resourceClaimName", "b")},
-                "")});
+  // A claim the resource-claim controller made from a template, named in the Pod's status.
+  Json made = pod("v", "resourceClaimTemplateName", "tmpl");
+  made["status"]["resourceClaimStatuses"] =
+      Json::array({{{"name", "gpu"}, {"resourceClaimName", "a"}}});
+  f.api.put_pages(kPodsPath, {pod_page({pod("p", "resourceClaimName", "a"),
+                                        pod("r", "resourceClaimTemplateName", "a"), deleting},
+                                       "p1"),
+                              pod_page({bound, pod("t", "resourceClaimName", "a"),
+                                        pod("u", "resourceClaimName", "b"), made},
+                                       "")});
   KubeClaimResolver claims(f.config);
 
   const gpuadmit::PendingPods named = claims.pending_pods_naming(ClaimKind::kClaim, "ml", "a");
   CHECK(named.status == gpuadmit::PendingPodsLookup::kListed);
-  CHECK(named.names == std::vector<std::string>{"p", "t"});
+  CHECK(named.names == std::vector<std::string>{"p", "t", "v"});
   CHECK(f.api.list_queries() ==
         std::vector<std::string>{"fieldSelector=spec.nodeName=&limit=500&continue=",
                                  "fieldSelector=spec.nodeName=&limit=500&continue=p1"});
@@ -766,6 +787,7 @@ TEST_CASE("kube: a claim's name is forgotten by the cache when a claim of that n
   const std::string path = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims/shared-gpu";
   f.api.put(path, object.dump());
   f.api.put_pages(kPodsPath, {pod_page({}, "")});
+  f.config.found_ttl = 60s;  // kept only when configured so
   KubeClaimResolver claims(f.config);
   CHECK(claims.resolve(ClaimKind::kClaim, "ml", "shared-gpu").status == ClaimLookup::kFound);
   CHECK(claims.resolve(ClaimKind::kClaim, "ml", "shared-gpu").status == ClaimLookup::kFound);

@@ -55,7 +55,8 @@ spec:
 
 // "path: message" of each violation of `rule` on the claim object (in namespace `ns`).
 std::vector<std::string> check(const Rule& rule, std::string_view object_json, std::string_view ns,
-                               const ClaimResolver* cluster = nullptr) {
+                               const ClaimResolver* cluster = nullptr,
+                               std::string_view username = "") {
   const Json object = Json::parse(object_json);
   const std::string_view kind = string_member(object, "kind");
   std::string spec_path;
@@ -73,6 +74,7 @@ std::vector<std::string> check(const Rule& rule, std::string_view object_json, s
     ctx.name = string_member(*metadata, "name");
   }
   ctx.claims = cluster;
+  ctx.username = username;
   std::vector<Violation> out;
   rule.check_claim(object, ctx, out);
   std::vector<std::string> lines;
@@ -334,6 +336,71 @@ TEST_CASE("GPU023: a claim created under the name a Pod not scheduled yet waits 
   }
   // Without a resolver (no lookup at all): nothing.
   CHECK(check(*rule, gpu_claim, "web").empty());
+}
+
+TEST_CASE("GPU023: a GPU claim naming a controller is believed only from that controller",
+          "[rules][dra]") {
+  const auto rule = make_dra_unresolved_claim_rule();
+  auto owned = [](std::string_view owner, std::string_view device_class) {
+    return std::string(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+      "metadata": {"name": "mine", "ownerReferences": [)") +
+           std::string(owner) + R"(]}, "spec": {"devices": {"requests": [
+        {"name": "g", "exactly": {"deviceClassName": ")" +
+           std::string(device_class) + R"(", "count": 1}}]}}})";
+  };
+  const std::string pod_owner =
+      R"({"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u-1", "controller": true})";
+  const std::string deployment_owner =
+      R"({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": "u-2", "controller": true})";
+  const std::string not_controller =
+      R"({"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u-1"})";
+  const std::string pod_message =
+      "metadata.ownerReferences: ResourceClaim mine names Pod p as its controller, but only "
+      "Kubernetes' resource-claim controller makes a Pod's claims (";
+  const std::string tail =
+      ": the scheduler gives a claim to the Pod whose uid its controller reference carries, in "
+      "place of the claim gpuadmit counted for that Pod; remove the ownerReference and name the "
+      "claim in a Pod's resourceClaims";
+  struct Case {
+    const char* name;
+    std::string object;
+    std::string_view username;
+    Lines want;
+  };
+  const std::vector<Case> cases = {
+      {"a tenant's claim owned by a Pod",
+       owned(pod_owner, "l4.example.com"),
+       "alice",
+       {pod_message + "the request came from alice)" + tail}},
+      {"lint: no sender",
+       owned(pod_owner, "l4.example.com"),
+       "",
+       {pod_message + "no sender is known, as in lint)" + tail}},
+      {"the resource-claim controller",
+       owned(pod_owner, "l4.example.com"),
+       "system:serviceaccount:kube-system:resource-claim-controller",
+       {}},
+      {"kube-controller-manager's own user",
+       owned(pod_owner, "l4.example.com"),
+       "system:kube-controller-manager",
+       {}},
+      {"another kind, not sent by its controller",
+       owned(deployment_owner, "l4.example.com"),
+       "alice",
+       {"metadata.ownerReferences: ResourceClaim mine names Deployment d as its controller, but "
+        "that kind's controller did not send it (the request came from alice)" +
+        tail}},
+      {"another kind, sent by its controller",
+       owned(deployment_owner, "l4.example.com"),
+       "system:serviceaccount:kube-system:deployment-controller",
+       {}},
+      {"an owner that is not the controller", owned(not_controller, "l4.example.com"), "alice", {}},
+      {"no GPU request", owned(pod_owner, "nic.example.com"), "alice", {}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    CHECK(check(*rule, c.object, "web", nullptr, c.username) == c.want);
+  }
 }
 
 }  // namespace
