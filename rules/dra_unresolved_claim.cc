@@ -104,8 +104,6 @@ void check_claim_owner(const Json& object, const ClaimContext& ctx, std::vector<
           (owner->kind == "Pod" ? std::string("only Kubernetes' resource-claim controller makes "
                                               "a Pod's claims")
                                 : "that kind's controller did not send it") +
-          (ctx.username.empty() ? std::string(" (no sender is known, as in lint)")
-                                : " (the request came from " + std::string(ctx.username) + ")") +
           ": the scheduler gives a claim to the Pod whose uid its controller reference carries, "
           "in place of the claim gpuadmit counted for that Pod; remove the ownerReference and "
           "name the claim in a Pod's resourceClaims",
