@@ -46,6 +46,13 @@ ResolvedClaim result(ClaimLookup status, std::string error) {
   return r;
 }
 
+// The cache's key of a claim or template: "c/<ns>/<name>" or "t/<ns>/<name>".
+std::string cache_key(ClaimKind kind, std::string_view ns, std::string_view name) {
+  std::string key = std::string(kind == ClaimKind::kTemplate ? "t/" : "c/");
+  key.append(ns).append("/").append(name);
+  return key;
+}
+
 bool is_not_found_status(const std::string& body) {
   const Json status = Json::parse(body, nullptr, false);
   return string_member(status, "kind") == "Status" && string_member(status, "reason") == "NotFound";
@@ -292,8 +299,7 @@ ResolvedClaim KubeClaimResolver::resolve_until(ClaimKind kind, std::string_view 
                                                 std::string(name) + "\" in namespace \"" +
                                                 std::string(ns) + "\" is not a valid name");
     }
-    std::string key = std::string(kind == ClaimKind::kTemplate ? "t/" : "c/");
-    key.append(ns).append("/").append(name);
+    const std::string key = cache_key(kind, ns, name);
     if (std::optional<ResolvedClaim> hit = impl_->cached(key)) {
       impl_->cache_hit.fetch_add(1, std::memory_order_relaxed);
       return *hit;
@@ -345,8 +351,7 @@ PendingPods KubeClaimResolver::pending_pods_naming_until(ClaimKind kind, std::st
     if (!valid_name(ns, 63) || !valid_name(name, 253)) return {PendingPodsLookup::kListed, {}, {}};
     // A claim or template of this name is being created: whatever was cached under the name is
     // of an object deleted since (their specs are immutable otherwise), so forget it.
-    impl_->forget(std::string(kind == ClaimKind::kTemplate ? "t/" : "c/") + std::string(ns) + "/" +
-                  std::string(name));
+    impl_->forget(cache_key(kind, ns, name));
     const std::optional<std::string> token = read_token(impl_->config.token_path);
     if (!token) return pods_unavailable("cannot read the service account token");
     PendingPods found;

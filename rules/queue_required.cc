@@ -56,6 +56,7 @@ bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::stri
   if (site && !kueue_queue_name(*old, site->metadata).empty()) return false;
   if (find_pointer(*old, pod.location().spec) == nullptr) return false;
   const Expected<PodView> before = PodView::make(*old, pod.location());
+  if (!before) return false;
   // Its DRA claims unchanged too: effective_pod_gpus counts extended resources, and a claim added
   // to the template would bring GPUs it does not see (tenant-attack case 157).
   // (A member that is not a list reads as none, as in the native policies' list_field.)
@@ -63,7 +64,6 @@ bool admitted_without_queue(const PodView& pod, const PodContext& ctx, std::stri
     const Json* claims = find_member(spec, "resourceClaims");
     return claims != nullptr && claims->is_array() && !claims->empty() ? claims : nullptr;
   };
-  if (!before) return false;
   const Json* claims = claims_of(pod.spec());
   const Json* old_claims = claims_of(before->spec());
   const bool same_claims =
