@@ -90,8 +90,11 @@ Json json_patch(std::string expression) {
 
 // --- 1. requests = limits ---------------------------------------------------------------------
 
-std::string requests_equal_limits(const CompiledPolicy& policy) {
+// The container `ct` (a CEL name) with each GPU request or limit written alone copied to the
+// other.
+std::string requests_equal_limits(const CompiledPolicy& policy, std::string_view ct) {
   MapBuilder mb;
+  const std::string c(ct);
   auto missing = [&](std::string_view have, std::string_view other) {
     const std::string h(have), o(other);
     return h + ".filter(q, " + cel::is_gpu_resource(policy, "q") + " && " +
@@ -105,24 +108,26 @@ std::string requests_equal_limits(const CompiledPolicy& policy) {
   const std::string resources = let(
       "r1", "size(mr) > 0 ? " + mb.with("res", "'requests'", merged("rq", "mr", "lm")) + " : res",
       "size(ml) > 0 ? " + mb.with("r1", "'limits'", merged("lm", "ml", "rq")) + " : r1");
-  const std::string fix = let("res", map_field("k.c", "resources"),
-                              let("rq", map_field("res", "requests"),
-                                  let("lm", map_field("res", "limits"),
-                                      let("mr", missing("lm", "rq"),
-                                          let("ml", missing("rq", "lm"),
-                                              "size(mr) + size(ml) == 0 ? k.c : " +
-                                                  mb.with("k.c", "'resources'", resources))))));
-  return join_ops({container_list_ops("c.gpu", "initContainers", "init", fix),
-                   container_list_ops("c.gpu", "containers", "app", fix)});
+  return let("res", map_field(c, "resources"),
+             let("rq", map_field("res", "requests"),
+                 let("lm", map_field("res", "limits"),
+                     let("mr", missing("lm", "rq"),
+                         let("ml", missing("rq", "lm"),
+                             "size(mr) + size(ml) == 0 ? " + c + " : " +
+                                 mb.with(c, "'resources'", resources))))));
 }
 
 // --- 2. class annotation ----------------------------------------------------------------------
 
+// The pod spec `c` gets the class annotation.
+std::string class_annotates(const CompiledPolicy& policy) {
+  return "(c.gpu && " + cel::known_class(policy, "c.cls") + " && " +
+         string_field(map_field("c.meta", "annotations"), kClassAnnotation) + " != c.cls)";
+}
+
 std::string class_annotation(const CompiledPolicy& policy) {
   MapBuilder mb;
-  const std::string applies = "c.gpu && " + cel::known_class(policy, "c.cls") + " && " +
-                              string_field(map_field("c.meta", "annotations"), kClassAnnotation) +
-                              " != c.cls";
+  const std::string applies = class_annotates(policy);
   return "variables.ctx.filter(c, " + applies +
          ").map(c, c.hm ? JSONPatch{op: 'add', path: c.pm + '/annotations', value: " +
          let("an", map_field("c.meta", "annotations"),
@@ -151,10 +156,10 @@ std::string resource_target(const CompiledPolicy& policy) {
   return out;
 }
 
-std::string resource_names(const CompiledPolicy& policy) {
-  const std::string target = resource_target(policy);
-  if (target == "''") return "[]";
+// The container `ct` with nvidia.com/gpu renamed to the target `tg` (bound to resource_target).
+std::string resource_names(std::string_view ct) {
   MapBuilder mb;
+  const std::string c(ct);
   const std::string gpu = "'nvidia.com/gpu'";
   auto renamed = [&](std::string_view m) {
     const std::string mm(m);
@@ -163,17 +168,12 @@ std::string resource_names(const CompiledPolicy& policy) {
   const std::string resources =
       let("r1", "(" + gpu + " in rq) ? " + mb.with("res", "'requests'", renamed("rq")) + " : res",
           "(" + gpu + " in lm) ? " + mb.with("r1", "'limits'", renamed("lm")) + " : r1");
-  const std::string each =
-      let("res", map_field("k.c", "resources"),
-          let("rq", map_field("res", "requests"),
-              let("lm", map_field("res", "limits"),
-                  "!(" + gpu + " in rq || " + gpu + " in lm) || [rq, lm].exists(m, " + gpu +
-                      " in m && (!" + cel::valid_quantity("m[" + gpu + "]") +
-                      " || tg in m)) ? k.c : " + mb.with("k.c", "'resources'", resources))));
-  const std::string bound = let("tg", target, each);
-  const std::string applies = "c.gpu && " + target + " != ''";
-  return join_ops({container_list_ops(applies, "initContainers", "init", bound),
-                   container_list_ops(applies, "containers", "app", bound)});
+  return let("res", map_field(c, "resources"),
+             let("rq", map_field("res", "requests"),
+                 let("lm", map_field("res", "limits"),
+                     "!(" + gpu + " in rq || " + gpu + " in lm) || [rq, lm].exists(m, " + gpu +
+                         " in m && (!" + cel::valid_quantity("m[" + gpu + "]") +
+                         " || tg in m)) ? " + c + " : " + mb.with(c, "'resources'", resources))));
 }
 
 // --- 4. tolerations -----------------------------------------------------------------------------
@@ -355,11 +355,16 @@ namespace {
 // long: one CEL expression (limits, then requests capped at them, per container) built in the
 // order it evaluates; its nested let() bindings read as one piece. The values are the
 // namespace's tenant's (variables.t.df: r request, l limit, g perGPU; render/native_tenants.h).
-std::string defaults(const CompiledPolicy& policy) {
+//
+// The container `ct` with the defaults set, when a tenant sets defaults ("" otherwise); reads
+// `k.g` (the container's GPU units) and the names the caller binds: `dr`, `dl`, `dg` (the
+// tenant's request, limit and perGPU maps) and `bg` (defaults_budget).
+std::string defaults(const CompiledPolicy& policy, std::string_view ct) {
   const std::vector<std::string> names = default_resources(policy, [](const TenantDefaults& d) {
     return std::vector<const ResourceList*>{&d.request, &d.per_gpu, &d.limit};
   });
-  if (names.empty()) return "[]";
+  if (names.empty()) return "";
+  const std::string c(ct);
   const std::vector<std::string> limits = default_resources(
       policy, [](const TenantDefaults& d) { return std::vector<const ResourceList*>{&d.limit}; });
   MapBuilder mb;
@@ -407,29 +412,108 @@ std::string defaults(const CompiledPolicy& policy) {
   const std::string resources =
       let("r1", "size(la) > 0 ? " + mb.with("res", "'limits'", "nl") + " : res",
           "size(lr) > 0 ? " + mb.with("r1", "'requests'", mb.with_pairs("rq0", "lr")) + " : r1");
-  const std::string each =
-      let("gu", "([0] + k.g.map(ge, int(ge.cu))).sum()",
-          let("res", map_field("k.c", "resources"),
-              let("rq0", map_field("res", "requests"),
-                  let("lm0", map_field("res", "limits"),
-                      let("la", added_limits,
-                          let("nl", mb.with_pairs("lm0", "la"),
-                              let("lr", added_requests,
-                                  "size(la) + size(lr) == 0 ? k.c : " +
-                                      mb.with("k.c", "'resources'", resources))))))));
-  // Resources the pod-level spec.resources sets are the user's budget (mutators/defaults.cc
-  // pod_budgeted).
-  const std::string budget =
-      let("pr", map_field("c.spec", "resources"),
-          "[" + map_field("pr", "requests") + ", " + map_field("pr", "limits") +
-              "].map(bm, bm.filter(bk, bm[bk] != null))");
-  const std::string bound = let("bg", budget, each);
-  const std::string ops = join_ops({container_list_ops("c.gpu", "initContainers", "init", bound),
-                                    container_list_ops("c.gpu", "containers", "app", bound)});
-  return "!('df' in variables.t) ? [] : " +
-         let("dr", "dyn('r' in variables.t.df ? variables.t.df.r : {})",
-             let("dl", "dyn('l' in variables.t.df ? variables.t.df.l : {})",
-                 let("dg", "dyn('g' in variables.t.df ? variables.t.df.g : {})", ops)));
+  return let("gu", "([0] + k.g.map(ge, int(ge.cu))).sum()",
+             let("res", map_field(c, "resources"),
+                 let("rq0", map_field("res", "requests"),
+                     let("lm0", map_field("res", "limits"),
+                         let("la", added_limits,
+                             let("nl", mb.with_pairs("lm0", "la"),
+                                 let("lr", added_requests,
+                                     "size(la) + size(lr) == 0 ? " + c + " : " +
+                                         mb.with(c, "'resources'", resources))))))));
+}
+
+// `bg` of defaults(): the resources the pod-level spec.resources of `c` sets, the user's budget
+// (mutators/defaults.cc pod_budgeted).
+std::string defaults_budget() {
+  return let("pr", map_field("c.spec", "resources"),
+             "[" + map_field("pr", "requests") + ", " + map_field("pr", "limits") +
+                 "].map(bm, bm.filter(bk, bm[bk] != null))");
+}
+
+// --- 9. GPU visibility --------------------------------------------------------------------------
+
+// The container `ct` with NVIDIA_VISIBLE_DEVICES=void unless it may get GPUs or names the
+// variable already (mutators/gpu_visibility.cc); reads `k.g`.
+std::string hide_devices(std::string_view ct) {
+  MapBuilder mb;
+  const std::string c(ct);
+  const std::string may_get_gpus =
+      "(k.g.exists(e, e.pa) || size(" + list_field(map_field(c, "resources"), "claims") + ") > 0)";
+  const std::string entry =
+      "{'name': " + quote(kVisibleDevicesEnv) + ", 'value': " + quote(kNoVisibleDevices) + "}";
+  const std::string hide =
+      let("ev", "('env' in " + c + " && " + c + ".env != null) ? " + c + ".env : []",
+          "(type(ev) != list || ev.exists(v, type(v) == map && " + string_field("v", "name") +
+              " == " + quote(kVisibleDevicesEnv) + ")) ? " + c + " : " +
+              mb.with(c, "'env'", "ev + [" + entry + "]"));
+  return "(" + may_get_gpus + " ? " + c + " : " + hide + ")";
+}
+
+// Where gpu-visibility applies: every pod but a node agent's, CREATE and UPDATE alike
+// (docs/decisions.md, "Controllers converge"): on UPDATE the model holds only the templates that
+// changed, and immutable templates are never admitted.
+std::string hides_devices(const CompiledPolicy& policy) {
+  return "!" + cel::runs_on_every_node(policy);
+}
+
+// --- the container lists -----------------------------------------------------------------------
+
+// The container lists of every GPU pod spec rebuilt by requests-equal-limits, resource-names and
+// defaults, in the webhook's order, each applied to what the one before made: one operation per
+// list, where the API server would otherwise convert and default the object after each
+// (docs/native.md, "Order and reinvocation"). None of them changes what the others decide by
+// (the pod's class, its GPU units, whether it is a GPU pod), so the values the model read from
+// the object hold for all three. `names` gets the mutators that can change something.
+std::string container_resources(const CompiledPolicy& policy, bool visibility,
+                                std::vector<std::string>& names) {
+  std::string last = "k.c";
+  std::vector<std::pair<std::string, std::string>> steps;  // {name, value over `last`}
+  auto step = [&](std::string_view mutator, const std::string& value) {
+    names.emplace_back(mutator);
+    const std::string next = "cr" + std::to_string(steps.size());
+    steps.emplace_back(next, value);
+    last = next;
+  };
+  if (policy.policy().enforcement.requests_equal_limits == Action::kFix) {
+    step("requests-equal-limits", requests_equal_limits(policy, last));
+  }
+  const std::string target = resource_target(policy);
+  if (target != "''") {
+    step("resource-names", let("tg", target, "tg == '' ? " + last + " : " + resource_names(last)));
+  }
+  const std::string with_defaults = defaults(policy, last);
+  if (!with_defaults.empty()) {
+    step("defaults",
+         "!('df' in variables.t) ? " + last + " : " + let("bg", defaults_budget(), with_defaults));
+  }
+  if (steps.empty() && !visibility) return "[]";
+  std::string each = last;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) each = let(it->first, it->second, each);
+  std::string applies = "c.gpu";
+  std::vector<std::string> lists;
+  if (visibility) {
+    // gpu-visibility last, on every pod spec but a node agent's: the GPU pods' containers after
+    // the resource mutators, the others as they are.
+    const std::string hides = hides_devices(policy);
+    if (!steps.empty())
+      each = let("cg", "c.gpu ? " + each + " : k.c", hides + " ? " + hide_devices("cg") + " : cg");
+    else
+      each = hide_devices("k.c");
+    applies = steps.empty() ? hides : "(c.gpu || " + hides + ")";
+    lists.push_back(container_list_ops(hides, "ephemeralContainers", "eph", hide_devices("k.c")));
+  }
+  std::string ops = join_ops({container_list_ops(applies, "initContainers", "init", each),
+                              container_list_ops(applies, "containers", "app", each)});
+  if (!lists.empty()) ops += " + " + lists[0];
+  if (!with_defaults.empty()) {
+    ops = let(
+        "dr", "dyn('df' in variables.t && 'r' in variables.t.df ? variables.t.df.r : {})",
+        let("dl", "dyn('df' in variables.t && 'l' in variables.t.df ? variables.t.df.l : {})",
+            let("dg", "dyn('df' in variables.t && 'g' in variables.t.df ? variables.t.df.g : {})",
+                ops)));
+  }
+  return ops;
 }
 
 // --- 7. priority ------------------------------------------------------------------------------
@@ -477,7 +561,9 @@ std::string priority(const CompiledPolicy& policy) {
 
 // mutators/strip_gpu_pool.cc over the required terms `ts`: from each, `Exists` on a class
 // label and the class values of an `In` on one (an `In` left with none goes); a term left with
-// no expression and no matchFields goes.
+// no expression and no matchFields goes. The pairs {d: dropped, e|t: value} are dyn() on both
+// sides: Kubernetes' CEL takes only homogeneous aggregate literals (a bool beside a map is a
+// compile error).
 std::string stripped_terms(const CompiledPolicy& policy, MapBuilder& mb) {
   const std::string key = "(type(e) == map ? " + string_field("e", "key") + " : '')";
   const std::string op = string_field("e", "operator");  // read behind type(e) == map
@@ -490,14 +576,14 @@ std::string stripped_terms(const CompiledPolicy& policy, MapBuilder& mb) {
       let("iv", in_values,
           let("nv", kept_values,
               "(type(e) == map && " + op + " == 'Exists' && " + cel::is_pool_label(policy, "ek") +
-                  ") ? {'d': true, 'e': dyn(e)} : size(nv) < size(iv) ? {'d': size(nv) == 0, "
-                  "'e': dyn(" +
-                  mb.with("e", "'values'", "nv") + ")} : {'d': false, 'e': dyn(e)}")));
+                  ") ? {'d': dyn(true), 'e': dyn(e)} : size(nv) < size(iv) ? {'d': dyn(size(nv) == "
+                  "0), 'e': dyn(" +
+                  mb.with("e", "'values'", "nv") + ")} : {'d': dyn(false), 'e': dyn(e)}")));
   const std::string term =
       let("xs", list_field("t", "matchExpressions"),
           let("nx", "xs.map(e, " + expression + ").filter(z, !z.d).map(z, z.e)",
-              "nx == xs ? {'d': false, 't': dyn(t)} : {'d': size(nx) == 0 && size(" +
-                  list_field("t", "matchFields") + ") == 0, 't': dyn(" +
+              "nx == xs ? {'d': dyn(false), 't': dyn(t)} : {'d': dyn(size(nx) == 0 && size(" +
+                  list_field("t", "matchFields") + ") == 0), 't': dyn(" +
                   mb.with("t", "'matchExpressions'", "nx") + ")}"));
   return "ts.map(t, " + term + ").filter(z, !z.d).map(z, z.t)";
 }
@@ -543,32 +629,12 @@ std::string strip_gpu_pool(const CompiledPolicy& policy) {
   return join_ops({tolerations, selector, affinity});
 }
 
-// --- 9. GPU visibility --------------------------------------------------------------------------
-
-std::string gpu_visibility_mutation(const CompiledPolicy& policy) {
-  MapBuilder mb;
-  // CREATE and UPDATE alike (docs/decisions.md, "Controllers converge"): on UPDATE the model
-  // holds only the templates that changed, and immutable templates are never admitted.
-  const std::string applies = "!" + cel::runs_on_every_node(policy);
-  const std::string may_get_gpus = "(k.g.exists(e, e.pa) || size(" +
-                                   list_field(map_field("k.c", "resources"), "claims") + ") > 0)";
-  const std::string entry =
-      "{'name': " + quote(kVisibleDevicesEnv) + ", 'value': " + quote(kNoVisibleDevices) + "}";
-  const std::string hide = let("ev", "('env' in k.c && k.c.env != null) ? k.c.env : []",
-                               "(type(ev) != list || ev.exists(v, type(v) == map && " +
-                                   string_field("v", "name") + " == " + quote(kVisibleDevicesEnv) +
-                                   ")) ? k.c : " + mb.with("k.c", "'env'", "ev + [" + entry + "]"));
-  const std::string each = may_get_gpus + " ? k.c : " + hide;
-  return join_ops({container_list_ops(applies, "initContainers", "init", each),
-                   container_list_ops(applies, "containers", "app", each),
-                   container_list_ops(applies, "ephemeralContainers", "eph", each)});
-}
-
 // --- 10. Kueue queue ----------------------------------------------------------------------------
 
 // mutators/queue_label.cc: on CREATE, the tenant's queue (variables.t.qn) where Kueue reads it and
 // none is named — the object's metadata ('top'), the CronJob's jobTemplate ('cron'), or each GPU
-// pod template's metadata ('tpl'). A copy is never here (the policy's matchConditions).
+// pod template's metadata ('tpl'). A copy is never here (the policy's matchConditions). The class
+// annotation, earlier in the same JSON Patch, creates a template's metadata when it has none.
 std::string queue_label(const CompiledPolicy& policy) {
   const std::vector<Tenant>& ts = policy.policy().tenants;
   if (std::none_of(ts.begin(), ts.end(),
@@ -581,7 +647,8 @@ std::string queue_label(const CompiledPolicy& policy) {
   const std::string job_template = map_field(map_field("object", "spec"), "jobTemplate");
   const std::string per_template =
       "variables.ctx.filter(c, c.gpu && " + cel::queue_named_in("c.meta") +
-      " == '').map(c, c.hm ? JSONPatch{op: 'add', path: c.pm + '/labels', value: " +
+      " == '').map(c, (c.hm || " + class_annotates(policy) +
+      ") ? JSONPatch{op: 'add', path: c.pm + '/labels', value: " +
       let("lb", map_field("c.meta", "labels"), mb.with("lb", label, name)) +
       "} : JSONPatch{op: 'add', path: c.pm, value: {'labels': {" + label + ": " + name + "}}})";
   const std::string ops =
@@ -607,62 +674,55 @@ std::string queue_label(const CompiledPolicy& policy) {
 
 std::vector<NativeMutation> mutations(const CompiledPolicy& policy) {
   const Enforcement& e = policy.policy().enforcement;
-  std::vector<std::pair<std::string, std::string>> all;
-  if (e.requests_equal_limits == Action::kFix) {
-    all.emplace_back("requests-equal-limits", requests_equal_limits(policy));
-  }
-  all.emplace_back("resource-names", resource_names(policy));
-  all.emplace_back("class", class_annotation(policy));
-  all.emplace_back("tolerations", tolerations(policy));
-  all.emplace_back("node-affinity", node_affinity(policy));
-  all.emplace_back("defaults", defaults(policy));
-  all.emplace_back("priority", priority(policy));
-  if (e.non_gpu_on_gpu_pool == Action::kStrip)
-    all.emplace_back("strip-gpu-pool", strip_gpu_pool(policy));
-  if (e.gpu_visibility == Action::kFix)
-    all.emplace_back("gpu-visibility", gpu_visibility_mutation(policy));
-  all.emplace_back("queue", queue_label(policy));
-  // A tenant with enforcement.mutate false is not mutated (variables.t.nm).
-  const std::vector<Tenant>& ts = policy.policy().tenants;
-  const bool unmutated =
-      std::any_of(ts.begin(), ts.end(), [](const Tenant& t) { return !t.enforcement.mutate; });
-  // The API server evaluates a policy's variables again for every mutation, and converts and
-  // defaults the object after each (k8s.io/apiserver pkg/admission/plugin/policy/mutating
-  // dispatcher.go, dispatchOne): mutations that write different members, and read nothing one
-  // of the others writes, are one JSON Patch expression — their operations concatenated, each
-  // computed from the same object. The rest keep the webhook's order, each seeing what the one
-  // before wrote.
-  auto group_of = [](std::string_view name) {
-    if (name == "class" || name == "tolerations" || name == "node-affinity") return 1;
-    if (name == "priority" || name == "strip-gpu-pool" || name == "gpu-visibility" ||
-        name == "queue") {
-      return 2;
-    }
-    return 0;  // alone
-  };
-  std::vector<NativeMutation> out;
+  // The API server evaluates a policy's variables again for every mutation, and encodes, patches,
+  // decodes, converts and defaults the object after each (k8s.io/apiserver
+  // pkg/admission/plugin/policy/mutating dispatcher.go dispatchOne, patch/json_patch.go): about
+  // half a millisecond for a pod before any expression of ours (docs/performance.md). So every
+  // mutation is one JSON Patch expression, its operations computed from the same object: the
+  // container lists once, each container through requests-equal-limits, resource-names,
+  // defaults and gpu-visibility in the webhook's order; then the other members. No two mutators
+  // write one member of one pod spec (tolerations and node-affinity write a GPU pod's,
+  // strip-gpu-pool another's), and none reads what another writes: each mutator's decisions
+  // (the class, the GPU units, whether it is a GPU pod, the queue) hold for the object before
+  // and after the others (render/native_mutations.h).
+  const bool visibility = e.gpu_visibility == Action::kFix;
+  std::vector<std::string> resource_names;
+  std::vector<std::pair<std::string, std::string>> all = {
+      {"", container_resources(policy, visibility, resource_names)},
+      {"class", class_annotation(policy)},
+      {"tolerations", tolerations(policy)},
+      {"node-affinity", node_affinity(policy)},
+      {"priority", priority(policy)},
+      {"strip-gpu-pool",
+       e.non_gpu_on_gpu_pool == Action::kStrip ? strip_gpu_pool(policy) : std::string("[]")},
+      {"queue", queue_label(policy)}};
   std::vector<std::string> names, lists;
-  int open = 0;
-  auto flush = [&] {
-    if (lists.empty()) return;
-    std::string expression = join_ops(lists);
-    if (unmutated) expression = "'nm' in variables.t ? [] : (" + expression + ")";
-    std::string joined;
-    for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
-    out.push_back({joined, json_patch(std::move(expression))});
-    names.clear();
-    lists.clear();
-  };
   for (auto& [name, expression] : all) {
     if (expression == "[]") continue;
-    const int group = group_of(name);
-    if (group == 0 || group != open) flush();
-    open = group;
-    names.push_back(name);
+    if (!name.empty()) names.push_back(name);
     lists.push_back("(" + expression + ")");
   }
-  flush();
-  return out;
+  if (lists.empty()) return {};
+  // The names in the webhook's order (docs/mutations.md).
+  for (const std::string& n : resource_names) names.push_back(n);
+  if (visibility) names.push_back("gpu-visibility");
+  const std::vector<std::string> order = {
+      "requests-equal-limits", "resource-names", "class",    "tolerations",
+      "node-affinity",         "defaults",       "priority", "strip-gpu-pool",
+      "gpu-visibility",        "queue"};
+  std::string joined;
+  for (const std::string& o : order) {
+    if (std::find(names.begin(), names.end(), o) != names.end()) {
+      joined += (joined.empty() ? "" : ",") + o;
+    }
+  }
+  std::string expression = join_ops(lists);
+  // A tenant with enforcement.mutate false is not mutated (variables.t.nm).
+  const std::vector<Tenant>& ts = policy.policy().tenants;
+  if (std::any_of(ts.begin(), ts.end(), [](const Tenant& t) { return !t.enforcement.mutate; })) {
+    expression = "'nm' in variables.t ? [] : (" + expression + ")";
+  }
+  return {{joined, json_patch(std::move(expression))}};
 }
 
 }  // namespace gpuadmit::render::native

@@ -23,12 +23,13 @@ struct NativeMutation {
   Json mutation;     // {patchType: JSONPatch, jsonPatch: {expression}}
 };
 
-// The mutations, in SPEC §4 order (resource-names before class: neither reads what the other
+// The mutations (SPEC §4 order; resource-names before class: neither reads what the other
 // writes), for every namespace: the tenant's values read from its record
 // (render/native_tenants.h); those the policy turns off, or that no tenant can use (no tenant
-// sets defaults, no class has taints), left out. Consecutive mutators that write different
-// members and read nothing the others write share one entry (class, tolerations,
-// node-affinity; priority, strip-gpu-pool, gpu-visibility, queue).
+// sets defaults, no class has taints), left out. Two entries: the container resources
+// (requests-equal-limits, resource-names, defaults: chained per container), class, tolerations
+// and node-affinity; then priority, strip-gpu-pool, gpu-visibility and queue. Within an entry
+// no mutator writes what another writes or reads (native_mutations.cc, mutations()).
 std::vector<NativeMutation> mutations(const CompiledPolicy& policy);
 
 // The variable `pg` the defaults mutation reads: a CEL map from each distinct perGPU quantity of

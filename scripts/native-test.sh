@@ -5,7 +5,7 @@
 #
 #   scripts/native-test.sh               the steps below, the CI run: the differential over
 #                                        tests/cases/policy.yaml's golden cases and 10,000 generated
-#                                        objects
+#                                        objects, and golden case 190's policy (strip)
 #   scripts/native-test.sh --full        the same over every golden case's policy (26 more policies,
 #                                        each loaded into the plugins; not CI: more than 19 min on 2
 #                                        loaded cores)
@@ -38,7 +38,9 @@ root=$PWD
 cache=${GPUADMIT_NATIVE_CACHE:-$root/.cache/native}
 gpuadmit=${GPUADMIT:-$root/build/gpuadmit}
 generate=${GPUADMIT_NATIVE_GENERATE:-10000}
-only=(--only tests/cases/policy.yaml)
+# tests/cases/policy.yaml, and one policy with nonGpuOnGpuPool: strip (its mutation is off in the
+# other; a compile error in it went unseen while only the first ran).
+only=(--only tests/cases/policy.yaml,tests/cases/190-strip-keeps-the-users-own-affinity-expressions/policy.yaml)
 harness=$cache/bin/native-harness
 steps=(deps build unit webhook native)
 case "${1:-}" in

@@ -239,6 +239,9 @@ TEST_CASE("native: the default policy's objects, full") {
   CHECK(annotation_list(mutate, "gpuadmit.io/mutations") ==
         std::vector<std::string>{"requests-equal-limits", "class", "tolerations", "node-affinity",
                                  "defaults", "priority", "gpu-visibility"});
+  // One JSON Patch expression: the API server encodes, patches, decodes and defaults the object
+  // after each mutation, and evaluates the variables again (render/native_mutations.h).
+  CHECK(mutate["spec"]["mutations"].size() == 1);
   CHECK(mutate["spec"]["reinvocationPolicy"] == "IfNeeded");
   // A non-Pod object with a controller is never mutated (docs/decisions.md, "Controllers
   // converge"); a Pod always is.
