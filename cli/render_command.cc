@@ -1,8 +1,10 @@
 // gpuadmit render: the cluster objects a policy implies (SPEC §8), as a YAML stream for
 // `kubectl apply -f -`; with --native, the policy compiled to ValidatingAdmissionPolicies and
-// MutatingAdmissionPolicies instead of the webhook configurations (docs/native.md). The objects
-// are built by render/; this file reads flags and files.
+// MutatingAdmissionPolicies instead of the webhook configurations (docs/native.md), or with
+// --native-static written as manifest-based admission files. The objects are built by render/;
+// this file reads flags and writes files.
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "policies/loader.h"
 #include "render/cluster_objects.h"
 #include "render/native_policies.h"
+#include "render/native_static.h"
 #include "render/native_table.h"
 #include "yaml/emitter.h"
 
@@ -26,6 +29,7 @@ constexpr const char* kRenderUsage =
     "                       [--opt-out-label]\n"
     "       gpuadmit render --native full|fallback [--native-api v1|v1beta1] [--policy P]\n"
     "                       [--namespace NS] [--opt-out-label]\n"
+    "                       [--native-static DIR [--native-static-root PATH]]\n"
     "       gpuadmit render --native-table [--policy P]\n";
 
 // --native and --native-api into options; an error message for a bad value or combination.
@@ -104,11 +108,54 @@ bool read_ca_bundle(const std::string& path, render::WebhookTarget& target) {
   return true;
 }
 
+// `documents` as a YAML stream into `path`; false, told on standard error, when it cannot be
+// written.
+bool write_yaml(const std::filesystem::path& path, const std::vector<Json>& documents) {
+  std::string text;
+  for (const Json& d : documents) {
+    text += "---\n";
+    yaml::emit_yaml(d, text);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (ec || !out) {
+    std::cerr << "gpuadmit render: " << path.string() << ": cannot write"
+              << (ec ? ": " + ec.message() : std::string()) << "\n";
+    return false;
+  }
+  return true;
+}
+
+// --native-static DIR: the admission policies as manifest-based admission (KEP-5793) under DIR,
+// with the AdmissionConfiguration naming ROOT (--native-static-root; DIR made absolute by
+// default: where the API server reads them). Returns the exit code.
+int write_static(const CompiledPolicy& policy, const render::native::NativeOptions& native,
+                 const std::string& dir, const std::string& root) {
+  auto manifests =
+      render::native::static_manifests(render::native::native_policies(policy, native), root);
+  if (!manifests) {
+    std::cerr << "gpuadmit render: " << manifests.error() << "\n";
+    return 2;
+  }
+  const std::filesystem::path base(dir);
+  const bool written =
+      write_yaml(base / render::native::kStaticValidatingDir / "gpuadmit.yaml",
+                 manifests->validating) &&
+      (manifests->mutating.empty() ||
+       write_yaml(base / render::native::kStaticMutatingDir / "gpuadmit.yaml",
+                  manifests->mutating)) &&
+      write_yaml(base / "admission-configuration.yaml", {manifests->admission_configuration});
+  return written ? 0 : 2;
+}
+
 // What render prints: the native table (JSON), the native policies with the objects they need,
 // or the webhook's cluster objects (YAML documents).
 std::string rendered(const CompiledPolicy& policy, bool native_table,
                      const std::optional<render::native::NativeOptions>& native,
-                     const render::WebhookTarget& target) {
+                     const render::WebhookTarget& target, bool policies_too) {
   std::string out;
   if (native_table) {
     out = render::native::table_json(policy).dump(2) + "\n";
@@ -118,8 +165,10 @@ std::string rendered(const CompiledPolicy& policy, bool native_table,
     out = render::native::table_comment();
     std::vector<Json> objects = render::priority_classes(policy);
     for (Json& quota : render::resource_quotas(policy)) objects.push_back(std::move(quota));
-    for (Json& p : render::native::native_policies(policy, *native)) {
-      objects.push_back(std::move(p));
+    if (policies_too) {
+      for (Json& p : render::native::native_policies(policy, *native)) {
+        objects.push_back(std::move(p));
+      }
     }
     for (const Json& object : objects) {
       out += "---\n";
@@ -138,10 +187,11 @@ std::string rendered(const CompiledPolicy& policy, bool native_table,
 
 int render_command(const std::vector<std::string>& argv) {
   Args args;
-  if (auto error = Args::parse(argv,
-                               {"policy", "ca-bundle", "namespace", "service", "failure-policy",
-                                "templates", "native", "native-api"},
-                               {"opt-out-label", "native-table"}, args)) {
+  if (auto error =
+          Args::parse(argv,
+                      {"policy", "ca-bundle", "namespace", "service", "failure-policy", "templates",
+                       "native", "native-api", "native-static", "native-static-root"},
+                      {"opt-out-label", "native-table"}, args)) {
     return usage_error("render", kRenderUsage, *error);
   }
   if (args.help()) return print_usage(kRenderUsage);
@@ -157,6 +207,15 @@ int render_command(const std::vector<std::string>& argv) {
   std::optional<render::native::NativeOptions> native;
   if (auto error = native_options(args, target.ns, native))
     return usage_error("render", kRenderUsage, *error);
+  const std::optional<std::string> static_dir = args.value("native-static");
+  if ((static_dir || args.has("native-static-root")) && !native) {
+    return usage_error("render", kRenderUsage,
+                       "--native-static writes the native policies: it needs --native full or "
+                       "--native fallback");
+  }
+  if (!static_dir && args.has("native-static-root")) {
+    return usage_error("render", kRenderUsage, "--native-static-root needs --native-static DIR");
+  }
   CompiledLoadResult loaded = load_compiled_policy(args.value_or("policy", ""));
   if (!loaded.policy) {
     for (const PolicyError& e : loaded.errors) std::cerr << e.to_string() << "\n";
@@ -169,7 +228,14 @@ int render_command(const std::vector<std::string>& argv) {
       std::cerr << "gpuadmit render: warning: " << note << "\n";
     }
   }
-  std::cout << rendered(*loaded.policy, args.has("native-table"), native, target);
+  if (static_dir) {
+    const std::string root = args.value_or(
+        "native-static-root", std::filesystem::absolute(*static_dir).lexically_normal().string());
+    if (int code = write_static(*loaded.policy, *native, *static_dir, root)) return code;
+  }
+  // With --native-static, standard output keeps what is not an admission policy (the
+  // PriorityClasses and quotas the policies need, for kubectl apply).
+  std::cout << rendered(*loaded.policy, args.has("native-table"), native, target, !static_dir);
   return std::cout.good() ? 0 : 2;
 }
 

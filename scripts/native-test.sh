@@ -19,7 +19,9 @@
 #   webhook  the golden cases through `gpuadmit serve` and the webhook plugins
 #   native   `gpuadmit render --native full|fallback`: loaded, every CEL expression compiled and
 #            costed, then the differential test (golden cases and generated objects); before
-#            the renderer existed: the hand-written pair in tests/native/testdata
+#            the renderer existed: the hand-written pair in tests/native/testdata. Then
+#            `render --native-static` (manifest-based admission) loaded from its files by the
+#            plugins' static sources, admitting as the API objects do (the static command)
 #   bench    per-admission cost, native policies beside the webhook (not part of the default run)
 #   tenants  the same at 1, 20, 200 and 2,000 tenants (scripts/native-tenants.py), with the size of
 #            the rendered admission objects and the compile time of every expression (not CI;
@@ -111,7 +113,8 @@ native() {
       "$gpuadmit" render --policy tests/cases/policy.yaml --native "$mode" >"$work/$mode.yaml" || return 1
     done
     "$harness" check "$work/full.yaml" "$work/fallback.yaml" &&
-      "$harness" diff --gpuadmit "$gpuadmit" --generate "$generate" "${only[@]}"
+      "$harness" diff --gpuadmit "$gpuadmit" --generate "$generate" "${only[@]}" &&
+      "$harness" static --gpuadmit "$gpuadmit" --generate 500
   else
     echo "native-test: $gpuadmit render has no --native: the hand-written pair of tests/native/testdata stands in" >&2
     "$harness" check tests/native/testdata/native.yaml &&

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -135,6 +136,18 @@ TEST_CASE("render: bad input exits 2 with a message") {
       {"--templates sometimes",
        "gpuadmit render: --templates must be mutate or validate, not \"sometimes\"\n"},
       {"--colour blue", "gpuadmit render: unknown flag --colour\n"},
+      {"--native-static /tmp/x",
+       "gpuadmit render: --native-static writes the native policies: it needs --native full or "
+       "--native fallback\n"},
+      {"--native full --native-static-root /etc/k",
+       "gpuadmit render: --native-static-root needs --native-static DIR\n"},
+      {"--native full --native-api v1beta1 --native-static /tmp/gpuadmit-render-test-never",
+       "gpuadmit render: manifest-based admission loads only admissionregistration.k8s.io/v1 "
+       "objects, not MutatingAdmissionPolicy admissionregistration.k8s.io/v1beta1 (leave out "
+       "--native-api v1beta1)\n"},
+      {"--native full --native-static /tmp/gpuadmit-render-test-static --native-static-root etc",
+       "gpuadmit render: the static manifests' directory must be an absolute path (the API "
+       "server's staticManifestsDir), not \"etc\"\n"},
       {"extra", "gpuadmit render: unexpected argument \"extra\"\n"},
   };
   for (const Case& c : cases) {
@@ -149,6 +162,58 @@ TEST_CASE("render: bad input exits 2 with a message") {
   CHECK(r.out == "");
   CHECK(r.err.find("/nonexistent/policy.yaml") != std::string::npos);
   std::remove(not_pem.c_str());
+}
+
+// Manifest-based admission (KEP-5793): the admission policies into the two plugins'
+// directories, the AdmissionConfiguration naming them, the rest on standard output. That the
+// API server's loader takes the files and the policies admit as the API objects do is the
+// native harness's `static` command (scripts/native-test.sh native).
+TEST_CASE("render: --native-static writes the manifests and the AdmissionConfiguration") {
+  const std::string dir = "/tmp/gpuadmit-render-test-static";
+  std::filesystem::remove_all(dir);
+  auto r = testing::run_command(kBinary + " render --native full --native-static " + dir +
+                                " --native-static-root /etc/kubernetes/gpuadmit");
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "");
+  // Standard output: the PriorityClasses the priority mutation needs, no admission policy.
+  CHECK(count(r.out, "\nkind: PriorityClass\n") == 3);
+  CHECK(r.out.find("AdmissionPolicy") == std::string::npos);
+  const std::string validating = testing::slurp(dir + "/validating-policies/gpuadmit.yaml");
+  CHECK(count(validating, "\nkind: ValidatingAdmissionPolicy\n") == 2);
+  CHECK(count(validating, "\nkind: ValidatingAdmissionPolicyBinding\n") == 2);
+  CHECK(count(validating, "  name: gpuadmit-deny.static.k8s.io\n") == 2);
+  CHECK(count(validating, "  policyName: gpuadmit-deny.static.k8s.io\n") == 1);
+  CHECK(count(validating, "  policyName: gpuadmit-warn.static.k8s.io\n") == 1);
+  CHECK(validating.find("Mutating") == std::string::npos);
+  const std::string mutating = testing::slurp(dir + "/mutating-policies/gpuadmit.yaml");
+  CHECK(count(mutating, "\nkind: MutatingAdmissionPolicy\n") == 2);
+  CHECK(count(mutating, "  policyName: gpuadmit-mutate.static.k8s.io\n") == 1);
+  CHECK(count(mutating, "  policyName: gpuadmit-mutate-non-gpu-pods.static.k8s.io\n") == 1);
+  CHECK(testing::slurp(dir + "/admission-configuration.yaml") ==
+        "---\n"
+        "apiVersion: apiserver.config.k8s.io/v1\n"
+        "kind: AdmissionConfiguration\n"
+        "plugins:\n"
+        "- name: ValidatingAdmissionPolicy\n"
+        "  configuration:\n"
+        "    apiVersion: apiserver.config.k8s.io/v1\n"
+        "    kind: ValidatingAdmissionPolicyConfiguration\n"
+        "    staticManifestsDir: /etc/kubernetes/gpuadmit/validating-policies\n"
+        "- name: MutatingAdmissionPolicy\n"
+        "  configuration:\n"
+        "    apiVersion: apiserver.config.k8s.io/v1\n"
+        "    kind: MutatingAdmissionPolicyConfiguration\n"
+        "    staticManifestsDir: /etc/kubernetes/gpuadmit/mutating-policies\n");
+  // fallback: validating policies only; the root defaults to the directory, made absolute.
+  std::filesystem::remove_all(dir);
+  r = testing::run_command("cd /tmp && " + kBinary +
+                           " render --native fallback --native-static gpuadmit-render-test-static");
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(std::filesystem::exists(dir + "/mutating-policies"));
+  const std::string config = testing::slurp(dir + "/admission-configuration.yaml");
+  CHECK(config.find("staticManifestsDir: " + dir + "/validating-policies\n") != std::string::npos);
+  CHECK(config.find("MutatingAdmissionPolicy") == std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ package main
 // (k8s.io/kubernetes), and the API server's own validation of the admitted object.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -99,10 +100,19 @@ var registerOnce sync.Once
 // configurations; defaulted here as the API server defaults them on create) and waits until
 // every plugin has read them.
 func NewEnvironment(objects []runtime.Object, plugins []string) (*Environment, error) {
+	return NewConfiguredEnvironment(objects, plugins, nil)
+}
+
+// NewConfiguredEnvironment is NewEnvironment with each plugin's configuration document (the
+// `configuration` of its AdmissionConfiguration entry), e.g. the policy plugins'
+// staticManifestsDir (manifest-based admission: the static command).
+func NewConfiguredEnvironment(objects []runtime.Object, plugins []string, configs map[string][]byte) (*Environment, error) {
 	registerOnce.Do(func() {
 		// The MutatingAdmissionPolicy feature is GA and on in 1.36; state it, so an older
 		// emulation default cannot turn the plugin into a silent no-op.
-		if err := utilfeature.DefaultMutableFeatureGate.Set("MutatingAdmissionPolicy=true"); err != nil {
+		// ManifestBasedAdmissionControlConfig (1.36 alpha) only lets a policy plugin read a
+		// staticManifestsDir; without one it changes nothing.
+		if err := utilfeature.DefaultMutableFeatureGate.Set("MutatingAdmissionPolicy=true,ManifestBasedAdmissionControlConfig=true"); err != nil {
 			panic(err)
 		}
 	})
@@ -125,8 +135,9 @@ func NewEnvironment(objects []runtime.Object, plugins []string) (*Environment, e
 			compatibility.NewEffectiveVersionFromString("1.36", "", ""), stop, RESTMapper(stored)),
 		webhookinit.NewPluginInitializer(nil, nil),
 		initializer.NewAPIServerIDInitializer("gpuadmit-native-harness"),
+		manifestLoaderInitializer{},
 	}
-	chain, err := registry.NewFromPlugins(plugins, noConfig{}, inits, nil)
+	chain, err := registry.NewFromPlugins(plugins, pluginConfigs(configs), inits, nil)
 	if err != nil {
 		close(stop)
 		return nil, fmt.Errorf("admission chain: %w", err)
@@ -167,9 +178,15 @@ func (e *Environment) waitReady() error {
 // Close stops the informers and the plugins' goroutines.
 func (e *Environment) Close() { close(e.stop) }
 
-type noConfig struct{}
+// pluginConfigs hands each plugin its configuration document, none to the others.
+type pluginConfigs map[string][]byte
 
-func (noConfig) ConfigFor(string) (io.Reader, error) { return nil, nil }
+func (c pluginConfigs) ConfigFor(plugin string) (io.Reader, error) {
+	if doc, ok := c[plugin]; ok {
+		return bytes.NewReader(doc), nil
+	}
+	return nil, nil
+}
 
 // Admit runs the request through the chain as the API server's handler does: mutating
 // admission (with its one reinvocation), then validating admission of the mutated object.

@@ -22,6 +22,8 @@ commands:
   diff     --gpuadmit BIN [--generate N] [--seed S] [--native F --table F --policy P]
                                          golden cases and generated objects: webhook vs native policies
   bench    --gpuadmit BIN [--native F]   per-admission cost: native policies beside the webhook
+  static   --gpuadmit BIN [--policy P]   render --native-static (KEP-5793) loaded from its files:
+                                         admits as the same policies created through the API
 `
 
 func main() {
@@ -51,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = diffCommand(rest, stdout, stderr)
 	case "bench":
 		err = benchCommand(rest, stdout, stderr)
+	case "static":
+		err = staticCommand(rest, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return 2

@@ -15,6 +15,7 @@
 #include "render/native_fast_path.h"
 #include "render/native_model.h"
 #include "render/native_policies.h"
+#include "render/native_static.h"
 #include "render/native_table.h"
 #include "render/webhook_configuration.h"
 #include "rules/all_rules.h"
@@ -738,6 +739,49 @@ TEST_CASE("native: gpuadmit render --native, on the command line") {
     CHECK(r.exit_code == 2);
     CHECK(r.err.starts_with(std::string("gpuadmit render: ") + bad.message + "\n"));
   }
+}
+
+// Manifest-based admission (render/native_static.h): every name and policyName suffixed, each
+// plugin's objects apart, other kinds left to standard output; what the loader refuses is an
+// error before anything is written.
+TEST_CASE("native: static manifests") {
+  const std::vector<Json> objects = {{{"apiVersion", "scheduling.k8s.io/v1"},
+                                      {"kind", "PriorityClass"},
+                                      {"metadata", {{"name", "gpu-batch"}}}},
+                                     {{"apiVersion", "admissionregistration.k8s.io/v1"},
+                                      {"kind", "ValidatingAdmissionPolicy"},
+                                      {"metadata", {{"name", "gpuadmit-deny"}}},
+                                      {"spec", Json::object()}},
+                                     {{"apiVersion", "admissionregistration.k8s.io/v1"},
+                                      {"kind", "ValidatingAdmissionPolicyBinding"},
+                                      {"metadata", {{"name", "gpuadmit-deny"}}},
+                                      {"spec", {{"policyName", "gpuadmit-deny"}}}}};
+  auto made = render::native::static_manifests(objects, "/etc/gpuadmit/");
+  REQUIRE(made);
+  CHECK(made->mutating.empty());
+  REQUIRE(made->validating.size() == 2);
+  CHECK(made->validating[0]["metadata"]["name"] == "gpuadmit-deny.static.k8s.io");
+  CHECK(made->validating[1]["metadata"]["name"] == "gpuadmit-deny.static.k8s.io");
+  CHECK(made->validating[1]["spec"]["policyName"] == "gpuadmit-deny.static.k8s.io");
+  CHECK(made->admission_configuration ==
+        Json::parse(R"j({"apiVersion": "apiserver.config.k8s.io/v1",
+                         "kind": "AdmissionConfiguration",
+                         "plugins": [{"name": "ValidatingAdmissionPolicy",
+                                      "configuration": {
+                                        "apiVersion": "apiserver.config.k8s.io/v1",
+                                        "kind": "ValidatingAdmissionPolicyConfiguration",
+                                        "staticManifestsDir": "/etc/gpuadmit/validating-policies"}}]})j"));
+  CHECK(render::native::static_manifests(objects, "etc").error() ==
+        "the static manifests' directory must be an absolute path (the API server's "
+        "staticManifestsDir), not \"etc\"");
+  std::vector<Json> beta = objects;
+  beta.push_back({{"apiVersion", "admissionregistration.k8s.io/v1beta1"},
+                  {"kind", "MutatingAdmissionPolicy"},
+                  {"metadata", {{"name", "gpuadmit-mutate"}}}});
+  CHECK(render::native::static_manifests(beta, "/etc/gpuadmit").error() ==
+        "manifest-based admission loads only admissionregistration.k8s.io/v1 objects, not "
+        "MutatingAdmissionPolicy admissionregistration.k8s.io/v1beta1 (leave out --native-api "
+        "v1beta1)");
 }
 
 }  // namespace
