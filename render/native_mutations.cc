@@ -352,13 +352,12 @@ std::string per_gpu_tables(const CompiledPolicy& policy) {
 
 namespace {
 
-// long: one CEL expression (limits, then requests capped at them, per container) built in the
-// order it evaluates; its nested let() bindings read as one piece. The values are the
-// namespace's tenant's (variables.t.df: r request, l limit, g perGPU; render/native_tenants.h).
-//
 // The container `ct` with the defaults set, when a tenant sets defaults ("" otherwise); reads
 // `k.g` (the container's GPU units) and the names the caller binds: `dr`, `dl`, `dg` (the
-// tenant's request, limit and perGPU maps) and `bg` (defaults_budget).
+// tenant's request, limit and perGPU maps: variables.t.df's r, l and g;
+// render/native_tenants.h) and `bg` (defaults_budget).
+// long: one CEL expression (limits, then requests capped at them, per container) built in the
+// order it evaluates; its nested let() bindings read as one piece.
 std::string defaults(const CompiledPolicy& policy, std::string_view ct) {
   const std::vector<std::string> names = default_resources(policy, [](const TenantDefaults& d) {
     return std::vector<const ResourceList*>{&d.request, &d.per_gpu, &d.limit};

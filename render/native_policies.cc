@@ -32,13 +32,14 @@ namespace {
 constexpr std::string_view kApi = "admissionregistration.k8s.io/";
 constexpr std::string_view kNamespaceLabel = "kubernetes.io/metadata.name";
 
-// Every CEL string of `value` through columnar().
-void rewrite_reads(Json& value) {
+// Every CEL string of `value` through `rewrite`, when it reads the tenant.
+template <typename Rewrite>
+void rewrite_reads(Json& value, const Rewrite& rewrite) {
   if (value.is_string()) {
     const std::string& text = value.get_ref<const std::string&>();
-    if (text.find("variables.t") != std::string::npos) value = columnar(text);
+    if (text.find("variables.t") != std::string::npos) value = rewrite(text);
   } else if (value.is_structured()) {
-    for (Json& v : value) rewrite_reads(v);
+    for (Json& v : value) rewrite_reads(v, rewrite);
   }
 }
 
@@ -50,10 +51,14 @@ void add_columns(const CompiledPolicy& policy, Json& spec, TenantFields fields, 
   while (at < vars.size() && vars[at]["name"] != "t") ++at;
   if (at == vars.size()) return;
   vars.erase(vars.begin() + static_cast<std::ptrdiff_t>(at));
-  rewrite_reads(spec);
+  rewrite_reads(spec, [](const std::string& text) { return columnar(text); });
   TenantRecordFilter filter = members_read(spec.dump());
   filter.audit_only = audit_only;
-  Json columns = tenant_columns(policy, fields, filter);
+  std::set<std::string> indexed;
+  Json columns = tenant_columns(policy, fields, filter, indexed);
+  if (!indexed.empty()) {
+    rewrite_reads(spec, [&](const std::string& text) { return indexed_reads(text, indexed); });
+  }
   vars.insert(vars.begin() + static_cast<std::ptrdiff_t>(at), columns.begin(), columns.end());
 }
 

@@ -60,9 +60,15 @@ struct TenantRecordFilter {
 };
 TenantRecordFilter members_read(const std::string& expressions);
 
-// The variables t_<key> for the filter's keys: each a map literal {tenant index: value}.
+// The variables t_<key> for the filter's keys: each a map literal {tenant index: value}, or,
+// where that is shorter, t_<key>_v the list of its distinct values and t_<key> {tenant index:
+// position in it}; those keys go into `indexed`, whose reads indexed_reads rewrites.
 Json tenant_columns(const CompiledPolicy& policy, TenantFields fields,
-                    const TenantRecordFilter& filter);
+                    const TenantRecordFilter& filter, std::set<std::string>& indexed);
+
+// `expression` with each read of an indexed column (variables.t_k[variables.tn]) taken through
+// its values (variables.t_k_v[variables.t_k[variables.tn]]); presence tests are unchanged.
+std::string indexed_reads(const std::string& expression, const std::set<std::string>& indexed);
 
 // CEL bool: the namespace belongs to no tenant.
 std::string no_tenant(const CompiledPolicy& policy);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -782,6 +783,41 @@ TEST_CASE("native: static manifests") {
         "manifest-based admission loads only admissionregistration.k8s.io/v1 objects, not "
         "MutatingAdmissionPolicy admissionregistration.k8s.io/v1beta1 (leave out --native-api "
         "v1beta1)");
+}
+
+// Tenants that share a value (render/native_tenants.h): the column is the list of distinct
+// values and a map to positions in it, when that is shorter, and every read goes through both;
+// presence tests read the map alone.
+TEST_CASE("native: a column of repeated values is indexed") {
+  std::string yaml = R"YAML(apiVersion: gpuadmit.io/v1alpha1
+kind: GPUPolicy
+metadata:
+  name: shared
+spec:
+  classes:
+    h100:
+      nodeSelector: {nvidia.com/gpu.product: [NVIDIA-H100-80GB-HBM3]}
+  tenants:
+)YAML";
+  for (const char* name : {"a", "b", "c"}) {
+    yaml += std::string("    - name: ") + name + "\n      namespaces: [\"" + name +
+            "\"]\n      defaults:\n        request: {cpu: \"4\", memory: 16Gi}\n"
+            "        perGPU: {cpu: \"8\", memory: 48Gi}\n";
+  }
+  yaml += "    - name: d\n      namespaces: [\"d\"]\n      defaults: {request: {cpu: \"1\"}}\n";
+  const PolicyPtr policy = policy_from_yaml(yaml);
+  const std::vector<Json> objects = render::native::native_policies(*policy, NativeOptions{});
+  const Json& mutate = find(objects, "MutatingAdmissionPolicy", "gpuadmit-mutate");
+  std::map<std::string, std::string> vars;
+  for (const Json& v : mutate["spec"]["variables"]) vars[v["name"]] = v["expression"];
+  CHECK(vars["t_df_v"] ==
+        "[{'r': {'cpu': '4', 'memory': '16Gi'}, 'g': {'cpu': '8', 'memory': '48Gi'}}, "
+        "{'r': {'cpu': '1'}}]");
+  CHECK(vars["t_df"] == "{0: 0, 1: 0, 2: 0, 3: 1}");
+  const std::string patch = mutate["spec"]["mutations"][0]["jsonPatch"]["expression"];
+  CHECK(patch.find("variables.tn in variables.t_df && ") != std::string::npos);
+  CHECK(patch.find("variables.t_df_v[variables.t_df[variables.tn]].r") != std::string::npos);
+  CHECK(patch.find("variables.t_df[variables.tn].") == std::string::npos);
 }
 
 }  // namespace
