@@ -141,6 +141,11 @@ int write_static(const CompiledPolicy& policy, const render::native::NativeOptio
     return 2;
   }
   const std::filesystem::path base(dir);
+  // A fallback render after a full one: no mutating policies, and none left behind.
+  if (manifests->mutating.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(base / render::native::kStaticMutatingDir / "gpuadmit.yaml", ignored);
+  }
   const bool written =
       write_yaml(base / render::native::kStaticValidatingDir / "gpuadmit.yaml",
                  manifests->validating) &&

@@ -204,12 +204,12 @@ TEST_CASE("render: --native-static writes the manifests and the AdmissionConfigu
         "    apiVersion: apiserver.config.k8s.io/v1\n"
         "    kind: MutatingAdmissionPolicyConfiguration\n"
         "    staticManifestsDir: /etc/kubernetes/gpuadmit/mutating-policies\n");
-  // fallback: validating policies only; the root defaults to the directory, made absolute.
-  std::filesystem::remove_all(dir);
+  // fallback: validating policies only (the full render's mutating file removed); the root
+  // defaults to the directory, made absolute.
   r = testing::run_command("cd /tmp && " + kBinary +
                            " render --native fallback --native-static gpuadmit-render-test-static");
   CHECK(r.exit_code == 0);
-  CHECK_FALSE(std::filesystem::exists(dir + "/mutating-policies"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/mutating-policies/gpuadmit.yaml"));
   const std::string config = testing::slurp(dir + "/admission-configuration.yaml");
   CHECK(config.find("staticManifestsDir: " + dir + "/validating-policies\n") != std::string::npos);
   CHECK(config.find("MutatingAdmissionPolicy") == std::string::npos);
