@@ -108,14 +108,19 @@ bool read_ca_bundle(const std::string& path, render::WebhookTarget& target) {
   return true;
 }
 
+// `documents` appended to `out` as a YAML stream.
+void append_documents(const std::vector<Json>& documents, std::string& out) {
+  for (const Json& d : documents) {
+    out += "---\n";
+    yaml::emit_yaml(d, out);
+  }
+}
+
 // `documents` as a YAML stream into `path`; false, told on standard error, when it cannot be
 // written.
 bool write_yaml(const std::filesystem::path& path, const std::vector<Json>& documents) {
   std::string text;
-  for (const Json& d : documents) {
-    text += "---\n";
-    yaml::emit_yaml(d, text);
-  }
+  append_documents(documents, text);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -175,15 +180,9 @@ std::string rendered(const CompiledPolicy& policy, bool native_table,
         objects.push_back(std::move(p));
       }
     }
-    for (const Json& object : objects) {
-      out += "---\n";
-      yaml::emit_yaml(object, out);
-    }
+    append_documents(objects, out);
   } else {
-    for (const Json& object : render::cluster_objects(policy, target)) {
-      out += "---\n";
-      yaml::emit_yaml(object, out);
-    }
+    append_documents(render::cluster_objects(policy, target), out);
   }
   return out;
 }

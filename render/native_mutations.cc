@@ -458,12 +458,14 @@ std::string hides_devices(const CompiledPolicy& policy) {
 
 // --- the container lists -----------------------------------------------------------------------
 
-// The container lists of every GPU pod spec rebuilt by requests-equal-limits, resource-names and
-// defaults, in the webhook's order, each applied to what the one before made: one operation per
-// list, where the API server would otherwise convert and default the object after each
-// (docs/native.md, "Order and reinvocation"). None of them changes what the others decide by
-// (the pod's class, its GPU units, whether it is a GPU pod), so the values the model read from
-// the object hold for all three. `names` gets the mutators that can change something.
+// The container lists of every pod spec the container mutators apply to, rebuilt once: each
+// container through requests-equal-limits, resource-names and defaults (GPU pod specs), then
+// gpu-visibility (`visibility`: every pod spec but a node agent's), in the webhook's order,
+// each applied to what the one before made — one operation per list, where the API server
+// would otherwise convert and default the object after each (docs/native.md, "Order and
+// reinvocation"). None of them changes what the others decide by (the pod's class, its GPU
+// units, whether it is a GPU pod), so the values the model read from the object hold for all.
+// `names` gets the resource mutators that can change something, in order.
 std::string container_resources(const CompiledPolicy& policy, bool visibility,
                                 std::vector<std::string>& names) {
   std::string last = "k.c";
@@ -490,21 +492,23 @@ std::string container_resources(const CompiledPolicy& policy, bool visibility,
   std::string each = last;
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) each = let(it->first, it->second, each);
   std::string applies = "c.gpu";
-  std::vector<std::string> lists;
+  std::string ephemeral;  // only gpu-visibility rewrites ephemeral containers
   if (visibility) {
-    // gpu-visibility last, on every pod spec but a node agent's: the GPU pods' containers after
-    // the resource mutators, the others as they are.
+    // gpu-visibility last: the GPU pods' containers after the resource mutators, the others as
+    // they are.
     const std::string hides = hides_devices(policy);
-    if (!steps.empty())
-      each = let("cg", "c.gpu ? " + each + " : k.c", hides + " ? " + hide_devices("cg") + " : cg");
-    else
+    if (steps.empty()) {
       each = hide_devices("k.c");
-    applies = steps.empty() ? hides : "(c.gpu || " + hides + ")";
-    lists.push_back(container_list_ops(hides, "ephemeralContainers", "eph", hide_devices("k.c")));
+      applies = hides;
+    } else {
+      each = let("cg", "c.gpu ? " + each + " : k.c", hides + " ? " + hide_devices("cg") + " : cg");
+      applies = "(c.gpu || " + hides + ")";
+    }
+    ephemeral = container_list_ops(hides, "ephemeralContainers", "eph", hide_devices("k.c"));
   }
   std::string ops = join_ops({container_list_ops(applies, "initContainers", "init", each),
                               container_list_ops(applies, "containers", "app", each)});
-  if (!lists.empty()) ops += " + " + lists[0];
+  if (!ephemeral.empty()) ops += " + " + ephemeral;
   if (!with_defaults.empty()) {
     ops = let(
         "dr", "dyn('df' in variables.t && 'r' in variables.t.df ? variables.t.df.r : {})",
@@ -685,36 +689,28 @@ std::vector<NativeMutation> mutations(const CompiledPolicy& policy) {
   // (the class, the GPU units, whether it is a GPU pod, the queue) hold for the object before
   // and after the others (render/native_mutations.h).
   const bool visibility = e.gpu_visibility == Action::kFix;
-  std::vector<std::string> resource_names;
-  std::vector<std::pair<std::string, std::string>> all = {
-      {"", container_resources(policy, visibility, resource_names)},
-      {"class", class_annotation(policy)},
-      {"tolerations", tolerations(policy)},
-      {"node-affinity", node_affinity(policy)},
-      {"priority", priority(policy)},
-      {"strip-gpu-pool",
-       e.non_gpu_on_gpu_pool == Action::kStrip ? strip_gpu_pool(policy) : std::string("[]")},
-      {"queue", queue_label(policy)}};
-  std::vector<std::string> names, lists;
-  for (auto& [name, expression] : all) {
-    if (expression == "[]") continue;
-    if (!name.empty()) names.push_back(name);
+  // The names in SPEC §4 order (resource-names before class), as the annotation lists them.
+  std::vector<std::string> names;
+  std::vector<std::string> lists = {"(" + container_resources(policy, visibility, names) + ")"};
+  const bool with_defaults = !names.empty() && names.back() == "defaults";
+  if (with_defaults) names.pop_back();
+  auto add = [&](std::string name, const std::string& expression) {
+    if (expression == "[]") return;
+    names.push_back(std::move(name));
     lists.push_back("(" + expression + ")");
-  }
-  if (lists.empty()) return {};
-  // The names in the webhook's order (docs/mutations.md).
-  for (const std::string& n : resource_names) names.push_back(n);
+  };
+  add("class", class_annotation(policy));
+  add("tolerations", tolerations(policy));
+  add("node-affinity", node_affinity(policy));
+  if (with_defaults) names.push_back("defaults");
+  add("priority", priority(policy));
+  if (e.non_gpu_on_gpu_pool == Action::kStrip) add("strip-gpu-pool", strip_gpu_pool(policy));
   if (visibility) names.push_back("gpu-visibility");
-  const std::vector<std::string> order = {
-      "requests-equal-limits", "resource-names", "class",    "tolerations",
-      "node-affinity",         "defaults",       "priority", "strip-gpu-pool",
-      "gpu-visibility",        "queue"};
+  add("queue", queue_label(policy));
+  lists.erase(std::remove(lists.begin(), lists.end(), "([])"), lists.end());
+  if (lists.empty()) return {};
   std::string joined;
-  for (const std::string& o : order) {
-    if (std::find(names.begin(), names.end(), o) != names.end()) {
-      joined += (joined.empty() ? "" : ",") + o;
-    }
-  }
+  for (const std::string& n : names) joined += (joined.empty() ? "" : ",") + n;
   std::string expression = join_ops(lists);
   // A tenant with enforcement.mutate false is not mutated (variables.t.nm).
   const std::vector<Tenant>& ts = policy.policy().tenants;

@@ -229,9 +229,8 @@ void add_mutating(const CompiledPolicy& policy, const NativeScope& scope,
   conditions.push_back(concerns_gpus(policy));
   spec["matchConditions"] = std::move(conditions);
   spec["variables"] = model_variables(policy, CelLevel::kMutating);
-  if (std::any_of(all.begin(), all.end(), [](const NativeMutation& m) {
-        return ("," + m.name + ",").find(",defaults,") != std::string::npos;
-      })) {
+  // The defaults mutation reads the perGPU products.
+  if (list.dump().find("variables.pg") != std::string::npos) {
     spec["variables"].push_back({{"name", "pg"}, {"expression", per_gpu_tables(policy)}});
   }
   spec["mutations"] = std::move(list);
